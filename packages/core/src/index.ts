@@ -1,0 +1,30 @@
+/**
+ * tickwork's core: the pure, synchronous scheduling kernel and its deterministic driver.
+ *
+ * @since 0.1.0
+ */
+
+/** Clocks: manual (virtual time) and system. @since 0.1.0 */
+export * as Clock from "./Clock.ts"
+/** The deterministic driver: inline jobs, `runDue` / `runUntil` / `tick`. @since 0.1.0 */
+export * as Driver from "./Driver.ts"
+/** Typed errors for bad input. @since 0.1.0 */
+export * as Errors from "./Errors.ts"
+/** The timer heap of numeric keys. @since 0.1.0 */
+export * as Heap from "./Heap.ts"
+/** The kernel: all scheduling state and rules, no I/O. @since 0.1.0 */
+export * as Kernel from "./Kernel.ts"
+/** The task machine (XState) and its compiled table. @since 0.1.0 */
+export * as Lifecycle from "./Lifecycle.ts"
+/** Missed-run policies. @since 0.1.0 */
+export * as MissedRun from "./MissedRun.ts"
+/** Seedable randomness. @since 0.1.0 */
+export * as Random from "./Random.ts"
+/** Retry backoff and jitter. @since 0.1.0 */
+export * as Retry from "./Retry.ts"
+/** Kinds of schedule. @since 0.1.0 */
+export * as Schedule from "./Schedule.ts"
+/** Ids, priorities, run info, outcomes. @since 0.1.0 */
+export * as Task from "./Task.ts"
+/** Whole-millisecond time values. @since 0.1.0 */
+export * as Time from "./Time.ts"

@@ -1,0 +1,114 @@
+/**
+ * @internal
+ * The kernel's task table: one 32-byte row per task in a single `ArrayBuffer`, read through
+ * three views, plus one JS array holding each row's two object references side by side.
+ *
+ * Runs are taken in slot order, not in the order tasks were accepted, so rows are visited at
+ * random. Interleaving a row's fields puts them in one cache line: one miss per row instead of
+ * one per field (measured: separate arrays per field cost ~1.6x the run time at 1M tasks).
+ *
+ * Row layout (byte offsets):
+ * ```text
+ *  0  f64  slot        pending run's slot while scheduled, else the last run's slot (epoch ms)
+ *  8  f64  ticket      the task's retention ticket once final (see finalRing); meaningless before
+ * 16  u32  generation  bumped whenever the row is given to a new task (never 0)
+ * 20  u32  attempt     TaskContext.attempt
+ * 24  u32  runs        TaskContext.runNumber
+ * 28  u8   state       Lifecycle state index, or FREE
+ * 29  u8   rank        priority rank: 0 high, 1 normal, 2 low
+ * 30  u8   hasExtra    1 when refs[2i + 1] holds a side object: lets a release skip that cold read
+ * ```
+ */
+export const ROW_BYTES = 32
+
+/** @internal */
+export class Table<J, X> {
+  private f64: Float64Array
+  private u32: Uint32Array
+  private u8: Uint8Array
+  /** `refs[2i]` is row i's job, `refs[2i + 1]` its side object. */
+  private refs: Array<J | X | undefined> = []
+
+  constructor(capacity: number) {
+    const buffer = new ArrayBuffer(capacity * ROW_BYTES)
+    this.f64 = new Float64Array(buffer)
+    this.u32 = new Uint32Array(buffer)
+    this.u8 = new Uint8Array(buffer)
+  }
+
+  get capacity(): number {
+    return this.u8.length / ROW_BYTES
+  }
+
+  get byteLength(): number {
+    return this.u8.length
+  }
+
+  grow(capacity: number): void {
+    const buffer = new ArrayBuffer(capacity * ROW_BYTES)
+    const u8 = new Uint8Array(buffer)
+    u8.set(this.u8)
+    this.f64 = new Float64Array(buffer)
+    this.u32 = new Uint32Array(buffer)
+    this.u8 = u8
+  }
+
+  slot(i: number): number {
+    return this.f64[i << 2] as number
+  }
+  setSlot(i: number, v: number): void {
+    this.f64[i << 2] = v
+  }
+  ticket(i: number): number {
+    return this.f64[(i << 2) + 1] as number
+  }
+  setTicket(i: number, v: number): void {
+    this.f64[(i << 2) + 1] = v
+  }
+  gen(i: number): number {
+    return this.u32[(i << 3) + 4] as number
+  }
+  setGen(i: number, v: number): void {
+    this.u32[(i << 3) + 4] = v
+  }
+  attempt(i: number): number {
+    return this.u32[(i << 3) + 5] as number
+  }
+  setAttempt(i: number, v: number): void {
+    this.u32[(i << 3) + 5] = v
+  }
+  runs(i: number): number {
+    return this.u32[(i << 3) + 6] as number
+  }
+  setRuns(i: number, v: number): void {
+    this.u32[(i << 3) + 6] = v
+  }
+  state(i: number): number {
+    return this.u8[(i << 5) + 28] as number
+  }
+  setState(i: number, v: number): void {
+    this.u8[(i << 5) + 28] = v
+  }
+  rank(i: number): number {
+    return this.u8[(i << 5) + 29] as number
+  }
+  setRank(i: number, v: number): void {
+    this.u8[(i << 5) + 29] = v
+  }
+  job(i: number): J | undefined {
+    return this.refs[i << 1] as J | undefined
+  }
+  setJob(i: number, v: J | undefined): void {
+    this.refs[i << 1] = v
+  }
+  extra(i: number): X | undefined {
+    return this.refs[(i << 1) + 1] as X | undefined
+  }
+  setExtra(i: number, v: X | undefined): void {
+    this.refs[(i << 1) + 1] = v
+    this.u8[(i << 5) + 30] = v === undefined ? 0 : 1
+  }
+  hasExtra(i: number): boolean {
+    return this.u8[(i << 5) + 30] === 1
+  }
+}

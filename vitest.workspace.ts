@@ -1,0 +1,34 @@
+// Vitest 4 no longer reads a workspace file by itself, so the root "test" script passes this
+// file explicitly: `vitest run --config vitest.workspace.ts`. It is the only test config.
+import { existsSync, readdirSync } from "node:fs"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { defaultServerConditions } from "vite"
+import { defineConfig } from "vitest/config"
+
+const repoRoot = fileURLToPath(new URL(".", import.meta.url))
+
+// Every folder under packages/ and examples/ with a package.json is one project, named after it.
+const projectDirs = ["packages", "examples"].flatMap((group) =>
+  readdirSync(join(repoRoot, group), { withFileTypes: true })
+    .filter((d) => d.isDirectory() && existsSync(join(repoRoot, group, d.name, "package.json")))
+    .map((d) => ({ name: d.name, root: join(repoRoot, group, d.name) })),
+)
+
+export default defineConfig({
+  // Workspace packages resolve to their TypeScript sources through the "@tickwork/source" export
+  // condition, so tests need no build. Node-side tests run in Vite's SSR environment, where
+  // `ssr.resolve.conditions` applies (top-level `resolve.conditions` does not).
+  ssr: { resolve: { conditions: ["@tickwork/source", ...defaultServerConditions] } },
+  test: {
+    projects: projectDirs.map(({ name, root }) => ({
+      extends: true,
+      test: {
+        name,
+        root,
+        // Vitest 4's default exclude no longer skips dist/: look at sources only.
+        include: ["test/**/*.test.ts"],
+      },
+    })),
+  },
+})
