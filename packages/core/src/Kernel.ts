@@ -401,6 +401,9 @@ export class Kernel<J> {
 
     // Accepted: from here on nothing can fail.
     this.expire(now)
+    // Expiring may just have evicted the final task that held this id: its row is then free and
+    // already uncounted, so replacing it would count its removal twice.
+    if (replaced >= 0 && !this.present(replaced)) replaced = -1
     const i = replaced >= 0 ? this.replace(replaced) : this.allocate()
     let extra: Extras | undefined
     if (
@@ -545,16 +548,7 @@ export class Kernel<J> {
       this.counts[SCHEDULED] = (this.counts[SCHEDULED] as number) - 1
       this.counts[RUNNING] = (this.counts[RUNNING] as number) + 1
       this.inFlight++
-      return new Run(
-        i,
-        g,
-        extra?.id,
-        job,
-        slot,
-        Math.max(slot, now),
-        ctx.attempt,
-        ctx.runNumber,
-      )
+      return new Run(i, g, extra?.id, job, slot, Math.max(slot, now), ctx.attempt, ctx.runNumber)
     }
     return undefined
   }
