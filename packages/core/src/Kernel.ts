@@ -719,10 +719,17 @@ export class Kernel<J> {
   /** Row of a live or retained task, or -1. */
   private lookup(id: string): number {
     if (typeof id !== "string") return -1
-    if (id.charCodeAt(0) !== 35 /* # */) {
-      const i = this.ids.get(id)
-      return i === undefined ? -1 : i
+    if (id.charCodeAt(0) === 35 /* # */) {
+      const i = this.lookupGenerated(id)
+      if (i >= 0) return i
     }
+    // Caller ids may start with "#" too, as long as they are not of the generated form.
+    const i = this.ids.get(id)
+    return i === undefined ? -1 : i
+  }
+
+  /** Row of a live or retained task with the generated id `id` (`#<index>.<generation>`), or -1. */
+  private lookupGenerated(id: string): number {
     const dot = id.indexOf(".")
     const i = Number(id.slice(1, dot))
     const g = Number(id.slice(dot + 1))

@@ -14,4 +14,17 @@ describe("regressions", () => {
     expect(k.stats()).toMatchObject({ scheduled: 1, done: 0, accepted: 2, removed: 1 })
     expect(k.status("x")).toBe("scheduled")
   })
+
+  it("a caller id that starts with # but is not of the generated form can be queried and cancelled", () => {
+    const k = new Kernel.Kernel<string>()
+    for (const id of ["#foo", "#1.0", "#01.1", "#"]) {
+      expect(k.schedule({ id, job: id, schedule: Schedule.once(5) }, 0)).toBe(id)
+      expect(k.status(id)).toBe("scheduled")
+      expect(k.info(id)?.id).toBe(id)
+    }
+    expect(k.cancel("#1.0", 0)).toBe(true)
+    expect(k.status("#1.0")).toBe("cancelled")
+    expect(k.status("#foo")).toBe("scheduled")
+    k.checkInvariants()
+  })
 })
