@@ -127,16 +127,33 @@ export const periodic = (origin: number, period: number): Grid => {
  * @category constructors
  * @since 0.1.0
  */
-export const cron = (expression: Cron.Cron): Grid => ({
-  after: (t) => Cron.next(expression, new Date(t)).getTime(),
-  atOrBefore: (t) => Cron.prev(expression, new Date(t + 1)).getTime(),
-  count: (from, to, limit) => {
-    let n = 0
-    for (let s = from; s <= to && n <= limit; s = Cron.next(expression, new Date(s)).getTime()) n++
-    return n
-  },
-  countsExactly: false,
-})
+export const cron = (expression: Cron.Cron): Grid => {
+  // effect's Cron throws when its search finds no match (e.g. "0 0 30 2 *"): that grid has ended.
+  const after = (t: number): number | undefined => {
+    try {
+      return Cron.next(expression, new Date(t)).getTime()
+    } catch {
+      return undefined
+    }
+  }
+  return {
+    after,
+    atOrBefore: (t) => {
+      try {
+        return Cron.prev(expression, new Date(t + 1)).getTime()
+      } catch {
+        return undefined
+      }
+    },
+    count: (from, to, limit) => {
+      let n = 0
+      for (let s: number | undefined = from; s !== undefined && s <= to && n <= limit; s = after(s))
+        n++
+      return n
+    },
+    countsExactly: false,
+  }
+}
 
 /**
  * The next slot after a run of grid slot `slot` that ended at `now`, under `policy`.

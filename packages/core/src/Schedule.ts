@@ -303,7 +303,15 @@ export const resolve = (schedule: Schedule, now: number): Resolved | ScheduleErr
       const parsed = parseCron(schedule.expression, schedule.timeZone)
       if (!Cron.isCron(parsed)) return parsed
       const grid = MissedRun.cron(parsed)
-      return { first: grid.after(now) as number, plan: { kind: "cron", cron: parsed, grid } }
+      const first = grid.after(now)
+      if (first === undefined) {
+        return new InvalidCronExpression({
+          field: "expression",
+          value: schedule.expression,
+          message: `expression ${show(schedule.expression)} never matches a date`,
+        })
+      }
+      return { first, plan: { kind: "cron", cron: parsed, grid } }
     }
     case "Custom": {
       if (typeof schedule.next !== "function") {
@@ -313,7 +321,16 @@ export const resolve = (schedule: Schedule, now: number): Resolved | ScheduleErr
           message: `schedule.next must be a function, got ${show(schedule.next)}`,
         })
       }
-      const first = customSlot(schedule.next, undefined, now)
+      let first: number | undefined | InvalidTime
+      try {
+        first = customSlot(schedule.next, undefined, now)
+      } catch (error) {
+        return new InvalidTime({
+          field: "next()",
+          value: error,
+          message: `a custom schedule's next(undefined, ${now}) threw: ${String(error)}`,
+        })
+      }
       if (first === undefined) {
         return new InvalidTime({
           field: "next()",
