@@ -229,7 +229,20 @@ const toPeriod = (input: DurationInput): number | InvalidPeriod => {
 }
 
 /**
- * Parses a cron expression in an IANA zone, with typed errors for each part. Pure.
+ * How a cron expression treats the hour that repeats when clocks fall back (the cronie rule): an
+ * expression that fires every hour or more often (hour field `*`) keeps firing by real time through
+ * both occurrences of the repeated hour; one at fixed hours (`30 1 * * *`) fires once, at the first.
+ * Skipped local times (spring forward) fire at the instant after the gap in both cases.
+ */
+const dstOverlap = (expression: string): "both" | "earlier" => {
+  const fields = expression.trim().split(/\s+/)
+  return fields[fields.length === 6 ? 2 : 1] === "*" ? "both" : "earlier"
+}
+
+/**
+ * Parses a cron expression in an IANA zone, with typed errors for each part. Pure. An expression
+ * whose hour field is `*` runs through both occurrences of a repeated (fall-back) hour; one with
+ * fixed hours runs once in it.
  *
  * @category constructors
  * @since 0.1.0
@@ -245,7 +258,10 @@ export const parseCron = (
       message: `timeZone must be an IANA time zone name such as "Europe/Berlin", got ${show(timeZone)}`,
     })
   }
-  const parsed = typeof expression === "string" ? Cron.parse(expression, timeZone) : undefined
+  const parsed =
+    typeof expression === "string"
+      ? Cron.parse(expression, timeZone, { onDstOverlap: dstOverlap(expression) })
+      : undefined
   if (parsed === undefined || Result.isFailure(parsed)) {
     return new InvalidCronExpression({
       field: "expression",
