@@ -192,17 +192,19 @@ export class TimerHeap {
 
   /** Throws {@link InvariantViolation} unless every entry is no smaller than its parent. O(n). */
   verify(): void {
-    for (let i = 1; i < this.size; i++) {
-      const p = ((i - 1) / ARITY) | 0
+    for (let i = 0; i < this.size; i++) {
       const s = this.slots[i] as number
+      // Checked for the root too: a NaN root compares false with everything below it.
+      if (!Number.isSafeInteger(s)) {
+        throw new InvariantViolation({ message: `heap slot ${s} at ${i} is not a safe integer` })
+      }
+      if (i === 0) continue
+      const p = ((i - 1) / ARITY) | 0
       const ps = this.slots[p] as number
       if (s < ps || (s === ps && (this.orders[i] as number) < (this.orders[p] as number))) {
         throw new InvariantViolation({
           message: `heap order broken at ${i}: (${s}, ${this.orders[i]}) < parent ${p} (${ps}, ${this.orders[p]})`,
         })
-      }
-      if (!Number.isSafeInteger(s)) {
-        throw new InvariantViolation({ message: `heap slot ${s} at ${i} is not a safe integer` })
       }
     }
   }
