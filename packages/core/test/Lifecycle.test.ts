@@ -1,5 +1,7 @@
+import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { initialTransition, transition } from "xstate"
+import { initialTransition, setup, transition } from "xstate"
+import { adjacencyMapToArray, getAdjacencyMap, getShortestPaths } from "xstate/graph"
 import { Lifecycle } from "../src/index.ts"
 
 type Snapshot = ReturnType<typeof initialTransition<typeof Lifecycle.machine>>[0]
@@ -54,5 +56,234 @@ describe("compiled table", () => {
       }
     }
     expect(checked).toBe(Lifecycle.states.length * contexts.length * 7)
+  })
+})
+
+// ---- paths generated from the machine with xstate/graph ----
+
+const graphEvents: Array<Lifecycle.TaskEvent> = [
+  { type: "START" },
+  { type: "SUCCEED", nextSlot: 10 },
+  { type: "SUCCEED", nextSlot: undefined },
+  { type: "FAIL", nextSlot: 10 },
+  { type: "FAIL", nextSlot: undefined },
+  { type: "CANCEL" },
+]
+
+/** What the guards read, bounded so that traversal ends (runNumber and failures only grow). */
+const key = (s: Snapshot): string =>
+  `${String(s.value)}|a${s.context.attempt}|c${Math.min(s.context.consecutiveFailures, 3)}|r${
+    s.context.runNumber > 0 ? 1 : 0
+  }`
+
+const eventKey = (e: Lifecycle.TaskEvent | undefined): string =>
+  e === undefined ? "" : "nextSlot" in e && e.nextSlot !== undefined ? `${e.type}+next` : e.type
+
+/** The edge is part of the vertex, so shortest paths cover every transition, not only every state. */
+const serializeState = (s: Snapshot, e: Lifecycle.TaskEvent | undefined, prev?: Snapshot) =>
+  `${key(s)} <- ${eventKey(e)} <- ${prev === undefined ? "" : key(prev)}`
+
+const inputs: Array<Lifecycle.TaskInput> = []
+for (const maxRetries of [0, 1, 2])
+  for (const pauseAfter of [0, 1, 2]) inputs.push({ maxRetries, pauseAfter })
+
+/** Replays `events` on the compiled table and on XState, asserting agreement after every step. */
+const replay = (
+  input: Lifecycle.TaskInput,
+  events: ReadonlyArray<Lifecycle.TaskEvent>,
+  used?: Set<string>,
+): Snapshot => {
+  let [expected] = initialTransition(Lifecycle.machine, input)
+  let state = Lifecycle.states.indexOf(expected.value as Lifecycle.TaskState)
+  const ctx = { ...expected.context }
+  for (const event of events) {
+    const e = Lifecycle.events.indexOf(event.type)
+    const edge = Lifecycle.step(state, e, { context: ctx, event })
+    if (edge !== undefined) {
+      state = edge.target
+      used?.add(edgeIndex(edge))
+    }
+    const [next, actions] = transition(Lifecycle.machine, expected, event)
+    expected = next
+    expect({ state: Lifecycle.states[state], context: ctx }).toEqual({
+      state: expected.value,
+      context: expected.context,
+    })
+    const effects = actions.map((a) => a.type).filter((t) => t.startsWith("schedule"))
+    expect(edge?.effect ?? "none").toBe(effects[0] ?? "none")
+  }
+  return expected
+}
+
+const edgeIndex = (edge: Lifecycle.Edge): string => {
+  for (let i = 0; i < Lifecycle.compiled.length; i++) {
+    const j = (Lifecycle.compiled[i] as ReadonlyArray<Lifecycle.Edge>).indexOf(edge)
+    if (j >= 0) return `${i}.${j}`
+  }
+  throw new Error("edge not in the compiled table")
+}
+
+describe("paths from xstate/graph", () => {
+  describe.each(inputs)("input %o", (input) => {
+    const paths = getShortestPaths(Lifecycle.machine, {
+      input,
+      events: graphEvents,
+      serializeState,
+    })
+
+    it("has a shortest path to every (state, incoming transition) pair", () => {
+      // Every state of the machine is reached by some path.
+      const reached = new Set(paths.map((p) => String(p.state.value)))
+      expect([...reached].sort()).toEqual([...Lifecycle.states].sort())
+    })
+
+    it("replays every shortest transition path on the compiled table exactly as XState does", () => {
+      expect(paths.length).toBeGreaterThan(10)
+      for (const path of paths) {
+        const events = path.steps.slice(1).map((s) => s.event)
+        const name = `${events.map(eventKey).join(" → ") || "(initial)"} ⇒ ${key(path.state)}`
+        try {
+          expect(key(replay(input, events))).toBe(key(path.state))
+        } catch (error) {
+          throw new Error(`path ${name}: ${String(error)}`)
+        }
+      }
+    })
+
+    it("every reachable state × event edge of the adjacency map matches the compiled step", () => {
+      const adjacency = getAdjacencyMap(Lifecycle.machine, {
+        input,
+        events: graphEvents,
+        serializeState: (s) => key(s),
+      })
+      const edges = adjacencyMapToArray(adjacency)
+      expect(edges.length).toBeGreaterThan(0)
+      for (const { state, event, nextState } of edges) {
+        const ctx = { ...state.context }
+        const edge = Lifecycle.step(
+          Lifecycle.states.indexOf(state.value as Lifecycle.TaskState),
+          Lifecycle.events.indexOf(event.type),
+          { context: ctx, event },
+        )
+        const target =
+          edge === undefined ? String(state.value) : (Lifecycle.states[edge.target] as string)
+        expect({ state: target, context: ctx }).toEqual({
+          state: nextState.value,
+          context: nextState.context,
+        })
+      }
+    })
+  })
+
+  it("together, the paths take every edge of the compiled table", () => {
+    const used = new Set<string>()
+    for (const input of inputs) {
+      for (const path of getShortestPaths(Lifecycle.machine, {
+        input,
+        events: graphEvents,
+        serializeState,
+      })) {
+        replay(
+          input,
+          path.steps.slice(1).map((s) => s.event),
+          used,
+        )
+      }
+    }
+    const all = new Set<string>()
+    Lifecycle.compiled.forEach((edges, i) => {
+      edges.forEach((_edge, j) => {
+        all.add(`${i}.${j}`)
+      })
+    })
+    expect([...used].sort()).toEqual([...all].sort())
+  })
+})
+
+describe("random event sequences", () => {
+  it("the compiled table and XState agree on any sequence of events", () => {
+    const event = fc.constantFrom(...graphEvents)
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 3 }),
+        fc.integer({ min: 0, max: 3 }),
+        fc.array(event, { maxLength: 25 }),
+        (maxRetries, pauseAfter, events) => {
+          replay({ maxRetries, pauseAfter }, events)
+        },
+      ),
+      { numRuns: 200 },
+    )
+  })
+})
+
+describe("models", () => {
+  it("lists the five states and marks the last three final", () => {
+    expect(Lifecycle.states).toEqual(["scheduled", "running", "done", "failed", "cancelled"])
+    expect(Lifecycle.states.filter(Lifecycle.isFinal)).toEqual(["done", "failed", "cancelled"])
+    for (const state of ["done", "failed", "cancelled"] as const) {
+      expect(Lifecycle.machine.root.states[state]?.type).toBe("final")
+    }
+  })
+
+  it("final states ignore every event", () => {
+    for (const state of ["done", "failed", "cancelled"] as const) {
+      for (const event of Lifecycle.events) {
+        const s = Lifecycle.states.indexOf(state)
+        const edges =
+          Lifecycle.compiled[s * Lifecycle.events.length + Lifecycle.events.indexOf(event)]
+        expect(edges).toEqual([])
+      }
+    }
+  })
+})
+
+describe("constructors", () => {
+  it("compile refuses a machine with an action or guard it cannot map", () => {
+    const withAction = setup({
+      types: { context: {} as Lifecycle.TaskContext, events: {} as Lifecycle.TaskEvent },
+      actions: { notify: () => {} },
+    }).createMachine({
+      id: "task",
+      initial: "scheduled",
+      context: { attempt: 1, maxRetries: 0, runNumber: 0, consecutiveFailures: 0, pauseAfter: 0 },
+      states: {
+        scheduled: { on: { START: { target: "running", actions: "notify" } } },
+        running: {},
+        done: { type: "final" },
+        failed: { type: "final" },
+        cancelled: { type: "final" },
+      },
+    })
+    expect(() => Lifecycle.compile(withAction as unknown as typeof Lifecycle.machine)).toThrow(
+      /unknown action notify/,
+    )
+    const withGuard = setup({
+      types: { context: {} as Lifecycle.TaskContext, events: {} as Lifecycle.TaskEvent },
+      guards: { sometimes: () => true },
+    }).createMachine({
+      id: "task",
+      initial: "scheduled",
+      context: { attempt: 1, maxRetries: 0, runNumber: 0, consecutiveFailures: 0, pauseAfter: 0 },
+      states: {
+        scheduled: { on: { START: { target: "running", guard: "sometimes" } } },
+        running: {},
+        done: { type: "final" },
+        failed: { type: "final" },
+        cancelled: { type: "final" },
+      },
+    })
+    // The guard exists in this machine's implementations, so it maps; drop it to see the refusal.
+    ;(withGuard.implementations.guards as Record<string, unknown>).sometimes = undefined
+    expect(() => Lifecycle.compile(withGuard as unknown as typeof Lifecycle.machine)).toThrow(
+      /unknown guard sometimes/,
+    )
+  })
+
+  it("compiling the machine again gives the same table shape", () => {
+    const again = Lifecycle.compile()
+    expect(again.map((edges) => edges.map((e) => [e.target, e.effect, e.ops.length]))).toEqual(
+      Lifecycle.compiled.map((edges) => edges.map((e) => [e.target, e.effect, e.ops.length])),
+    )
   })
 })

@@ -1,5 +1,196 @@
+import { Duration } from "effect"
 import { describe, expect, it } from "vitest"
-import { Clock, Driver, Schedule } from "../src/index.ts"
+import { Clock, Driver, MissedRun, Schedule } from "../src/index.ts"
+
+const resolve = (schedule: Schedule.Schedule, now: number): Schedule.Resolved => {
+  const r = Schedule.resolve(schedule, now)
+  if (!("first" in r)) throw new Error(r.message)
+  return r
+}
+
+describe("constructors", () => {
+  it("build plain data with the documented defaults", () => {
+    expect(Schedule.once(5)).toEqual({ _tag: "Once", delay: 5 })
+    expect(Schedule.at(7)).toEqual({ _tag: "At", time: 7 })
+    expect(Schedule.fixedRate(10)).toEqual({ _tag: "FixedRate", period: 10, delay: 0 })
+    expect(Schedule.fixedDelay("1 second", { delay: 3 })).toEqual({
+      _tag: "FixedDelay",
+      period: "1 second",
+      delay: 3,
+    })
+    expect(Schedule.cron("0 9 * * *")).toEqual({
+      _tag: "Cron",
+      expression: "0 9 * * *",
+      timeZone: "UTC",
+    })
+  })
+
+  describe("resolve: first slots (SPEC §3)", () => {
+    it("once: now + delay, no plan", () => {
+      expect(resolve(Schedule.once(25), 100)).toEqual({ first: 125, plan: undefined })
+      expect(resolve(Schedule.once("2 seconds"), 100).first).toBe(2100)
+    })
+
+    it("at: the instant itself, in the past too", () => {
+      expect(resolve(Schedule.at(50), 100)).toEqual({ first: 50, plan: undefined })
+      expect(resolve(Schedule.at(new Date(500)), 100).first).toBe(500)
+    })
+
+    it("fixed rate: now + delay, on a grid of the period from there", () => {
+      const r = resolve(Schedule.fixedRate(10, { delay: 5 }), 100)
+      expect(r.first).toBe(105)
+      expect(r.plan).toMatchObject({ kind: "fixed-rate", period: 10 })
+      const plan = r.plan as Extract<Schedule.Plan, { kind: "fixed-rate" }>
+      expect(plan.grid.after(105)).toBe(115)
+    })
+
+    it("fixed delay: now + delay", () => {
+      const r = resolve(Schedule.fixedDelay(Duration.millis(30), { delay: 0 }), 100)
+      expect(r).toEqual({ first: 100, plan: { kind: "fixed-delay", period: 30 } })
+    })
+
+    it("cron: the first match strictly after now", () => {
+      const hourly = Schedule.cron("0 * * * *")
+      const ten = Date.parse("2026-01-01T10:00:00Z")
+      expect(resolve(hourly, ten - 1).first).toBe(ten)
+      expect(resolve(hourly, ten).first).toBe(ten + 3_600_000)
+      expect(resolve(hourly, ten + 1).first).toBe(ten + 3_600_000)
+      // Six fields: seconds first.
+      expect(resolve(Schedule.cron("*/20 * * * * *"), ten + 1).first).toBe(ten + 20_000)
+    })
+
+    it("custom: next(undefined, now)", () => {
+      const calls: Array<[number | undefined, number]> = []
+      const r = resolve(
+        Schedule.custom((slot, at) => {
+          calls.push([slot, at])
+          return at + 7
+        }),
+        100,
+      )
+      expect(r.first).toBe(107)
+      expect(calls).toEqual([[undefined, 100]])
+    })
+  })
+
+  describe("resolve: rejected schedules", () => {
+    it("names the field of each bad input", () => {
+      const cases: Array<[Schedule.Schedule, string, string]> = [
+        [Schedule.once(-1), "InvalidDelay", "delay"],
+        [Schedule.at(1.5), "InvalidTime", "time"],
+        [Schedule.fixedRate(0), "InvalidPeriod", "period"],
+        [Schedule.fixedDelay(10, { delay: Number.NaN }), "InvalidDelay", "delay"],
+        [Schedule.cron("60 * * * *"), "InvalidCronExpression", "expression"],
+        [
+          Schedule.cron("0 * * * *", { timeZone: "Nowhere/Special" }),
+          "InvalidTimeZone",
+          "timeZone",
+        ],
+        [Schedule.custom(() => undefined), "InvalidTime", "next()"],
+        [Schedule.custom(() => 1.5), "InvalidTime", "next()"],
+        [{ _tag: "Custom", next: 5 } as never, "InvalidOption", "schedule.next"],
+        [{ _tag: "Weekly" } as never, "InvalidOption", "schedule"],
+        [undefined as never, "InvalidOption", "schedule"],
+      ]
+      for (const [schedule, tag, field] of cases) {
+        expect(Schedule.resolve(schedule, 0)).toMatchObject({ _tag: tag, field })
+      }
+    })
+
+    it("a period of 0 would loop within one instant, so it is rejected in every form", () => {
+      for (const period of [0, "0 millis", Duration.zero] as const) {
+        const e = Schedule.resolve(Schedule.fixedRate(period), 0)
+        expect(e).toMatchObject({ _tag: "InvalidPeriod", field: "period" })
+        expect((e as { message: string }).message).toContain("positive")
+      }
+    })
+  })
+
+  describe("parseCron", () => {
+    it("tells a bad zone from a bad expression", () => {
+      expect(Schedule.parseCron("0 9 * * *", "Mars/Olympus")).toMatchObject({
+        _tag: "InvalidTimeZone",
+        value: "Mars/Olympus",
+      })
+      expect(Schedule.parseCron("0 25 * * *", "Europe/Berlin")).toMatchObject({
+        _tag: "InvalidCronExpression",
+        value: "0 25 * * *",
+      })
+      expect(Schedule.parseCron("0 9 * * MON-FRI", "Europe/Berlin")).not.toHaveProperty("_tag")
+    })
+  })
+})
+
+describe("combinators", () => {
+  describe("nextAfterRun", () => {
+    it("fixed rate: the grid slot after the run's slot, then the missed-run policy", () => {
+      const { plan } = resolve(Schedule.fixedRate(10), 0)
+      const p = plan as Schedule.Plan
+      expect(Schedule.nextAfterRun(p, "catch-up", 0, 0)).toEqual({ slot: 10, dropped: undefined })
+      expect(Schedule.nextAfterRun(p, "catch-up", 0, 35)).toEqual({ slot: 10, dropped: undefined })
+      expect(Schedule.nextAfterRun(p, "skip", 0, 35)).toMatchObject({ slot: 40 })
+      expect(Schedule.nextAfterRun(p, "coalesce", 0, 35)).toMatchObject({ slot: 30 })
+    })
+
+    it("fixed delay: finishedAt + period, whatever the slot was", () => {
+      const p = resolve(Schedule.fixedDelay(10), 0).plan as Schedule.Plan
+      expect(Schedule.nextAfterRun(p, "catch-up", 0, 37)).toEqual({ slot: 47, dropped: undefined })
+      expect(Schedule.nextAfterRun(p, "skip", 0, 37)).toEqual({ slot: 47, dropped: undefined })
+      expect(Schedule.nextAfterRun(p, "catch-up", 0, Number.MAX_SAFE_INTEGER - 5)).toBeUndefined()
+    })
+
+    it("cron: the next match after the run's slot, then the missed-run policy", () => {
+      const p = resolve(Schedule.cron("*/10 * * * * *"), 0).plan as Schedule.Plan
+      expect(Schedule.nextAfterRun(p, "catch-up", 10_000, 10_000)).toMatchObject({ slot: 20_000 })
+      expect(Schedule.nextAfterRun(p, "catch-up", 10_000, 45_000)).toMatchObject({ slot: 20_000 })
+      expect(Schedule.nextAfterRun(p, "coalesce", 10_000, 45_000)).toMatchObject({ slot: 40_000 })
+      expect(Schedule.nextAfterRun(p, "skip", 10_000, 45_000)).toMatchObject({ slot: 50_000 })
+    })
+
+    it("custom: next(slot, finishedAt); undefined means no more; bad values are InvalidTime", () => {
+      const seen: Array<[number | undefined, number]> = []
+      const plan: Schedule.Plan = {
+        kind: "custom",
+        next: (slot, at) => {
+          seen.push([slot, at])
+          return slot === undefined ? at : slot < 100 ? slot + 50 : undefined
+        },
+      }
+      expect(Schedule.nextAfterRun(plan, "catch-up", 40, 45)).toEqual({
+        slot: 90,
+        dropped: undefined,
+      })
+      expect(Schedule.nextAfterRun(plan, "catch-up", 100, 101)).toBeUndefined()
+      expect(seen).toEqual([
+        [40, 45],
+        [100, 101],
+      ])
+      const bad: Schedule.Plan = { kind: "custom", next: () => Number.NaN }
+      expect(Schedule.nextAfterRun(bad, "catch-up", 0, 0)).toMatchObject({ _tag: "InvalidTime" })
+      const throwing: Schedule.Plan = {
+        kind: "custom",
+        next: () => {
+          throw new Error("no")
+        },
+      }
+      expect(Schedule.nextAfterRun(throwing, "catch-up", 0, 0)).toMatchObject({
+        _tag: "InvalidTime",
+        field: "next()",
+      })
+    })
+
+    it("grid plans defer to MissedRun.next with the plan's grid", () => {
+      const p = resolve(Schedule.fixedRate(7, { delay: 3 }), 0).plan as Extract<
+        Schedule.Plan,
+        { kind: "fixed-rate" }
+      >
+      for (const policy of MissedRun.policies)
+        expect(Schedule.nextAfterRun(p, policy, 3, 40)).toEqual(
+          MissedRun.next(policy, p.grid, 3, 40),
+        )
+    })
+  })
+})
 
 describe("regressions", () => {
   it("a cron expression that never matches is an InvalidCronExpression, not a thrown Error", () => {
