@@ -1,5 +1,261 @@
 import { describe, expect, it } from "vitest"
-import { Kernel, Schedule, Task } from "../src/index.ts"
+import { Errors, Kernel, Random, Schedule, Task } from "../src/index.ts"
+
+const take = <J>(k: Kernel.Kernel<J>, now: number, limit?: number): Kernel.Run<J> => {
+  const run = limit === undefined ? k.takeDue(now) : k.takeDue(now, limit)
+  if (run === undefined) throw new Error(`nothing due at ${now}`)
+  return run
+}
+
+const id = (r: Task.TaskId | Errors.ScheduleError): Task.TaskId => {
+  if (typeof r !== "string") throw new Error(r.message)
+  return r
+}
+
+describe("constructors", () => {
+  it("formatId writes #<row>.<generation>", () => {
+    expect(Kernel.formatId(3, 7)).toBe("#3.7")
+  })
+
+  it("rejects retention limits that are not non-negative integers", () => {
+    expect(() => new Kernel.Kernel({ retention: { maxFinished: -1 } })).toThrow(
+      Errors.InvalidOption,
+    )
+    expect(() => new Kernel.Kernel({ retention: { maxFinished: 1.5 } })).toThrow(
+      /retention.maxFinished/,
+    )
+    expect(() => new Kernel.Kernel({ retention: { maxAgeMs: Number.NaN } })).toThrow(
+      /retention.maxAgeMs/,
+    )
+  })
+})
+
+describe("models", () => {
+  it("accepts, takes and completes a one-shot task (the class example)", () => {
+    const k = new Kernel.Kernel<string>()
+    const t = id(k.schedule({ job: "hello", schedule: Schedule.once(10) }, 0))
+    expect(t).toBe("#0.1")
+    expect(k.nextSlot()).toBe(10)
+    expect(k.takeDue(9)).toBeUndefined()
+    expect(k.status(t)).toBe("scheduled")
+    const run = take(k, 10)
+    expect(run.job).toBe("hello")
+    expect(run.toJSON()).toEqual({
+      id: t,
+      generation: 1,
+      scheduledFor: 10,
+      startedAt: 10,
+      attempt: 1,
+      runNumber: 1,
+    })
+    expect(k.status(t)).toBe("running")
+    expect(k.stats()).toMatchObject({ running: 1, inFlight: 1, scheduled: 0 })
+    const record = k.complete(run, Task.succeeded, 12, true)
+    expect(record).toEqual({
+      id: t,
+      generation: 1,
+      scheduledFor: 10,
+      startedAt: 10,
+      attempt: 1,
+      runNumber: 1,
+      finishedAt: 12,
+      outcome: Task.succeeded,
+      state: "done",
+      continuation: "final",
+      nextSlot: undefined,
+      dropped: undefined,
+    })
+    expect(k.status(t)).toBe("done")
+    expect(k.info(t)?.finishedAt).toBe(12)
+    expect(k.nextSlot()).toBeUndefined()
+    k.checkInvariants()
+  })
+
+  it("complete without a record still applies the outcome", () => {
+    const k = new Kernel.Kernel<string>()
+    const t = id(
+      k.schedule({ job: "x", schedule: Schedule.once(0), retry: { maxRetries: 1, base: 5 } }, 0),
+    )
+    expect(k.complete(take(k, 0), Task.failed("no"), 0, false)).toBeUndefined()
+    expect(k.info(t)).toMatchObject({ state: "scheduled", scheduledFor: 5, attempt: 2 })
+  })
+
+  it("a run is started at max(now, slot): late when taken after its slot", () => {
+    const k = new Kernel.Kernel<string>()
+    k.schedule({ job: "x", schedule: Schedule.once(10) }, 0)
+    const run = take(k, 25)
+    expect(run.scheduledFor).toBe(10)
+    expect(run.startedAt).toBe(25)
+  })
+
+  it("takeDue(now, limit) takes a future run up to limit, started at its slot", () => {
+    const k = new Kernel.Kernel<string>()
+    k.schedule({ job: "a", schedule: Schedule.once(30) }, 0)
+    k.schedule({ job: "b", schedule: Schedule.once(10) }, 0)
+    expect(k.takeDue(0, 5)).toBeUndefined()
+    const run = take(k, 0, 40)
+    expect(run.job).toBe("b")
+    expect(run.startedAt).toBe(10)
+  })
+
+  it("info describes a task in full", () => {
+    const k = new Kernel.Kernel<string>()
+    const t = id(
+      k.schedule(
+        {
+          id: "report",
+          job: "r",
+          priority: "high",
+          schedule: Schedule.fixedRate(100, { delay: 5 }),
+          retry: { maxRetries: 1, base: 10 },
+        },
+        0,
+      ),
+    )
+    expect(k.info(t)).toEqual({
+      id: "report",
+      generation: 1,
+      state: "scheduled",
+      priority: "high",
+      kind: "fixed-rate",
+      scheduledFor: 5,
+      attempt: 1,
+      runNumber: 0,
+      consecutiveFailures: 0,
+      lastFailure: undefined,
+      scheduleError: undefined,
+      finishedAt: undefined,
+    })
+    const boom = Task.failed(new Error("boom"))
+    k.complete(take(k, 5), boom, 5, false)
+    expect(k.info(t)).toMatchObject({
+      state: "scheduled",
+      scheduledFor: 15,
+      attempt: 2,
+      runNumber: 1,
+    })
+    k.complete(take(k, 15), boom, 15, false)
+    expect(k.info(t)).toMatchObject({
+      scheduledFor: 105,
+      attempt: 1,
+      runNumber: 2,
+      consecutiveFailures: 1,
+      lastFailure: boom,
+    })
+    expect(k.info("nope")).toBeUndefined()
+  })
+
+  it("kinds: once and at are 'once'; the others are named after their schedule", () => {
+    const k = new Kernel.Kernel<string>()
+    const kinds = [
+      Schedule.once(1),
+      Schedule.at(1),
+      Schedule.fixedRate(1),
+      Schedule.fixedDelay(1),
+      Schedule.cron("* * * * *"),
+      Schedule.custom((s, f) => (s === undefined ? f : undefined)),
+    ].map((schedule) => k.info(id(k.schedule({ job: "x", schedule }, 0)))?.kind)
+    expect(kinds).toEqual(["once", "once", "fixed-rate", "fixed-delay", "cron", "custom"])
+  })
+
+  it("a custom schedule whose next() breaks mid-life ends the task and keeps the error", () => {
+    const k = new Kernel.Kernel<string>()
+    const t = id(
+      k.schedule(
+        {
+          job: "x",
+          schedule: Schedule.custom((slot, at) => {
+            if (slot === undefined) return at
+            throw new Error("calendar unavailable")
+          }),
+        },
+        0,
+      ),
+    )
+    const r = k.complete(take(k, 0), Task.succeeded, 0, true)
+    expect(r).toMatchObject({ state: "done", continuation: "final", nextSlot: undefined })
+    expect(k.info(t)?.scheduleError).toMatchObject({ _tag: "InvalidTime", field: "next()" })
+  })
+
+  it("taskIds lists live and retained tasks; arrayBytes reports the typed arrays", () => {
+    const k = new Kernel.Kernel<string>()
+    const a = id(k.schedule({ job: "a", schedule: Schedule.once(0) }, 0))
+    const b = id(k.schedule({ id: "b", job: "b", schedule: Schedule.once(5) }, 0))
+    k.complete(take(k, 0), Task.succeeded, 0, false)
+    expect(k.taskIds()).toEqual([a, b])
+    expect(k.arrayBytes).toBeGreaterThan(0)
+  })
+})
+
+describe("a pool of workers (several runs in flight)", () => {
+  it("a recurring task is never taken again while its run is in flight", () => {
+    const k = new Kernel.Kernel<string>()
+    k.schedule({ id: "r", job: "r", schedule: Schedule.fixedRate(10) }, 0)
+    k.schedule({ id: "o", job: "o", schedule: Schedule.fixedRate(10) }, 0)
+    const r0 = take(k, 0)
+    const o0 = take(k, 0)
+    // Both in flight; at 50 nothing else may be taken, however late they are.
+    expect(k.takeDue(50)).toBeUndefined()
+    expect(k.stats()).toMatchObject({ running: 2, inFlight: 2, scheduled: 0 })
+    const rec = k.complete(r0, Task.succeeded, 50, true)
+    // catch-up: the missed slot 10 is next and due at once.
+    expect(rec).toMatchObject({ state: "scheduled", continuation: "next", nextSlot: 10 })
+    const r1 = take(k, 50)
+    expect([r1.job, r1.scheduledFor, r1.startedAt]).toEqual(["r", 10, 50])
+    expect(k.takeDue(50)).toBeUndefined()
+    k.complete(o0, Task.succeeded, 50, false)
+    k.complete(r1, Task.succeeded, 50, false)
+    k.checkInvariants()
+  })
+
+  it("a run whose task was cancelled meanwhile is reported as cancelled and not rescheduled", () => {
+    const k = new Kernel.Kernel<string>()
+    const t = id(
+      k.schedule({ job: "x", schedule: Schedule.fixedRate(10), retry: { maxRetries: 3 } }, 0),
+    )
+    const run = take(k, 0)
+    expect(k.cancel(t, 3)).toBe(true)
+    expect(k.stats()).toMatchObject({ running: 0, cancelled: 1, inFlight: 1 })
+    const r = k.complete(run, Task.failed("late"), 7, true)
+    expect(r).toMatchObject({
+      outcome: { kind: "failed", error: "late" },
+      state: "cancelled",
+      continuation: "final",
+      nextSlot: undefined,
+    })
+    expect(k.stats()).toMatchObject({ inFlight: 0, heapEntries: 0 })
+    expect(k.nextSlot()).toBeUndefined()
+    k.checkInvariants()
+  })
+
+  it("a run whose id was reused meanwhile does not touch the new task", () => {
+    const k = new Kernel.Kernel<string>({ random: Random.seeded(1) })
+    k.schedule({ id: "x", job: "old", schedule: Schedule.once(0) }, 0)
+    const run = take(k, 0)
+    k.cancel("x", 0)
+    k.schedule({ id: "x", job: "new", schedule: Schedule.once(100) }, 0)
+    const r = k.complete(run, Task.succeeded, 1, true)
+    expect(r).toMatchObject({ id: "x", generation: 1, state: "cancelled", continuation: "final" })
+    expect(k.info("x")).toMatchObject({ generation: 2, state: "scheduled", scheduledFor: 100 })
+    k.checkInvariants()
+  })
+})
+
+describe("checkInvariants", () => {
+  it("notices a corrupted count", () => {
+    const k = new Kernel.Kernel<string>()
+    k.schedule({ job: "x", schedule: Schedule.once(0) }, 0)
+    ;(k as unknown as { counts: Float64Array }).counts[0] = 5
+    expect(() => k.checkInvariants()).toThrow(Errors.InvariantViolation)
+  })
+
+  it("notices a dead-entry counter that disagrees with the heap", () => {
+    const k = new Kernel.Kernel<string>()
+    k.schedule({ job: "x", schedule: Schedule.once(0) }, 0)
+    ;(k as unknown as { dead: number }).dead = 1
+    expect(() => k.checkInvariants()).toThrow(/dead heap entries/)
+  })
+})
 
 describe("regressions", () => {
   it("reusing an id whose final task expires by age in the same call keeps the counts right", () => {

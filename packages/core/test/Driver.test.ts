@@ -1,0 +1,132 @@
+import { Result } from "effect"
+import { describe, expect, it } from "vitest"
+import { Clock, Driver, Errors, Schedule, type Task } from "../src/index.ts"
+import { err, noop, ok, setup, slots } from "./support.ts"
+
+describe("constructors", () => {
+  it("make builds a driver on the given clock", () => {
+    const clock = new Clock.ManualClock(42)
+    const driver = Driver.make({ clock })
+    expect(driver).toBeInstanceOf(Driver.Driver)
+    expect(driver.clock).toBe(clock)
+    expect(driver.stats()).toMatchObject({ accepted: 0, scheduled: 0 })
+  })
+})
+
+describe("models", () => {
+  describe("schedule / scheduleUnsafe", () => {
+    it("schedule returns the id as a Result success, or the typed error as a failure", () => {
+      const { driver } = setup()
+      const r = driver.schedule({ job: noop, schedule: Schedule.once(5) })
+      expect(Result.isSuccess(r)).toBe(true)
+      expect(ok(r)).toBe("#0.1")
+      const e = err(driver.schedule({ job: noop, schedule: Schedule.once(-5) }))
+      expect(e).toBeInstanceOf(Errors.InvalidDelay)
+    })
+
+    it("scheduleUnsafe returns the id or throws the same typed error", () => {
+      const { driver } = setup()
+      expect(driver.scheduleUnsafe({ id: "a", job: noop, schedule: Schedule.once(5) })).toBe("a")
+      expect(() =>
+        driver.scheduleUnsafe({ id: "a", job: noop, schedule: Schedule.once(5) }),
+      ).toThrow(Errors.DuplicateTaskId)
+    })
+
+    it("a job must be a function", () => {
+      const { driver } = setup()
+      const e = err(driver.schedule({ job: "run me" as never, schedule: Schedule.once(0) }))
+      expect(e).toMatchObject({ _tag: "InvalidOption", field: "job", value: "run me" })
+      expect(err(driver.schedule(undefined as never))).toMatchObject({ field: "job" })
+    })
+  })
+
+  describe("runDue / runUntil / tick", () => {
+    it("runDue runs what is due now and returns the count; the clock stays", () => {
+      const { clock, driver } = setup(100)
+      const seen: Array<number> = []
+      driver.scheduleUnsafe({
+        job: (r) => void seen.push(r.scheduledFor),
+        schedule: Schedule.at(40),
+      })
+      driver.scheduleUnsafe({
+        job: (r) => void seen.push(r.scheduledFor),
+        schedule: Schedule.at(100),
+      })
+      driver.scheduleUnsafe({
+        job: (r) => void seen.push(r.scheduledFor),
+        schedule: Schedule.at(101),
+      })
+      expect(driver.runDue()).toBe(2)
+      expect(seen).toEqual([40, 100])
+      expect(clock.now()).toBe(100)
+      expect(driver.runDue()).toBe(0)
+    })
+
+    it("runUntil steps to each slot, then to end, and returns the count", () => {
+      const { clock, driver } = setup()
+      const at: Array<number> = []
+      driver.scheduleUnsafe({
+        job: () => void at.push(clock.now()),
+        schedule: Schedule.fixedRate(10),
+      })
+      expect(driver.runUntil(35)).toBe(4)
+      expect(at).toEqual([0, 10, 20, 30])
+      expect(clock.now()).toBe(35)
+    })
+
+    it("tick returns the records in run order, and onRun sees the same records", () => {
+      const seen: Array<Task.RunRecord> = []
+      const { driver } = setup(0, { onRun: (r) => void seen.push(r) })
+      driver.scheduleUnsafe({ id: "b", job: noop, schedule: Schedule.once(5) })
+      driver.scheduleUnsafe({ id: "a", job: noop, schedule: Schedule.once(3) })
+      const records = driver.tick(10)
+      expect(slots(records)).toEqual(["a@3", "b@5"])
+      expect(seen).toEqual(records)
+    })
+
+    it("onRun is called from runDue and runUntil as well", () => {
+      const seen: Array<string> = []
+      const { driver } = setup(0, { onRun: (r) => void seen.push(r.id) })
+      driver.scheduleUnsafe({ id: "now", job: noop, schedule: Schedule.once(0) })
+      driver.scheduleUnsafe({ id: "later", job: noop, schedule: Schedule.once(5) })
+      driver.runDue()
+      driver.runUntil(5)
+      expect(seen).toEqual(["now", "later"])
+    })
+
+    it("runUntil and tick need a manual clock and an end no earlier than now", () => {
+      const real = Driver.make({ clock: Clock.system })
+      expect(() => real.runUntil(0)).toThrow(Errors.InvalidOption)
+      expect(() => real.tick(0)).toThrow(/ManualClock/)
+      const { driver } = setup(50)
+      expect(() => driver.runUntil(49)).toThrow(Errors.InvalidTime)
+      expect(() => driver.tick(Number.NaN)).toThrow(Errors.InvalidTime)
+      expect(driver.runUntil(50)).toBe(0)
+    })
+
+    it("runDue works on any clock, the system clock too", () => {
+      const driver = Driver.make({ clock: Clock.system })
+      let ran = 0
+      driver.scheduleUnsafe({ job: () => void ran++, schedule: Schedule.once(0) })
+      expect(driver.runDue()).toBe(1)
+      expect(ran).toBe(1)
+    })
+  })
+
+  describe("queries", () => {
+    it("status, info, taskIds, nextSlot and stats describe the tasks", () => {
+      const { driver } = setup()
+      const a = driver.scheduleUnsafe({ job: noop, schedule: Schedule.once(7) })
+      const b = driver.scheduleUnsafe({ id: "b", job: noop, schedule: Schedule.once(3) })
+      expect(driver.taskIds()).toEqual([a, b])
+      expect(driver.nextSlot()).toBe(3)
+      expect(driver.status(a)).toBe("scheduled")
+      expect(driver.status("zzz")).toBe("unknown")
+      expect(driver.info(b)).toMatchObject({ id: "b", scheduledFor: 3, state: "scheduled" })
+      expect(driver.cancel(b)).toBe(true)
+      expect(driver.nextSlot()).toBe(7)
+      expect(driver.stats()).toMatchObject({ scheduled: 1, cancelled: 1, accepted: 2 })
+      driver.checkInvariants()
+    })
+  })
+})
