@@ -1,0 +1,206 @@
+/**
+ * The occurrence ledger: a bounded, queryable record of every occurrence of every task —
+ * including the ones that did not run, and why.
+ *
+ * | kind | when |
+ * |---|---|
+ * | `ran` | a run ended; its outcome, and whether the task continues (`next`) or is final |
+ * | `retried` | a run failed and a retry of the same slot is scheduled (`nextSlot`) |
+ * | `coalesced` | missed grid slots merged into one run (policy `coalesce`) |
+ * | `skipped` | missed grid slots dropped (policy `skip`) |
+ * | `cancelled` | the task was cancelled while scheduled or running |
+ *
+ * A `coalesced`/`skipped` record covers a range of grid slots (`first`…`last`, `count` of them)
+ * and says whether they passed while the task was late to start (`late`), while its previous run
+ * was still running (`overlap`), or both.
+ *
+ * @since 0.1.0
+ */
+import type { MissedRun, Task } from "@tickwork/core"
+
+/**
+ * An occurrence that ran.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Ran extends Task.RunRecord {
+  readonly kind: "ran" | "retried"
+}
+
+/**
+ * Missed grid slots that did not get a run of their own.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Missed {
+  readonly kind: "coalesced" | "skipped"
+  readonly id: Task.TaskId
+  readonly generation: number
+  readonly first: number
+  readonly last: number
+  readonly count: number
+  /** `false` when a cron range was too long to count exactly (`count` is then a lower bound). */
+  readonly exact: boolean
+  readonly cause: "late" | "overlap" | "late-and-overlap"
+  /** The slot of the run that takes their place (coalesce), or the next slot (skip). */
+  readonly nextSlot: number | undefined
+  /** When the decision was made (the run's `finishedAt`), epoch ms. */
+  readonly at: number
+}
+
+/**
+ * A task cancelled while scheduled or running.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Cancelled {
+  readonly kind: "cancelled"
+  readonly id: Task.TaskId
+  readonly generation: number
+  /** The state it was cancelled from. */
+  readonly from: "scheduled" | "running"
+  /** The pending slot (from `scheduled`) or the running run's slot. */
+  readonly scheduledFor: number
+  /** Whether its running fiber was interrupted (`cancel(id, { interrupt: true })`). */
+  readonly interrupted: boolean
+  readonly at: number
+}
+
+/**
+ * Any ledger record.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type Occurrence = Ran | Missed | Cancelled
+
+/**
+ * The `ran` (or `retried`) record of a finished run.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const ran = (record: Task.RunRecord): Ran => ({
+  // Copied field by field: a spread of the record costs several times more on the hot path.
+  kind: record.continuation === "retry" ? "retried" : "ran",
+  id: record.id,
+  generation: record.generation,
+  scheduledFor: record.scheduledFor,
+  startedAt: record.startedAt,
+  attempt: record.attempt,
+  runNumber: record.runNumber,
+  finishedAt: record.finishedAt,
+  outcome: record.outcome,
+  state: record.state,
+  continuation: record.continuation,
+  nextSlot: record.nextSlot,
+  dropped: record.dropped,
+})
+
+/**
+ * The `coalesced` or `skipped` record of the grid slots a run's missed-run policy dropped.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const missed = (record: Task.RunRecord, dropped: MissedRun.Dropped): Missed => {
+  const late = dropped.first <= record.startedAt
+  const overlap = dropped.last > record.startedAt
+  return {
+    // Coalesce runs the latest missed slot, which is already due; skip moves past `now`.
+    kind:
+      record.nextSlot !== undefined && record.nextSlot <= record.finishedAt
+        ? "coalesced"
+        : "skipped",
+    id: record.id,
+    generation: record.generation,
+    first: dropped.first,
+    last: dropped.last,
+    count: dropped.count,
+    exact: dropped.exact,
+    cause: late && overlap ? "late-and-overlap" : late ? "late" : "overlap",
+    nextSlot: record.nextSlot,
+    at: record.finishedAt,
+  }
+}
+
+/**
+ * The records that one run's `RunRecord` stands for: the run itself, then any missed slots
+ * its missed-run policy dropped or merged.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const fromRun = (record: Task.RunRecord): ReadonlyArray<Occurrence> =>
+  record.dropped === undefined ? [ran(record)] : [ran(record), missed(record, record.dropped)]
+
+/**
+ * Per-task bounded history: the last `perTask` records of each task, kept for the live tasks and
+ * for at most `finalTasks` final ones (oldest dropped first). `perTask = 0` keeps nothing.
+ * Appending is O(1) amortised.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export class Store {
+  private readonly byId = new Map<string, Array<Occurrence>>()
+  /** Final tasks, oldest first, as (id, generation) pairs from `finalsHead` on. */
+  private finalIds: Array<string> = []
+  private finalGens: Array<number> = []
+  private finalsHead = 0
+  private readonly perTask: number
+  private readonly finalTasks: number
+
+  constructor(perTask: number, finalTasks: number) {
+    this.perTask = perTask
+    this.finalTasks = finalTasks
+  }
+
+  /** Adds a record; `final` says its task is now final. */
+  add(occurrence: Occurrence, final: boolean): void {
+    if (this.perTask === 0) return
+    const id = occurrence.id
+    let list = this.byId.get(id)
+    if (list === undefined) {
+      list = []
+      this.byId.set(id, list)
+    } else if (list.length > 0 && (list[0] as Occurrence).generation !== occurrence.generation) {
+      // A reused id starts a new history.
+      list.length = 0
+    }
+    if (list.length >= this.perTask) list.splice(0, list.length - this.perTask + 1)
+    list.push(occurrence)
+    if (final) this.retire(id, occurrence.generation)
+  }
+
+  /** The records of a task, oldest first. */
+  get(id: string): ReadonlyArray<Occurrence> {
+    return this.byId.get(id) ?? []
+  }
+
+  /** Tasks with a history. */
+  get size(): number {
+    return this.byId.size
+  }
+
+  private retire(id: string, generation: number): void {
+    this.finalIds.push(id)
+    this.finalGens.push(generation)
+    while (this.finalIds.length - this.finalsHead > this.finalTasks) {
+      const old = this.finalIds[this.finalsHead] as string
+      const gen = this.finalGens[this.finalsHead] as number
+      this.finalsHead++
+      // Keep it if the id has been reused since: that history belongs to the newer task.
+      const list = this.byId.get(old)
+      if (list !== undefined && (list[0]?.generation ?? gen) === gen) this.byId.delete(old)
+    }
+    if (this.finalsHead > 1024 && this.finalsHead * 2 > this.finalIds.length) {
+      this.finalIds = this.finalIds.slice(this.finalsHead)
+      this.finalGens = this.finalGens.slice(this.finalsHead)
+      this.finalsHead = 0
+    }
+  }
+}

@@ -1,0 +1,339 @@
+/**
+ * The `Scheduler` service: tickwork's kernel run by a timing actor and a bounded pool of
+ * workers, as an Effect service you provide with a `Layer`.
+ *
+ * Jobs are Effects. Scheduling captures the caller's context, so a job may require any service
+ * the caller has. Every outcome — success, typed failure, defect, interruption, timeout — is
+ * recorded in the occurrence ledger, published on {@link SchedulerShape.occurrences}, counted in
+ * the metrics and traced with a span per run. Closing the layer's scope stops the scheduler
+ * under its shutdown policy.
+ *
+ * **Example** (A recurring job with retries, in an Effect program)
+ *
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Schedule, Scheduler } from "@tickwork/runtime"
+ *
+ * const program = Effect.gen(function* () {
+ *   const scheduler = yield* Scheduler.Scheduler
+ *   const id = yield* scheduler.schedule({
+ *     id: "refresh-token",
+ *     schedule: Schedule.fixedRate("2 seconds"),
+ *     retry: { maxRetries: 3, base: "100 millis" },
+ *     job: Effect.log("refreshing"),
+ *   })
+ *   return yield* scheduler.status(id)
+ * })
+ * Effect.runPromise(Effect.scoped(program.pipe(Effect.provide(Scheduler.layer({ workers: 4 })))))
+ * ```
+ *
+ * @since 0.1.0
+ */
+import {
+  Errors,
+  Kernel,
+  type MissedRun,
+  Random,
+  type Retry,
+  type Schedule,
+  type Task,
+  Time,
+} from "@tickwork/core"
+import { Clock, Context, Deferred, Effect, Layer, Option, PubSub, type Scope, Stream } from "effect"
+import {
+  Engine,
+  type Job,
+  type Listener,
+  type ShutdownPolicy,
+  type ShutdownReport,
+} from "./internal/engine.ts"
+import type * as Ledger from "./Ledger.ts"
+
+export type { Listener, ShutdownPolicy, ShutdownReport } from "./internal/engine.ts"
+
+/**
+ * A job: an Effect, or a function from the run's info to an Effect.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type JobInput<A, E, R> =
+  | Effect.Effect<A, E, R>
+  | ((run: Task.RunInfo) => Effect.Effect<A, E, R>)
+
+/**
+ * What to schedule. Delays, periods, backoffs and timeouts take integer ms or an Effect
+ * `Duration` input (`"2 seconds"`, `Duration.minutes(1)`).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface ScheduleOptions<A, E, R> {
+  readonly job: JobInput<A, E, R>
+  readonly schedule: Schedule.Schedule
+  /** A caller-supplied id; generated when absent. */
+  readonly id?: string | undefined
+  readonly priority?: Task.Priority | undefined
+  readonly retry?: Retry.RetryPolicy | undefined
+  /** For fixed-rate and cron schedules; default `"catch-up"`. */
+  readonly missedRuns?: MissedRun.MissedRunPolicy | undefined
+  readonly pauseAfterConsecutiveFailures?: number | undefined
+  /** Each run is interrupted after this long and reported `timed-out`. Default: the layer's. */
+  readonly timeout?: Time.DurationInput | undefined
+}
+
+/**
+ * Counts by state, plus the runtime's own figures.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface SchedulerStats extends Kernel.Stats {
+  readonly workers: number
+  readonly closed: boolean
+}
+
+/**
+ * The scheduler's operations.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface SchedulerShape {
+  /**
+   * Accepts a task; fails with the typed error of its first bad option (nothing changes) or
+   * with `SchedulerClosed`. O(log n).
+   */
+  readonly schedule: <A, E, R>(
+    options: ScheduleOptions<A, E, R>,
+  ) => Effect.Effect<Task.TaskId, Errors.ScheduleError | Errors.SchedulerClosed, R>
+  /**
+   * Cancels a scheduled or running task: true if it was one of those. A running run finishes
+   * and reports its outcome (cooperative), unless `interrupt` is set: then its fiber is
+   * interrupted (outcome `interrupted`) before this returns.
+   */
+  readonly cancel: (
+    id: string,
+    options?: { readonly interrupt?: boolean },
+  ) => Effect.Effect<boolean>
+  /** The task's state, or `"unknown"`. */
+  readonly status: (id: string) => Effect.Effect<Task.TaskState | "unknown">
+  /** Everything known about a task. */
+  readonly info: (id: string) => Effect.Effect<Option.Option<Task.TaskInfo>>
+  /** Every live and retained task. O(n). */
+  readonly tasks: Effect.Effect<ReadonlyArray<Task.TaskInfo>>
+  /** The task's recent occurrences, oldest first (bounded per task). */
+  readonly ledger: (id: string) => Effect.Effect<ReadonlyArray<Ledger.Occurrence>>
+  /**
+   * Every occurrence of every task, as it is recorded. A subscriber that falls more than
+   * `streamCapacity` records behind loses the oldest (the scheduler never waits for it).
+   */
+  readonly occurrences: Stream.Stream<Ledger.Occurrence>
+  readonly stats: Effect.Effect<SchedulerStats>
+  /** The earliest pending slot. */
+  readonly nextSlot: Effect.Effect<Option.Option<number>>
+}
+
+/**
+ * Layer options.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface SchedulerOptions {
+  /** Runs in flight at most. Default 4. */
+  readonly workers?: number
+  /** Final-task retention (count and age). Default: 10,000 final tasks, no age limit. */
+  readonly retention?: Kernel.Retention
+  /** What closing the scope does with pending and running work. Default `"drain"`. */
+  readonly shutdown?: ShutdownPolicy
+  /** How long shutdown waits for running runs before interrupting them. Default 30 s. */
+  readonly shutdownTimeout?: Time.DurationInput
+  /** Called with the shutdown report (it is also logged). */
+  readonly onShutdown?: (report: ShutdownReport) => void
+  /** Run timeout for tasks that set none. Default: none. */
+  readonly defaultTimeout?: Time.DurationInput
+  /** Seed for retry jitter. Default 0. */
+  readonly seed?: number
+  /** Occurrence records kept per task (0 = none). Default 32. */
+  readonly ledgerPerTask?: number
+  /** Buffer of the occurrence stream per subscriber. Default 10,000. */
+  readonly streamCapacity?: number
+  /** A span (and log annotations) per run. Default true. */
+  readonly spans?: boolean
+  /** Hears every acceptance, start, completion and cancellation (inspection). */
+  readonly listener?: Listener
+}
+
+/**
+ * The Scheduler service.
+ *
+ * @category services
+ * @since 0.1.0
+ */
+export class Scheduler extends Context.Service<Scheduler, SchedulerShape>()(
+  "@tickwork/runtime/Scheduler",
+) {}
+
+const optionError = (field: string, value: unknown, rule: string) =>
+  new Errors.InvalidOption({ field, value, message: `${field} ${rule}, got ${Errors.show(value)}` })
+
+const positiveInt = (field: string, value: number | undefined, fallback: number, min = 1) => {
+  const v = value ?? fallback
+  return Number.isSafeInteger(v) && v >= min
+    ? v
+    : optionError(field, value, `must be an integer >= ${min}`)
+}
+
+const millis = (field: string, input: Time.DurationInput | undefined, fallback: number) =>
+  input === undefined
+    ? fallback
+    : Time.toMillisWith(input, (reason) => optionError(field, input, reason))
+
+/**
+ * Builds a scheduler in the current scope: starts its timing actor, and on scope close applies
+ * the shutdown policy. Fails with `InvalidOption` for bad options.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const make = (
+  options: SchedulerOptions = {},
+): Effect.Effect<SchedulerShape, Errors.InvalidOption, Scope.Scope> =>
+  Effect.gen(function* () {
+    const workers = positiveInt("workers", options.workers, 4)
+    if (typeof workers !== "number") return yield* workers
+    const ledgerPerTask = positiveInt("ledgerPerTask", options.ledgerPerTask, 32, 0)
+    if (typeof ledgerPerTask !== "number") return yield* ledgerPerTask
+    const streamCapacity = positiveInt("streamCapacity", options.streamCapacity, 10_000)
+    if (typeof streamCapacity !== "number") return yield* streamCapacity
+    const shutdownTimeoutMs = millis("shutdownTimeout", options.shutdownTimeout, 30_000)
+    if (typeof shutdownTimeoutMs !== "number") return yield* shutdownTimeoutMs
+    const defaultTimeoutMs = millis("defaultTimeout", options.defaultTimeout, 0)
+    if (typeof defaultTimeoutMs !== "number") return yield* defaultTimeoutMs
+    const policy = options.shutdown ?? "drain"
+    if (policy !== "drain" && policy !== "cancel" && policy !== "interrupt") {
+      return yield* optionError("shutdown", policy, 'must be "drain", "cancel" or "interrupt"')
+    }
+    const seed = options.seed ?? 0
+    if (!Number.isSafeInteger(seed)) return yield* optionError("seed", seed, "must be an integer")
+    const kernel = yield* Effect.try({
+      try: () =>
+        new Kernel.Kernel<Job>({
+          random: Random.seeded(seed),
+          ...(options.retention === undefined ? {} : { retention: options.retention }),
+        }),
+      catch: (error) => error as Errors.InvalidOption,
+    })
+
+    const context = yield* Effect.context<never>()
+    const clock = yield* Clock.Clock
+    const occurrences = yield* PubSub.sliding<Ledger.Occurrence>(streamCapacity)
+    const drained = yield* Deferred.make<void>()
+    const engine = new Engine(
+      {
+        kernel,
+        workers,
+        spans: options.spans ?? true,
+        ledgerPerTask,
+        ledgerFinalTasks: options.retention?.maxFinished ?? 10_000,
+        streamCapacity,
+        shutdown: policy,
+        shutdownTimeoutMs,
+        listener: options.listener,
+      },
+      context,
+      clock,
+      occurrences,
+      drained,
+    )
+    yield* Effect.forkScoped(engine.actor)
+    // Finalizers run in reverse order: the shutdown runs before the actor is interrupted.
+    yield* Effect.addFinalizer(() =>
+      Effect.flatMap(engine.shutdown(), (report) =>
+        Effect.sync(() => options.onShutdown?.(report)).pipe(
+          Effect.andThen(
+            Effect.logInfo("tickwork scheduler closed").pipe(
+              Effect.annotateLogs({
+                policy: report.policy,
+                pending: report.pending.length,
+                finished: report.finished.length,
+                cancelled: report.cancelled.length,
+                interrupted: report.interrupted.length,
+              }),
+            ),
+          ),
+        ),
+      ),
+    )
+
+    const closedError = new Errors.SchedulerClosed({
+      message: "the scheduler is closed: it accepts no new tasks",
+    })
+
+    const schedule = <A, E, R>(
+      o: ScheduleOptions<A, E, R>,
+    ): Effect.Effect<Task.TaskId, Errors.ScheduleError | Errors.SchedulerClosed, R> =>
+      Effect.flatMap(
+        Effect.context<R>(),
+        (
+          callerContext,
+        ): Effect.Effect<Task.TaskId, Errors.ScheduleError | Errors.SchedulerClosed> => {
+          if (engine.closed) return Effect.fail(closedError)
+          const timeoutMs = millis("timeout", o?.timeout, defaultTimeoutMs)
+          if (typeof timeoutMs !== "number") return Effect.fail(timeoutMs)
+          const input = o?.job
+          let make: Job["make"]
+          // The job's requirements R are met by `jobContext` below, which its fiber runs with.
+          if (typeof input === "function") {
+            make = input as Job["make"]
+          } else if (Effect.isEffect(input)) {
+            const effect = input as Effect.Effect<unknown, unknown>
+            make = () => effect
+          } else {
+            return Effect.fail(
+              optionError("job", input, "must be an Effect or a function returning one"),
+            )
+          }
+          const jobContext =
+            callerContext === (context as Context.Context<unknown>)
+              ? (context as Context.Context<never>)
+              : (Context.merge(context, callerContext) as Context.Context<never>)
+          const id = kernel.schedule(
+            { ...o, job: { make, timeoutMs, context: jobContext } },
+            engine.now(),
+          )
+          if (typeof id !== "string") return Effect.fail(id)
+          engine.inserted()
+          if (options.listener?.accepted !== undefined) {
+            options.listener.accepted(id, kernel.info(id) as Task.TaskInfo)
+          }
+          return Effect.succeed(id)
+        },
+      )
+
+    return Scheduler.of({
+      schedule,
+      cancel: (id, cancelOptions) => engine.cancel(id, cancelOptions?.interrupt === true),
+      status: (id) => Effect.sync(() => kernel.status(id)),
+      info: (id) => Effect.sync(() => Option.fromNullishOr(kernel.info(id))),
+      tasks: Effect.sync(() => kernel.taskIds().map((id) => kernel.info(id) as Task.TaskInfo)),
+      ledger: (id) => Effect.sync(() => engine.ledger.get(id)),
+      occurrences: Stream.fromPubSub(occurrences),
+      stats: Effect.sync(() => ({
+        ...kernel.stats(),
+        workers,
+        closed: engine.closed,
+      })),
+      nextSlot: Effect.sync(() => Option.fromNullishOr(kernel.nextSlot())),
+    })
+  })
+
+/**
+ * A layer providing {@link Scheduler}; closing its scope shuts the scheduler down.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = (options?: SchedulerOptions): Layer.Layer<Scheduler, Errors.InvalidOption> =>
+  Layer.effect(Scheduler, make(options))

@@ -1,0 +1,15 @@
+/**
+ * tickwork's Effect runtime: the `Scheduler` service, its timing actor and bounded worker pool,
+ * the occurrence ledger and metrics. The core's modules are re-exported for convenience.
+ *
+ * @since 0.1.0
+ */
+
+/** Core modules, re-exported. @since 0.1.0 */
+export { Errors, Lifecycle, MissedRun, Retry, Schedule, Task, Time } from "@tickwork/core"
+/** The occurrence ledger. @since 0.1.0 */
+export * as Ledger from "./Ledger.ts"
+/** The scheduler's metrics. @since 0.1.0 */
+export * as Metrics from "./Metrics.ts"
+/** The Scheduler service and its layer. @since 0.1.0 */
+export * as Scheduler from "./Scheduler.ts"
