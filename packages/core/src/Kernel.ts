@@ -520,7 +520,8 @@ export class Kernel<J> {
    * Takes the first run with slot `<= limit` (SPEC §4 order) and moves its task to `running`,
    * started at `max(now, slot)`; `undefined` when none is that early. `limit` defaults to `now`
    * (what is due now); a stepping driver passes its end time and moves its clock to the run's
-   * `startedAt`. O(log n).
+   * `startedAt`. A late grid slot of a `coalesce` task is first moved to the latest grid slot
+   * `<= now` (SPEC §3). O(log n).
    */
   takeDue(now: number, limit: number = now): Run<J> | undefined {
     const heap = this.heap
@@ -540,6 +541,16 @@ export class Kernel<J> {
       if (!live) {
         this.dead--
         continue
+      }
+      if (slot < now && extra !== undefined && extra.missedRuns === "coalesce") {
+        const latest = this.coalesce(i, extra, slot, now)
+        if (latest !== undefined) {
+          // Later grid slots passed while this one waited (the clock jumped, or the driver was
+          // late): one run stands for all of them, as the latest (SPEC §3). It goes back into
+          // the heap at that slot, so runs due before it still go first (SPEC §4).
+          heap.push(latest, t.rank(i) * RANK_STRIDE + this.seq++, i, g)
+          continue
+        }
       }
       const ctx = this.load(i, extra)
       Lifecycle.step(SCHEDULED, START, this.args)
@@ -625,6 +636,22 @@ export class Kernel<J> {
       nextSlot,
       dropped,
     )
+  }
+
+  /**
+   * For a coalescing grid task whose pending slot `slot` (a grid slot, not a retry) is late at
+   * `now`: moves it to the latest grid slot `<= now` and returns that slot, or `undefined` when
+   * no later grid slot has passed.
+   */
+  private coalesce(i: number, extra: Extras, slot: number, now: number): number | undefined {
+    const plan = extra.plan
+    if (plan === undefined || (plan.kind !== "fixed-rate" && plan.kind !== "cron")) return undefined
+    if (this.t.attempt(i) !== 1) return undefined
+    const latest = plan.grid.atOrBefore(now)
+    if (latest === undefined || latest <= slot) return undefined
+    extra.gridSlot = latest
+    this.t.setSlot(i, latest)
+    return latest
   }
 
   /** @internal The schedule's next slot for row `i` after a run that ended at `finishedAt`. */

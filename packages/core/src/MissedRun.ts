@@ -21,7 +21,9 @@ import { Cron } from "effect"
 /**
  * What to do with grid slots that passed while a run was late or running.
  * - `"catch-up"` (default, like Java's `scheduleAtFixedRate`): run every missed slot, in order.
- * - `"coalesce"`: run once for all of them, as the latest missed slot, then rejoin the grid.
+ * - `"coalesce"`: run once for all of them, as the latest missed slot, then rejoin the grid. This
+ *   also holds when a pending slot is taken late (the clock jumped): it runs once, as the latest
+ *   grid slot that has passed.
  * - `"skip"`: drop them; the next slot is the first grid slot strictly after `now`.
  *
  * @category models
