@@ -91,6 +91,8 @@ export interface ScheduleOptions<A, E, R> {
 export interface SchedulerStats extends Kernel.Stats {
   readonly workers: number
   readonly closed: boolean
+  /** Times the timing actor woke up (from a sleep toward a slot, or by a signal). */
+  readonly actorWakes: number
 }
 
 /**
@@ -324,6 +326,7 @@ export const make = (
         ...kernel.stats(),
         workers,
         closed: engine.closed,
+        actorWakes: engine.wakes,
       })),
       nextSlot: Effect.sync(() => Option.fromNullishOr(kernel.nextSlot())),
     })

@@ -128,6 +128,8 @@ export class Engine {
   private wakeRequested = false
   /** Inserts with a slot before this wake the actor; -Infinity while it is busy or the pool is full. */
   private wakeBefore = Number.NEGATIVE_INFINITY
+  /** Times the actor has woken from a park or a sleep (a busy-waiting actor would show here). */
+  wakes = 0
   /** Set by shutdown: take no more runs; end once nothing is in flight. */
   private stopping = false
   private readonly drained: Deferred.Deferred<void>
@@ -218,6 +220,7 @@ export class Engine {
           self.wakeBefore = next
           yield* Effect.raceFirst(self.park(), Effect.sleep(Math.min(next - now, MAX_SLEEP_MS)))
         }
+        self.wakes++
       }
     })
   }

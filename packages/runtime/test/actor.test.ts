@@ -1,0 +1,128 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { TestClock } from "effect/testing"
+import { Schedule, Scheduler } from "../src/index.ts"
+
+describe("timing actor", () => {
+  it.effect("wakes for an insert earlier than the slot it sleeps toward", () =>
+    Effect.gen(function* () {
+      const s = yield* Scheduler.make()
+      const seen: Array<string> = []
+      const job = (label: string) => (run: { startedAt: number }) =>
+        Effect.sync(() => {
+          seen.push(`${label}@${run.startedAt}`)
+        })
+      yield* s.schedule({ schedule: Schedule.once(10_000), job: job("late") })
+      yield* TestClock.adjust(1_000)
+      yield* s.schedule({ schedule: Schedule.once(500), job: job("early") })
+      yield* TestClock.adjust(500)
+      expect(seen).toEqual(["early@1500"])
+      yield* TestClock.adjust(8_500)
+      expect(seen).toEqual(["early@1500", "late@10000"])
+    }),
+  )
+
+  it.effect("does not wake for an insert later than its next slot, nor busy-wait", () =>
+    Effect.gen(function* () {
+      const s = yield* Scheduler.make()
+      yield* s.schedule({ schedule: Schedule.once(60 * 60 * 1000), job: Effect.void })
+      yield* TestClock.adjust(1)
+      const before = (yield* s.stats).actorWakes
+      for (let k = 0; k < 100; k++) {
+        yield* s.schedule({ schedule: Schedule.once(2 * 60 * 60 * 1000 + k), job: Effect.void })
+      }
+      yield* TestClock.adjust(59 * 60 * 1000)
+      // Neither the later inserts nor the passing time woke it before its slot.
+      expect((yield* s.stats).actorWakes).toBe(before)
+      yield* TestClock.adjust(60 * 1000)
+      expect((yield* s.stats).done).toBe(1)
+      expect((yield* s.stats).actorWakes - before).toBeLessThanOrEqual(2)
+    }),
+  )
+
+  it.effect("sleeps longer than 2^31-1 ms in chunks and never fires early", () =>
+    Effect.gen(function* () {
+      const s = yield* Scheduler.make()
+      const delay = 3 * (2 ** 31 - 1) + 17
+      let ranAt = -1
+      yield* s.schedule({
+        schedule: Schedule.once(delay),
+        job: (run) => Effect.sync(() => (ranAt = run.startedAt)),
+      })
+      yield* TestClock.adjust(delay - 1)
+      expect(ranAt).toBe(-1)
+      expect((yield* s.stats).actorWakes).toBeGreaterThanOrEqual(3) // one wake per chunk
+      yield* TestClock.adjust(1)
+      expect(ranAt).toBe(delay)
+    }),
+  )
+})
+
+describe("worker pool", () => {
+  it.effect("never runs more jobs at once than it has workers", () =>
+    Effect.gen(function* () {
+      const s = yield* Scheduler.make({ workers: 3 })
+      let current = 0
+      let peak = 0
+      const starts: Array<number> = []
+      for (let k = 0; k < 10; k++) {
+        yield* s.schedule({
+          schedule: Schedule.once(0),
+          job: (run) =>
+            Effect.gen(function* () {
+              starts.push(run.startedAt)
+              peak = Math.max(peak, ++current)
+              expect((yield* s.stats).inFlight).toBeLessThanOrEqual(3)
+              yield* Effect.sleep(100)
+              current--
+            }),
+        })
+      }
+      yield* TestClock.adjust(1_000)
+      expect(peak).toBe(3)
+      expect(starts).toEqual([0, 0, 0, 100, 100, 100, 200, 200, 200, 300])
+      expect((yield* s.stats).done).toBe(10)
+    }),
+  )
+
+  it.effect("a slow job delays others only when every worker is busy", () =>
+    Effect.gen(function* () {
+      const s = yield* Scheduler.make({ workers: 2 })
+      const late: Record<string, number> = {}
+      const job =
+        (label: string, ms: number) => (run: { startedAt: number; scheduledFor: number }) =>
+          Effect.andThen(
+            Effect.sync(() => {
+              late[label] = run.startedAt - run.scheduledFor
+            }),
+            Effect.sleep(ms),
+          )
+      yield* s.schedule({ schedule: Schedule.once(0), job: job("slow", 1_000) })
+      yield* s.schedule({ schedule: Schedule.once(10), job: job("a", 5) })
+      yield* s.schedule({ schedule: Schedule.once(20), job: job("b", 5) })
+      yield* TestClock.adjust(100)
+      expect(late).toEqual({ slow: 0, a: 0, b: 0 })
+      // Now both workers are busy until 600: the third task waits for one of them.
+      yield* s.schedule({ schedule: Schedule.once(0), job: job("slow2", 500) })
+      yield* s.schedule({ schedule: Schedule.once(10), job: job("c", 5) })
+      yield* TestClock.adjust(1_000)
+      expect(late.c).toBe(500 - 10)
+    }),
+  )
+
+  it.effect("overload shows as lateness, not as more fibers", () =>
+    Effect.gen(function* () {
+      const s = yield* Scheduler.make({ workers: 2 })
+      for (let k = 0; k < 1_000; k++) {
+        yield* s.schedule({ schedule: Schedule.once(0), job: Effect.sleep(10) })
+      }
+      yield* TestClock.adjust(1)
+      const stats = yield* s.stats
+      expect(stats.inFlight).toBe(2)
+      expect(stats.running).toBe(2)
+      expect(stats.scheduled).toBe(998)
+      yield* TestClock.adjust(10 * 500)
+      expect((yield* s.stats).done).toBe(1_000)
+    }),
+  )
+})

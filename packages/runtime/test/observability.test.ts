@@ -1,0 +1,106 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Fiber, Logger, Metric, Option, References, Stream, Tracer } from "effect"
+import { TestClock } from "effect/testing"
+import { Metrics, Schedule, Scheduler } from "../src/index.ts"
+
+/** Runs `body` with a metric registry of its own, so counts start at zero. */
+const isolated = <A, E, R>(body: Effect.Effect<A, E, R>) =>
+  Effect.provideService(body, Metric.MetricRegistry, new Map())
+
+describe("metrics", () => {
+  it.effect("count runs by outcome, record lateness, and gauge pending and running", () =>
+    isolated(
+      Effect.gen(function* () {
+        const s = yield* Scheduler.make({ workers: 1 })
+        yield* s.schedule({ schedule: Schedule.once(0), job: Effect.sleep(30) })
+        yield* s.schedule({ schedule: Schedule.once(10), job: Effect.fail("x") })
+        yield* s.schedule({ schedule: Schedule.once(20), job: Effect.die("y") })
+        yield* s.schedule({ schedule: Schedule.once(100), job: Effect.void })
+        yield* TestClock.adjust(50)
+        expect((yield* Metric.value(Metrics.runsByOutcome.succeeded)).count).toBe(1)
+        expect((yield* Metric.value(Metrics.runsByOutcome.failed)).count).toBe(1)
+        expect((yield* Metric.value(Metrics.runsByOutcome.defect)).count).toBe(1)
+        const lateness = yield* Metric.value(Metrics.lateness)
+        expect(lateness.count).toBe(3)
+        expect(lateness.sum).toBe(0 + 20 + 10) // the second and third waited for the only worker
+        expect(lateness.max).toBe(20)
+        expect((yield* Metric.value(Metrics.pending)).value).toBe(1)
+        expect((yield* Metric.value(Metrics.running)).value).toBe(0)
+      }),
+    ),
+  )
+})
+
+describe("tracing and logs", () => {
+  it.effect("each run has a span with the task id, slot and attempt, and annotated logs", () =>
+    Effect.gen(function* () {
+      const spans: Array<{ name: string; attributes: Record<string, unknown> }> = []
+      const tracer = Tracer.make({
+        span: (options) => {
+          const span = new Tracer.NativeSpan(options)
+          const end = span.end.bind(span)
+          span.end = (t, exit) => {
+            end(t, exit)
+            spans.push({ name: span.name, attributes: Object.fromEntries(span.attributes) })
+          }
+          return span
+        },
+      })
+      const annotations: Array<Record<string, unknown>> = []
+      const logger = Logger.make((o) => {
+        annotations.push({ ...o.fiber.getRef(References.CurrentLogAnnotations) })
+      })
+      yield* Effect.gen(function* () {
+        const s = yield* Scheduler.make()
+        yield* s.schedule({
+          id: "traced",
+          schedule: Schedule.once(5),
+          retry: { maxRetries: 1, base: 1 },
+          job: (run) => (run.attempt === 1 ? Effect.fail("first") : Effect.log("second attempt")),
+        })
+        yield* TestClock.adjust(10)
+      }).pipe(Effect.withTracer(tracer), Effect.provide(Logger.layer([logger])))
+      expect(
+        spans.map((s) => [
+          s.name,
+          s.attributes["tickwork.task"],
+          s.attributes["tickwork.slot"],
+          s.attributes["tickwork.attempt"],
+        ]),
+      ).toEqual([
+        ["tickwork.run", "traced", 5, 1],
+        ["tickwork.run", "traced", 6, 2],
+      ])
+      expect(annotations).toContainEqual({
+        "tickwork.task": "traced",
+        "tickwork.slot": 6,
+        "tickwork.attempt": 2,
+      })
+    }),
+  )
+})
+
+describe("occurrence stream", () => {
+  it.effect("publishes every occurrence to each subscriber in order", () =>
+    Effect.gen(function* () {
+      const s = yield* Scheduler.make()
+      const collected = yield* Effect.forkChild(Stream.runCollect(Stream.take(s.occurrences, 4)), {
+        startImmediately: true,
+      })
+      yield* s.schedule({ id: "a", schedule: Schedule.once(1), job: Effect.void })
+      yield* s.schedule({ id: "b", schedule: Schedule.fixedRate(2), job: Effect.void })
+      yield* s.schedule({ id: "c", schedule: Schedule.once(5), job: Effect.void })
+      yield* s.cancel("c")
+      yield* TestClock.adjust(2)
+      const records = yield* Fiber.join(collected)
+      expect(records.map((o) => `${o.kind}:${o.id}`)).toEqual([
+        "cancelled:c",
+        "ran:b",
+        "ran:a",
+        "ran:b",
+      ])
+      const info = Option.getOrThrow(yield* s.info("b"))
+      expect(info.runNumber).toBe(2)
+    }),
+  )
+})
