@@ -1,47 +1,173 @@
-// The core's deterministic driver on the system clock: schedule a few tasks, then sleep until
-// the next slot and run what is due, printing what ran when. (The Effect runtime does this
-// sleeping for you; this shows the kernel underneath.)
-import { Clock, Driver, Schedule } from "@tickwork/core"
+// tickwork quickstart: an Effect program that schedules a realistic mix of work, watches it run
+// for ten seconds on the real clock, then shuts the scheduler down and summarises what happened
+// from the occurrence ledger.
+//
+//   pnpm demo
+//
+// Read it top to bottom: each task shows one part of the API.
+import { type Ledger, Schedule, Scheduler, type Task } from "@tickwork/runtime"
+import { Data, Effect, Schedule as EffectSchedule, Fiber, Logger, Option } from "effect"
 
-const start = Clock.system.now()
-const at = (t: number) => `+${String(t - start).padStart(4)} ms`
+class UpstreamUnavailable extends Data.TaggedError("UpstreamUnavailable")<{
+  readonly attempt: number
+}> {}
 
-const driver = Driver.make({
-  clock: Clock.system,
-  onRun: (r) =>
-    console.log(
-      `${at(r.startedAt)}  ${r.id.padEnd(10)} slot ${at(r.scheduledFor)}  late ${r.startedAt - r.scheduledFor} ms  ${r.outcome.kind}${r.continuation === "retry" ? ` → retry at ${at(r.nextSlot as number)}` : ""}`,
+const RUN_FOR_MS = 10_000
+
+const program = Effect.gen(function* () {
+  const scheduler = yield* Scheduler.Scheduler
+  const start = Date.now()
+
+  // 1. A reminder: once, five seconds from now.
+  yield* scheduler.schedule({
+    id: "reminder",
+    schedule: Schedule.once("5 seconds"),
+    job: Effect.log("reminder: stand up and stretch"),
+  })
+
+  // 2. A token refresh every 2 s on a fixed grid (it never drifts, however long a refresh takes).
+  let token = 0
+  yield* scheduler.schedule({
+    id: "token-refresh",
+    schedule: Schedule.fixedRate("2 seconds"),
+    priority: "high",
+    job: Effect.sync(() => {
+      token++
+    }).pipe(Effect.andThen(Effect.sleep("120 millis"))),
+  })
+
+  // 3. A flaky call: fails twice, then succeeds; retried with exponential backoff and jitter.
+  yield* scheduler.schedule({
+    id: "flaky-call",
+    schedule: Schedule.once("1 second"),
+    retry: { maxRetries: 4, base: "400 millis", factor: 2, jitter: "equal" },
+    job: (run) =>
+      run.attempt < 3
+        ? Effect.fail(new UpstreamUnavailable({ attempt: run.attempt }))
+        : Effect.log(`flaky-call: answered on attempt ${run.attempt}`),
+  })
+
+  // 4. A cron job in a time zone: every third second (6 fields: seconds first).
+  yield* scheduler.schedule({
+    id: "cron-digest",
+    schedule: Schedule.cron("*/3 * * * * *", { timeZone: "Europe/Berlin" }),
+    missedRuns: "skip",
+    job: Effect.sleep("50 millis"),
+  })
+
+  // 5. A long report that is cancelled while it runs: its fiber is interrupted.
+  yield* scheduler.schedule({
+    id: "long-report",
+    schedule: Schedule.once("2 seconds"),
+    timeout: "30 seconds",
+    job: Effect.sleep("1 minute"),
+  })
+  yield* Effect.forkChild(
+    Effect.sleep("3500 millis").pipe(
+      Effect.andThen(scheduler.cancel("long-report", { interrupt: true })),
+      Effect.andThen((cancelled) =>
+        Effect.log(`long-report cancelled while running: ${cancelled}`),
+      ),
     ),
+  )
+
+  // 6. A job that schedules a follow-up: an order, then its receipt 1.5 s later.
+  yield* scheduler.schedule({
+    id: "order",
+    schedule: Schedule.once("1500 millis"),
+    job: scheduler
+      .schedule({
+        id: "receipt",
+        schedule: Schedule.once("1500 millis"),
+        job: Effect.log("receipt sent"),
+      })
+      .pipe(Effect.orDie),
+  })
+
+  // A live table of every task, redrawn in place on a terminal, or printed every 2 s otherwise.
+  const tty = process.stdout.isTTY === true
+  const render = Effect.gen(function* () {
+    const tasks = yield* scheduler.tasks
+    const rows: Array<string> = []
+    for (const t of tasks) rows.push(yield* row(t, start))
+    const header = `${"task".padEnd(14)}${"state".padEnd(11)}${"next slot".padEnd(11)}${"late".padEnd(7)}outcomes`
+    const text = [`t = ${((Date.now() - start) / 1000).toFixed(1)} s`, header, ...rows].join("\n")
+    yield* Effect.sync(() => {
+      if (tty) process.stdout.write(`\x1b[H\x1b[J${text}\n`)
+      else console.log(`${text}\n`)
+    })
+  })
+  const row = (t: Task.TaskInfo, t0: number) =>
+    Effect.map(scheduler.ledger(t.id), (ledger) => {
+      const runs = ledger.filter((o): o is Ledger.Ran => o.kind === "ran" || o.kind === "retried")
+      const last = runs.at(-1)
+      const counts = new Map<string, number>()
+      for (const o of ledger) {
+        const key = o.kind === "ran" || o.kind === "retried" ? o.outcome.kind : o.kind
+        counts.set(key, (counts.get(key) ?? 0) + 1)
+      }
+      const next = t.state === "scheduled" ? `+${((t.scheduledFor - t0) / 1000).toFixed(1)} s` : "-"
+      const late = last === undefined ? "-" : `${last.startedAt - last.scheduledFor} ms`
+      const outcomes = [...counts].map(([k, n]) => `${k}×${n}`).join(" ")
+      return `${t.id.padEnd(14)}${t.state.padEnd(11)}${next.padEnd(11)}${late.padEnd(7)}${outcomes}`
+    })
+  if (tty) process.stdout.write("\x1b[2J")
+  const table = yield* Effect.forkChild(
+    Effect.repeat(render, EffectSchedule.spaced(tty ? "250 millis" : "2 seconds")),
+  )
+  yield* Effect.sleep(RUN_FOR_MS)
+  yield* Fiber.interrupt(table)
+  yield* render
+  return { token, tasks: yield* scheduler.tasks }
 })
 
-driver.scheduleUnsafe({ id: "reminder", schedule: Schedule.once(300), job: () => {} })
-driver.scheduleUnsafe({ id: "heartbeat", schedule: Schedule.fixedRate(250), job: () => {} })
-let attempts = 0
-driver.scheduleUnsafe({
-  id: "flaky",
-  schedule: Schedule.once(100),
-  retry: { maxRetries: 3, base: 50, factor: 2 },
-  job: () => {
-    if (++attempts < 3) throw new Error(`attempt ${attempts} failed`)
-  },
-})
-driver.scheduleUnsafe({
-  id: "follow-up",
-  schedule: Schedule.once(500),
-  priority: "high",
-  job: () => {
-    driver.scheduleUnsafe({ id: "spawned", schedule: Schedule.once(200), job: () => {} })
-  },
+// The summary reads the ledger after the scheduler has shut down (policy "cancel": pending
+// tasks are cancelled, running ones may finish).
+const main = Effect.gen(function* () {
+  const reports: Array<Scheduler.ShutdownReport> = []
+  const ledgers = new Map<string, ReadonlyArray<Ledger.Occurrence>>()
+  const { token } = yield* Effect.scoped(
+    Effect.gen(function* () {
+      const result = yield* program
+      const scheduler = yield* Scheduler.Scheduler
+      for (const t of result.tasks) ledgers.set(t.id, yield* scheduler.ledger(t.id))
+      return result
+    }).pipe(
+      Effect.provide(
+        Scheduler.layer({
+          workers: 4,
+          shutdown: "cancel",
+          onShutdown: (r) => reports.push(r),
+        }),
+      ),
+    ),
+  )
+  console.log("\nsummary from the ledger")
+  for (const [id, ledger] of ledgers) {
+    const ran = ledger.filter((o) => o.kind === "ran").length
+    const retried = ledger.filter((o) => o.kind === "retried").length
+    const skipped = ledger.filter((o) => o.kind === "skipped").length
+    const cancelled = ledger.some((o) => o.kind === "cancelled")
+    const worst = Math.max(
+      0,
+      ...ledger.flatMap((o) =>
+        o.kind === "ran" || o.kind === "retried" ? [o.startedAt - o.scheduledFor] : [],
+      ),
+    )
+    console.log(
+      `  ${id.padEnd(14)} ran ${ran}, retried ${retried}, skipped ${skipped}${cancelled ? ", cancelled" : ""}; worst lateness ${worst} ms`,
+    )
+  }
+  const report = Option.getOrThrow(Option.fromNullishOr(reports[0]))
+  console.log(
+    `shutdown (${report.policy}): ${report.cancelled.length} cancelled, ${report.finished.length} finished, ${report.interrupted.length} interrupted; token refreshed ${token} times`,
+  )
 })
 
-const stopAt = start + 1_200
-while (Clock.system.now() < stopAt) {
-  driver.runDue()
-  const next = Math.min(driver.nextSlot() ?? stopAt, stopAt)
-  await new Promise((resolve) => setTimeout(resolve, Math.max(0, next - Clock.system.now())))
-}
-driver.cancel("heartbeat")
-const s = driver.stats()
-console.log(
-  `\ndone: ${s.done}, failed: ${s.failed}, cancelled: ${s.cancelled}, still scheduled: ${s.scheduled}`,
+Effect.runPromise(main.pipe(Effect.provide(Logger.layer([Logger.consolePretty()])))).then(
+  () => process.exit(0),
+  (error) => {
+    console.error(error)
+    process.exit(1)
+  },
 )

@@ -87,6 +87,34 @@ describe("shutdown (SPEC §12)", () => {
     }),
   )
 
+  it.effect("cancel: a recurring run that ends during shutdown is not left pending", () =>
+    Effect.gen(function* () {
+      const scope = yield* Scope.make()
+      const reports: Array<Scheduler.ShutdownReport> = []
+      const s = yield* Scheduler.make({
+        shutdown: "cancel",
+        onShutdown: (r) => reports.push(r),
+      }).pipe(Scope.provide(scope))
+      yield* s.schedule({ id: "every", schedule: Schedule.fixedRate(50), job: Effect.sleep(20) })
+      yield* TestClock.adjust(10)
+      const closing = yield* Effect.forkChild(Scope.close(scope, Exit.void), {
+        startImmediately: true,
+      })
+      yield* TestClock.adjust(100)
+      yield* Fiber.join(closing)
+      expect(yield* s.status("every")).toBe("cancelled")
+      expect(reports).toEqual([
+        {
+          policy: "cancel",
+          pending: [],
+          finished: ["every"],
+          cancelled: ["every"],
+          interrupted: [],
+        },
+      ])
+    }),
+  )
+
   it.effect("runs still going after shutdownTimeout are interrupted", () =>
     Effect.gen(function* () {
       const scope = yield* Scope.make()

@@ -134,7 +134,13 @@ export class Engine {
   private stopping = false
   private readonly drained: Deferred.Deferred<void>
   /** Filled while shutting down. */
-  private shutdownLog: { finished: Array<Task.TaskId>; interrupted: Array<Task.TaskId> } | undefined
+  private shutdownLog:
+    | {
+        finished: Array<Task.TaskId>
+        interrupted: Array<Task.TaskId>
+        cancelled: Array<Task.TaskId>
+      }
+    | undefined
 
   constructor(
     config: EngineConfig,
@@ -348,9 +354,16 @@ export class Engine {
       PubSub.publishUnsafe(this.occurrences, missed)
     }
     this.config.listener?.completed?.(record)
-    if (this.shutdownLog !== undefined) {
-      if (outcome.kind === "interrupted") this.shutdownLog.interrupted.push(record.id)
-      else this.shutdownLog.finished.push(record.id)
+    const log = this.shutdownLog
+    if (log !== undefined) {
+      if (outcome.kind === "interrupted") log.interrupted.push(record.id)
+      else log.finished.push(record.id)
+      // Under "cancel" and "interrupt", a retry or next slot pushed during shutdown is pending
+      // work too: cancel it like the rest.
+      if (this.config.shutdown !== "drain" && record.state === "scheduled") {
+        this.cancelNow(record.id, false)
+        log.cancelled.push(record.id)
+      }
     }
   }
 
@@ -365,33 +378,46 @@ export class Engine {
   /** Cancels a task (SPEC §8); with `interrupt`, also interrupts its running fiber and waits for it. */
   cancel(id: string, interrupt: boolean): Effect.Effect<boolean> {
     return Effect.suspend(() => {
-      const info = this.kernel.info(id)
-      if (info === undefined || (info.state !== "scheduled" && info.state !== "running")) {
-        return Effect.succeed(false)
-      }
-      this.kernel.cancel(id, this.now())
-      const fibers: Array<Fiber.Fiber<unknown, unknown>> = []
-      if (info.state === "running" && interrupt) {
-        for (const r of this.running()) {
-          if (r.run.generation === info.generation && r.run.id === info.id) fibers.push(r.fiber)
-        }
-      }
-      const occurrence: Ledger.Cancelled = {
-        kind: "cancelled",
-        id: info.id,
-        generation: info.generation,
-        from: info.state,
-        scheduledFor: info.scheduledFor,
-        interrupted: fibers.length > 0,
-        at: this.now(),
-      }
-      this.ledger.add(occurrence, false)
-      PubSub.publishUnsafe(this.occurrences, occurrence)
-      this.config.listener?.cancelled?.(occurrence)
+      const fibers = this.cancelNow(id, interrupt)
+      if (fibers === undefined) return Effect.succeed(false)
       return fibers.length === 0
         ? Effect.succeed(true)
         : Effect.as(Fiber.interruptAll(fibers), true)
     })
+  }
+
+  /**
+   * The synchronous part of {@link cancel}: cancels the task and records it; returns the fibers
+   * to interrupt (empty unless `interrupt` and running), or `undefined` if it was not cancellable.
+   */
+  private cancelNow(
+    id: string,
+    interrupt: boolean,
+  ): Array<Fiber.Fiber<unknown, unknown>> | undefined {
+    const info = this.kernel.info(id)
+    if (info === undefined || (info.state !== "scheduled" && info.state !== "running")) {
+      return undefined
+    }
+    this.kernel.cancel(id, this.now())
+    const fibers: Array<Fiber.Fiber<unknown, unknown>> = []
+    if (info.state === "running" && interrupt) {
+      for (const r of this.running()) {
+        if (r.run.generation === info.generation && r.run.id === info.id) fibers.push(r.fiber)
+      }
+    }
+    const occurrence: Ledger.Cancelled = {
+      kind: "cancelled",
+      id: info.id,
+      generation: info.generation,
+      from: info.state,
+      scheduledFor: info.scheduledFor,
+      interrupted: fibers.length > 0,
+      at: this.now(),
+    }
+    this.ledger.add(occurrence, true)
+    PubSub.publishUnsafe(this.occurrences, occurrence)
+    this.config.listener?.cancelled?.(occurrence)
+    return fibers
   }
 
   // ---------------------------------------------------------------- shutdown
@@ -402,12 +428,16 @@ export class Engine {
     return Effect.gen(function* () {
       const policy = self.config.shutdown
       self.closed = true
-      self.shutdownLog = { finished: [], interrupted: [] }
-      const cancelled: Array<Task.TaskId> = []
+      const log = {
+        finished: [] as Array<Task.TaskId>,
+        interrupted: [] as Array<Task.TaskId>,
+        cancelled: [] as Array<Task.TaskId>,
+      }
+      self.shutdownLog = log
       if (policy !== "drain") {
         for (const id of self.kernel.taskIds()) {
-          if (self.kernel.status(id) === "scheduled" && (yield* self.cancel(id, false))) {
-            cancelled.push(id)
+          if (self.kernel.status(id) === "scheduled" && self.cancelNow(id, false) !== undefined) {
+            log.cancelled.push(id)
           }
         }
       }
@@ -423,8 +453,13 @@ export class Engine {
         yield* Deferred.await(self.drained)
       }
       const pending = self.kernel.taskIds().filter((id) => self.kernel.status(id) === "scheduled")
-      const log = self.shutdownLog
-      return { policy, pending, finished: log.finished, cancelled, interrupted: log.interrupted }
+      return {
+        policy,
+        pending,
+        finished: log.finished,
+        cancelled: log.cancelled,
+        interrupted: log.interrupted,
+      }
     })
   }
 
