@@ -78,27 +78,17 @@ export interface Cancelled {
 export type Occurrence = Ran | Missed | Cancelled
 
 /**
- * The `ran` (or `retried`) record of a finished run.
+ * The `ran` (or `retried`) record of a finished run. It takes over `record` (the kernel makes a
+ * fresh one per run) instead of copying it: one allocation less on the hot path.
  *
  * @category constructors
  * @since 0.1.0
  */
-export const ran = (record: Task.RunRecord): Ran => ({
-  // Copied field by field: a spread of the record costs several times more on the hot path.
-  kind: record.continuation === "retry" ? "retried" : "ran",
-  id: record.id,
-  generation: record.generation,
-  scheduledFor: record.scheduledFor,
-  startedAt: record.startedAt,
-  attempt: record.attempt,
-  runNumber: record.runNumber,
-  finishedAt: record.finishedAt,
-  outcome: record.outcome,
-  state: record.state,
-  continuation: record.continuation,
-  nextSlot: record.nextSlot,
-  dropped: record.dropped,
-})
+export const ran = (record: Task.RunRecord): Ran => {
+  const r = record as { -readonly [K in keyof Ran]: Ran[K] }
+  r.kind = record.continuation === "retry" ? "retried" : "ran"
+  return r
+}
 
 /**
  * The `coalesced` or `skipped` record of the grid slots a run's missed-run policy dropped.
@@ -146,7 +136,8 @@ export const fromRun = (record: Task.RunRecord): ReadonlyArray<Occurrence> =>
  * @since 0.1.0
  */
 export class Store {
-  private readonly byId = new Map<string, Array<Occurrence>>()
+  /** A task's records: one occurrence alone (most tasks), or a list once there are more. */
+  private readonly byId = new Map<string, Occurrence | Array<Occurrence>>()
   /** Final tasks, oldest first, as (id, generation) pairs from `finalsHead` on. */
   private finalIds: Array<string> = []
   private finalGens: Array<number> = []
@@ -163,22 +154,23 @@ export class Store {
   add(occurrence: Occurrence, final: boolean): void {
     if (this.perTask === 0) return
     const id = occurrence.id
-    let list = this.byId.get(id)
-    if (list === undefined) {
-      list = []
-      this.byId.set(id, list)
-    } else if (list.length > 0 && (list[0] as Occurrence).generation !== occurrence.generation) {
-      // A reused id starts a new history.
-      list.length = 0
+    const held = this.byId.get(id)
+    if (held === undefined || generationOf(held) !== occurrence.generation) {
+      // A new task, or a reused id starting a new history.
+      this.byId.set(id, occurrence)
+    } else if (Array.isArray(held)) {
+      if (held.length >= this.perTask) held.splice(0, held.length - this.perTask + 1)
+      held.push(occurrence)
+    } else {
+      this.byId.set(id, this.perTask === 1 ? occurrence : [held, occurrence])
     }
-    if (list.length >= this.perTask) list.splice(0, list.length - this.perTask + 1)
-    list.push(occurrence)
     if (final) this.retire(id, occurrence.generation)
   }
 
   /** The records of a task, oldest first. */
   get(id: string): ReadonlyArray<Occurrence> {
-    return this.byId.get(id) ?? []
+    const held = this.byId.get(id)
+    return held === undefined ? [] : Array.isArray(held) ? [...held] : [held]
   }
 
   /** Tasks with a history. */
@@ -194,8 +186,8 @@ export class Store {
       const gen = this.finalGens[this.finalsHead] as number
       this.finalsHead++
       // Keep it if the id has been reused since: that history belongs to the newer task.
-      const list = this.byId.get(old)
-      if (list !== undefined && (list[0]?.generation ?? gen) === gen) this.byId.delete(old)
+      const held = this.byId.get(old)
+      if (held !== undefined && generationOf(held) === gen) this.byId.delete(old)
     }
     if (this.finalsHead > 1024 && this.finalsHead * 2 > this.finalIds.length) {
       this.finalIds = this.finalIds.slice(this.finalsHead)
@@ -204,3 +196,6 @@ export class Store {
     }
   }
 }
+
+const generationOf = (held: Occurrence | Array<Occurrence>): number =>
+  Array.isArray(held) ? (held[0] as Occurrence).generation : held.generation

@@ -20,13 +20,14 @@ import type { Kernel, Task } from "@tickwork/core"
 import {
   Cause,
   type Clock,
-  type Context,
+  Context,
   Deferred,
   Effect,
   Exit,
   Fiber,
   Option,
   PubSub,
+  References,
   Result,
 } from "effect"
 import * as Ledger from "../Ledger.ts"
@@ -89,6 +90,7 @@ export interface EngineConfig {
   readonly kernel: Kernel.Kernel<Job>
   readonly workers: number
   readonly spans: boolean
+  readonly logAnnotations: boolean
   readonly ledgerPerTask: number
   readonly ledgerFinalTasks: number
   readonly streamCapacity: number
@@ -287,11 +289,6 @@ export class Engine {
     }
     if (this.config.spans) {
       effect = effect.pipe(
-        Effect.annotateLogs({
-          "tickwork.task": run.id,
-          "tickwork.slot": run.scheduledFor,
-          "tickwork.attempt": run.attempt,
-        }),
         Effect.withSpan(
           "tickwork.run",
           {
@@ -308,8 +305,19 @@ export class Engine {
         ),
       )
     }
+    let context = job.context
+    if (this.config.logAnnotations) {
+      // One context copy per run, instead of Effect.annotateLogs's update-and-restore.
+      const annotations = Context.get(context, References.CurrentLogAnnotations)
+      context = Context.add(context, References.CurrentLogAnnotations, {
+        ...annotations,
+        "tickwork.task": run.id,
+        "tickwork.slot": run.scheduledFor,
+        "tickwork.attempt": run.attempt,
+      })
+    }
     const slot = this.freeSlots.pop() as number
-    const fiber = Effect.runForkWith(job.context)(effect)
+    const fiber = Effect.runForkWith(context)(effect)
     this.slotRuns[slot] = run
     this.slotFibers[slot] = fiber
     fiber.addObserver((exit) => {
@@ -344,12 +352,13 @@ export class Engine {
     const outcome = classify(exit)
     const record = this.kernel.complete(run, outcome, finishedAt, true) as Task.RunRecord
     Metrics.runsByOutcome[outcome.kind].updateUnsafe(1, this.context)
-    const final = record.continuation === "final"
+    const dropped = record.dropped
     const ran = Ledger.ran(record)
-    this.ledger.add(ran, final)
+    this.ledger.add(ran, record.continuation === "final")
     PubSub.publishUnsafe(this.occurrences, ran)
-    if (record.dropped !== undefined) {
-      const missed = Ledger.missed(record, record.dropped)
+    if (dropped !== undefined) {
+      // Decided when the run ended, so recorded after it.
+      const missed = Ledger.missed(record, dropped)
       this.ledger.add(missed, false)
       PubSub.publishUnsafe(this.occurrences, missed)
     }
