@@ -60,7 +60,12 @@ import {
 } from "./internal/engine.ts"
 import type * as Ledger from "./Ledger.ts"
 
-export type { Listener, ShutdownPolicy, ShutdownReport } from "./internal/engine.ts"
+export type {
+  AcceptedOptions,
+  Listener,
+  ShutdownPolicy,
+  ShutdownReport,
+} from "./internal/engine.ts"
 
 /**
  * A job: an Effect, or a function from the run's info to an Effect.
@@ -329,7 +334,7 @@ export const make = (
           if (typeof id !== "string") return Effect.fail(id)
           engine.inserted()
           if (options.listener?.accepted !== undefined) {
-            options.listener.accepted(id, kernel.info(id) as Task.TaskInfo)
+            options.listener.accepted(id, kernel.info(id) as Task.TaskInfo, o)
           }
           return Effect.succeed(id)
         },

@@ -64,10 +64,20 @@ export class RunTimedOut {
  * actor's or the caller's synchronous step: it must be quick and must not throw.
  */
 export interface Listener {
-  readonly accepted?: (id: Task.TaskId, info: Task.TaskInfo) => void
+  /** A task was accepted; `options` are the schedule options it was given (job included). */
+  readonly accepted?: (id: Task.TaskId, info: Task.TaskInfo, options: AcceptedOptions) => void
   readonly started?: (run: Task.RunInfo) => void
   readonly completed?: (record: Task.RunRecord) => void
   readonly cancelled?: (occurrence: Ledger.Cancelled) => void
+}
+
+/** The options a task was accepted with, as the listener sees them. */
+export interface AcceptedOptions {
+  readonly schedule: unknown
+  readonly priority?: Task.Priority | undefined
+  readonly retry?: { readonly maxRetries?: number } | undefined
+  readonly missedRuns?: string | undefined
+  readonly pauseAfterConsecutiveFailures?: number | undefined
 }
 
 /** How closing the scheduler treats pending and running work. */
