@@ -130,3 +130,32 @@ describe("models", () => {
     })
   })
 })
+
+describe("regressions", () => {
+  it("runDue terminates when a catch-up task's runs take longer than its period", () => {
+    const { clock, driver } = setup(0)
+    driver.scheduleUnsafe({ job: () => clock.advance(15), schedule: Schedule.fixedRate(10) })
+    // Only the run due when runDue was called; the slots the long run passed are due next time.
+    expect(driver.runDue()).toBe(1)
+    expect(clock.now()).toBe(15)
+    expect(driver.nextSlot()).toBe(10)
+    expect(driver.runDue()).toBe(1) // slot 10, late, ends at 30
+    expect(clock.now()).toBe(30)
+  })
+
+  it("a follow-up that only became due because a job moved the clock waits for the next runDue", () => {
+    const { clock, driver } = setup(0)
+    let n = 0
+    driver.scheduleUnsafe({
+      job: () => {
+        clock.advance(1)
+        if (n++ < 2) throw new Error("again")
+      },
+      schedule: Schedule.once(0),
+      retry: { maxRetries: 3, base: 0 },
+    })
+    // The first failure is at 1, its retry due at 1: after the call's time (0), so it waits.
+    expect(driver.runDue()).toBe(1)
+    expect(driver.runDue()).toBe(1)
+  })
+})
