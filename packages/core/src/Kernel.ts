@@ -521,7 +521,7 @@ export class Kernel<J> {
    * started at `max(now, slot)`; `undefined` when none is that early. `limit` defaults to `now`
    * (what is due now); a stepping driver passes its end time and moves its clock to the run's
    * `startedAt`. A late grid slot of a `coalesce` task is first moved to the latest grid slot
-   * `<= now` (SPEC §3). O(log n).
+   * `<= min(now, limit)` (SPEC §3). O(log n).
    */
   takeDue(now: number, limit: number = now): Run<J> | undefined {
     const heap = this.heap
@@ -543,7 +543,8 @@ export class Kernel<J> {
         continue
       }
       if (slot < now && extra !== undefined && extra.missedRuns === "coalesce") {
-        const latest = this.coalesce(i, extra, slot, now)
+        // Never past `limit`: the caller asked for the runs due by then.
+        const latest = this.coalesce(i, extra, slot, Math.min(now, limit))
         if (latest !== undefined) {
           // Later grid slots passed while this one waited (the clock jumped, or the driver was
           // late): one run stands for all of them, as the latest (SPEC §3). It goes back into
@@ -640,14 +641,14 @@ export class Kernel<J> {
 
   /**
    * For a coalescing grid task whose pending slot `slot` (a grid slot, not a retry) is late at
-   * `now`: moves it to the latest grid slot `<= now` and returns that slot, or `undefined` when
+   * `upTo`: moves it to the latest grid slot `<= upTo` and returns that slot, or `undefined` when
    * no later grid slot has passed.
    */
-  private coalesce(i: number, extra: Extras, slot: number, now: number): number | undefined {
+  private coalesce(i: number, extra: Extras, slot: number, upTo: number): number | undefined {
     const plan = extra.plan
     if (plan === undefined || (plan.kind !== "fixed-rate" && plan.kind !== "cron")) return undefined
     if (this.t.attempt(i) !== 1) return undefined
-    const latest = plan.grid.atOrBefore(now)
+    const latest = plan.grid.atOrBefore(upTo)
     if (latest === undefined || latest <= slot) return undefined
     extra.gridSlot = latest
     this.t.setSlot(i, latest)

@@ -283,4 +283,16 @@ describe("regressions", () => {
     expect(k.status("#foo")).toBe("scheduled")
     k.checkInvariants()
   })
+
+  it("coalescing a late slot never moves it past the limit the caller asked for", () => {
+    const k = new Kernel.Kernel<string>()
+    k.schedule({ job: "c", schedule: Schedule.fixedRate(3), missedRuns: "coalesce" }, 0)
+    const first = take(k, 0)
+    k.complete(first, Task.succeeded, 0, false) // next slot 3
+    // The clock is at 10 (a long job elsewhere) but the caller takes runs due by 4 only:
+    // slot 3 runs as 3, not as 9.
+    const run = take(k, 10, 4)
+    expect([run.scheduledFor, run.startedAt]).toEqual([3, 10])
+    k.checkInvariants()
+  })
 })
