@@ -58,6 +58,7 @@ import {
   type ShutdownPolicy,
   type ShutdownReport,
 } from "./internal/engine.ts"
+import { combine, Inspection, type InspectObserver, registry } from "./internal/inspection.ts"
 import type * as Ledger from "./Ledger.ts"
 
 export type {
@@ -187,6 +188,15 @@ export interface SchedulerOptions {
   readonly logAnnotations?: boolean
   /** Hears every acceptance, start, completion and cancellation (inspection). */
   readonly listener?: Listener
+  /**
+   * XState inspection: the observer you would give XState's `createActor(logic, { inspect })`.
+   * The timing actor and every task (its children, actors of `Lifecycle.machine` with the
+   * machine's definition attached) report `@xstate.actor`, `@xstate.event`, `@xstate.action` and
+   * `@xstate.snapshot` events, exactly as XState would for the same events. It also makes
+   * `Inspect.watch` available (`{}` turns that on without observing). Default: off, at no cost.
+   * See the `Inspect` module.
+   */
+  readonly inspect?: InspectObserver
 }
 
 /**
@@ -254,6 +264,9 @@ export const make = (
     const clock = yield* Clock.Clock
     const occurrences = yield* PubSub.sliding<Ledger.Occurrence>(streamCapacity)
     const drained = yield* Deferred.make<void>()
+    const inspection = options.inspect === undefined ? undefined : new Inspection(options.inspect)
+    const listener =
+      inspection === undefined ? options.listener : combine(inspection, options.listener)
     const engine = new Engine(
       {
         kernel,
@@ -268,7 +281,7 @@ export const make = (
         streamCapacity,
         shutdown: policy,
         shutdownTimeoutMs,
-        listener: options.listener,
+        listener,
       },
       context,
       clock,
@@ -332,15 +345,16 @@ export const make = (
             engine.now(),
           )
           if (typeof id !== "string") return Effect.fail(id)
-          engine.inserted()
-          if (options.listener?.accepted !== undefined) {
-            options.listener.accepted(id, kernel.info(id) as Task.TaskInfo, o)
+          // Listeners hear of the task before the actor may start it.
+          if (listener?.accepted !== undefined) {
+            listener.accepted(id, kernel.info(id) as Task.TaskInfo, o)
           }
+          engine.inserted()
           return Effect.succeed(id)
         },
       )
 
-    return Scheduler.of({
+    const service = Scheduler.of({
       schedule,
       cancel: (id, cancelOptions) => engine.cancel(id, cancelOptions?.interrupt === true),
       status: (id) => Effect.sync(() => kernel.status(id)),
@@ -356,6 +370,8 @@ export const make = (
       })),
       nextSlot: Effect.sync(() => Option.fromNullishOr(kernel.nextSlot())),
     })
+    if (inspection !== undefined) registry.set(service, inspection)
+    return service
   })
 
 /**

@@ -7,6 +7,8 @@
 
 /** Core modules, re-exported. @since 0.1.0 */
 export { Errors, Lifecycle, MissedRun, Retry, Schedule, Task, Time } from "@tickwork/core"
+/** XState inspection of a running scheduler. @since 0.1.0 */
+export * as Inspect from "./Inspect.ts"
 /** The occurrence ledger. @since 0.1.0 */
 export * as Ledger from "./Ledger.ts"
 /** The scheduler's metrics. @since 0.1.0 */

@@ -1,0 +1,324 @@
+/**
+ * @internal
+ * The inspection hub behind the `inspect` option: it turns the engine's listener calls into
+ * XState inspection events, as if the timing actor were an XState actor whose children are the
+ * tasks, each an actor of `Lifecycle.machine`.
+ *
+ * Ground rules:
+ * 1. Exactness comes from XState itself: each live task keeps an XState snapshot, advanced with
+ *    the pure `transition(Lifecycle.machine, snapshot, event)` on the same events the kernel's
+ *    compiled table took (START, SUCCEED/FAIL with the next slot, CANCEL). The hub never computes
+ *    a state or a context of its own.
+ * 2. The hub exists only when the scheduler is built with `inspect`: without it the engine's
+ *    listener is the user's (or none) and nothing here runs.
+ * 3. Memory is bounded by live tasks: a task's entry goes when it reaches a final state. A task
+ *    cancelled while running keeps a small entry until its run reports (at most `workers` of
+ *    those), because XState still delivers (and inspects) an event sent to a final actor.
+ * 4. Everything runs inside the engine's synchronous steps, in the order things happened. An
+ *    observer that throws is reported to its `error` callback and otherwise ignored: inspection
+ *    never breaks the scheduler.
+ */
+import { Lifecycle, type Task } from "@tickwork/core"
+import {
+  type Actor,
+  type AnyEventObject,
+  createActor,
+  type InspectionEvent,
+  initialTransition,
+  type Observer,
+  type SnapshotFrom,
+  transition,
+} from "xstate"
+import type * as Ledger from "../Ledger.ts"
+import type { AcceptedOptions, Listener } from "./engine.ts"
+
+/** What XState's `createActor(logic, { inspect })` takes. */
+export type InspectObserver =
+  | Observer<InspectionEvent>
+  | ((inspectionEvent: InspectionEvent) => void)
+
+/** A task's XState snapshot. */
+export type TaskSnapshot = SnapshotFrom<typeof Lifecycle.machine>
+
+/** A live XState actor of `Lifecycle.machine` that follows one task. */
+export type TaskActor = Actor<typeof Lifecycle.machine>
+
+/** Timing actors made so far in this process: numbers their session ids. */
+let sessions = 0
+
+/**
+ * An actor as inspection events show it: enough of XState's `ActorRef` for inspectors
+ * (`@statelyai/inspect` reads `id`, `sessionId`, `_parent`, `logic.config` and `getSnapshot()`).
+ * It is a view: `send` does nothing, the scheduler drives the task.
+ */
+export class InspectedActor {
+  /** The actor's id: `"timing"`, or the task's id. */
+  readonly id: string
+  /** Unique in the process: `tickwork:<n>` for a timing actor, `tickwork:<n>/<task id>/<generation>` for a task. */
+  readonly sessionId: string
+  /** The timing actor for a task; `undefined` for the timing actor. */
+  readonly _parent: InspectedActor | undefined
+  /** `Lifecycle.machine` for a task, so inspectors draw its real diagram; none for the timing actor. */
+  readonly logic: typeof Lifecycle.machine | undefined
+  /** The latest snapshot. Replaced (never mutated) at each step. */
+  snapshot: TaskSnapshot | TimingSnapshot
+
+  constructor(
+    id: string,
+    sessionId: string,
+    parent: InspectedActor | undefined,
+    logic: typeof Lifecycle.machine | undefined,
+    snapshot: TaskSnapshot | TimingSnapshot,
+  ) {
+    this.id = id
+    this.sessionId = sessionId
+    this._parent = parent
+    this.logic = logic
+    this.snapshot = snapshot
+  }
+
+  getSnapshot(): TaskSnapshot | TimingSnapshot {
+    return this.snapshot
+  }
+
+  send(_event: AnyEventObject): void {}
+}
+
+/** The timing actor's snapshot: always active while the scheduler runs. */
+export interface TimingSnapshot {
+  readonly status: "active"
+  readonly output: undefined
+  readonly error: undefined
+}
+
+interface Entry {
+  readonly ref: InspectedActor
+  readonly generation: number
+  /** The machine input, for restoring watchers. */
+  readonly input: Lifecycle.TaskInput
+  snapshot: TaskSnapshot
+  /** Live actors following this task (`Inspect.watch`); usually none. */
+  watchers: Set<TaskActor> | undefined
+}
+
+const lateKey = (id: string, generation: number) => `${generation}:${id}`
+
+/** The machine event a finished run stands for. */
+export const completionEvent = (record: Task.RunRecord): Lifecycle.TaskEvent => {
+  const type = record.outcome.kind === "succeeded" ? "SUCCEED" : "FAIL"
+  return record.continuation === "next" && record.nextSlot !== undefined
+    ? { type, nextSlot: record.nextSlot }
+    : { type }
+}
+
+/** The machine input of a task accepted with `options`. */
+export const inputOf = (options: AcceptedOptions): Lifecycle.TaskInput => ({
+  maxRetries: options.retry?.maxRetries ?? 0,
+  pauseAfter: options.pauseAfterConsecutiveFailures ?? 0,
+})
+
+const START: Lifecycle.TaskEvent = { type: "START" }
+const CANCEL: Lifecycle.TaskEvent = { type: "CANCEL" }
+
+export class Inspection implements Listener {
+  /** The timing actor: the root and every task's parent. */
+  readonly root: InspectedActor
+  /** Live tasks by id. */
+  private readonly tasks = new Map<string, Entry>()
+  /** Tasks cancelled while running, until their run reports (see ground rule 3). */
+  private readonly late = new Map<string, Entry>()
+  private readonly next: (event: InspectionEvent) => void
+  private readonly error: ((error: unknown) => void) | undefined
+
+  constructor(observer: InspectObserver) {
+    if (typeof observer === "function") {
+      this.next = observer
+      this.error = undefined
+    } else {
+      this.next = (event) => observer.next?.(event)
+      this.error = observer.error === undefined ? undefined : (e) => observer.error?.(e)
+    }
+    const session = `tickwork:${sessions++}`
+    this.root = new InspectedActor("timing", session, undefined, undefined, {
+      status: "active",
+      output: undefined,
+      error: undefined,
+    })
+    const init = { type: "xstate.init" }
+    this.emit({ type: "@xstate.actor", actorRef: this.root, rootId: session })
+    this.emit({
+      type: "@xstate.event",
+      actorRef: this.root,
+      rootId: session,
+      sourceRef: undefined,
+      event: init,
+    })
+    this.emit({
+      type: "@xstate.snapshot",
+      actorRef: this.root,
+      rootId: session,
+      event: init,
+      snapshot: this.root.snapshot,
+    })
+  }
+
+  /** Live tasks tracked (for tests of ground rule 3). */
+  get size(): number {
+    return this.tasks.size + this.late.size
+  }
+
+  /** The current XState snapshot of a live task. */
+  snapshotOf(id: string): TaskSnapshot | undefined {
+    return this.tasks.get(id)?.snapshot
+  }
+
+  /**
+   * A started XState actor restored to a live task's snapshot, fed the task's events from now
+   * on until it is final or `unwatch`ed; `undefined` for an unknown or final task.
+   */
+  watch(id: string): TaskActor | undefined {
+    const entry = this.tasks.get(id)
+    if (entry === undefined) return undefined
+    const actor = createActor(Lifecycle.machine, {
+      id,
+      snapshot: entry.snapshot,
+      input: entry.input,
+    })
+    actor.start()
+    if (entry.watchers === undefined) entry.watchers = new Set()
+    entry.watchers.add(actor)
+    return actor
+  }
+
+  unwatch(id: string, actor: TaskActor): void {
+    this.tasks.get(id)?.watchers?.delete(actor)
+  }
+
+  // ------------------------------------------------------------ the engine's listener
+
+  accepted(id: Task.TaskId, info: Task.TaskInfo, options: AcceptedOptions): void {
+    const input = inputOf(options)
+    const [snapshot] = initialTransition(Lifecycle.machine, input)
+    const ref = new InspectedActor(
+      id,
+      `${this.root.sessionId}/${id}/${info.generation}`,
+      this.root,
+      Lifecycle.machine,
+      snapshot,
+    )
+    this.tasks.set(id, { ref, generation: info.generation, input, snapshot, watchers: undefined })
+    const rootId = this.root.sessionId
+    const init = { type: "xstate.init", input }
+    // As XState reports a spawned child: the actor, its init event from the parent, its snapshot.
+    this.emit({ type: "@xstate.actor", actorRef: ref, rootId })
+    this.emit({ type: "@xstate.event", actorRef: ref, rootId, sourceRef: this.root, event: init })
+    this.emit({ type: "@xstate.snapshot", actorRef: ref, rootId, event: init, snapshot })
+  }
+
+  started(run: Task.RunInfo): void {
+    const entry = this.tasks.get(run.id)
+    if (entry !== undefined && entry.generation === run.generation) {
+      this.advance(entry, START, this.root)
+    }
+  }
+
+  completed(record: Task.RunRecord): void {
+    const event = completionEvent(record)
+    const entry = this.tasks.get(record.id)
+    if (entry !== undefined && entry.generation === record.generation) {
+      this.advance(entry, event, this.root)
+      return
+    }
+    // The run of a task cancelled while running: XState inspects the event, the final actor
+    // ignores it (no snapshot).
+    const key = lateKey(record.id, record.generation)
+    const late = this.late.get(key)
+    if (late !== undefined) {
+      this.late.delete(key)
+      this.emit({
+        type: "@xstate.event",
+        actorRef: late.ref,
+        rootId: this.root.sessionId,
+        sourceRef: this.root,
+        event,
+      })
+    }
+  }
+
+  cancelled(occurrence: Ledger.Cancelled): void {
+    const entry = this.tasks.get(occurrence.id)
+    if (entry === undefined || entry.generation !== occurrence.generation) return
+    this.advance(entry, CANCEL, undefined)
+    if (occurrence.from === "running") {
+      entry.watchers = undefined
+      this.late.set(lateKey(occurrence.id, occurrence.generation), entry)
+    }
+  }
+
+  // ------------------------------------------------------------ steps
+
+  /** Applies `event` with XState's pure transition and reports it as XState would. */
+  private advance(
+    entry: Entry,
+    event: Lifecycle.TaskEvent,
+    source: InspectedActor | undefined,
+  ): void {
+    const ref = entry.ref
+    const rootId = this.root.sessionId
+    this.emit({ type: "@xstate.event", actorRef: ref, rootId, sourceRef: source, event })
+    const [snapshot, actions] = transition(Lifecycle.machine, entry.snapshot, event)
+    if (snapshot === entry.snapshot) return // ignored by the machine, as XState reports it
+    for (const action of actions) {
+      this.emit({
+        type: "@xstate.action",
+        actorRef: ref,
+        rootId,
+        action: { type: action.type, params: action.params },
+      })
+    }
+    entry.snapshot = snapshot
+    ref.snapshot = snapshot
+    this.emit({ type: "@xstate.snapshot", actorRef: ref, rootId, event, snapshot })
+    const watchers = entry.watchers
+    if (watchers !== undefined) for (const actor of watchers) actor.send(event)
+    if (snapshot.status !== "active") this.tasks.delete(ref.id)
+  }
+
+  private emit(event: InspectionEvent): void {
+    try {
+      this.next(event)
+    } catch (error) {
+      try {
+        this.error?.(error)
+      } catch {
+        // Inspection never breaks the scheduler (ground rule 4).
+      }
+    }
+  }
+}
+
+/** Combines the hub with the user's listener: the hub first, then theirs. */
+export const combine = (inspection: Inspection, listener: Listener | undefined): Listener => {
+  if (listener === undefined) return inspection
+  return {
+    accepted: (id, info, options) => {
+      inspection.accepted(id, info, options)
+      listener.accepted?.(id, info, options)
+    },
+    started: (run) => {
+      inspection.started(run)
+      listener.started?.(run)
+    },
+    completed: (record) => {
+      inspection.completed(record)
+      listener.completed?.(record)
+    },
+    cancelled: (occurrence) => {
+      inspection.cancelled(occurrence)
+      listener.cancelled?.(occurrence)
+    },
+  }
+}
+
+/** The hub of each inspected scheduler, by its service value (for `Inspect.watch`). */
+export const registry = new WeakMap<object, Inspection>()
