@@ -1,0 +1,20 @@
+/**
+ * The contender lists. Every table draws its rows from here: to add a contender (the Effect
+ * runtime, an inspection on/off variant, …) write a `VirtualContender` and append it to the list.
+ */
+import { ceiling } from "./ceiling.ts"
+import { coreDriver, coreKernel } from "./core.ts"
+import { effectTestClock } from "./effectTestClock.ts"
+import { objectHeap } from "./objectHeap.ts"
+import type { VirtualContender } from "./virtual.ts"
+import { xstateActor } from "./xstateActor.ts"
+
+/** Parts 1 and 2, in row order. The ceiling must be among them for the ratios. */
+export const virtualContenders: ReadonlyArray<VirtualContender> = [
+  ceiling,
+  objectHeap,
+  effectTestClock,
+  xstateActor,
+  coreDriver,
+  coreKernel,
+]

@@ -1,0 +1,207 @@
+/**
+ * tickwork benchmarks. Every figure is printed beside baselines measured in the same process
+ * run: median of the repetitions with min–max, seeded inputs, `node --expose-gc`.
+ *
+ *   pnpm bench:core               parts 1–2, ceiling and core only, 1M tasks, with targets
+ *   pnpm bench                    every part
+ *   pnpm bench --parts 2          some parts
+ *
+ * Options: --parts 1,2  --sizes 100000,1000000  --reps 3  --seed 42  --cutoff 15 (s)
+ *          --contenders key,key  --out file.json  --core
+ */
+import { writeFileSync } from "node:fs"
+import { fileURLToPath } from "node:url"
+import { parseArgs } from "node:util"
+import { ceiling } from "./contenders/ceiling.ts"
+import { coreDriver, coreKernel } from "./contenders/core.ts"
+import { virtualContenders } from "./contenders/index.ts"
+import type { VirtualContender } from "./contenders/virtual.ts"
+import { canCollect, environment, header, loadAverage } from "./lib/env.ts"
+import { fixed } from "./lib/format.ts"
+import {
+  type Measure,
+  memoryTable,
+  runVirtual,
+  summarizeVirtual,
+  throughputTable,
+  type VirtualSummary,
+} from "./parts/virtual.ts"
+
+const { values: args } = parseArgs({
+  options: {
+    parts: { type: "string", default: "1,2" },
+    sizes: { type: "string" },
+    reps: { type: "string" },
+    seed: { type: "string", default: "42" },
+    cutoff: { type: "string", default: "15" },
+    contenders: { type: "string" },
+    out: { type: "string" },
+    core: { type: "boolean", default: false },
+    help: { type: "boolean", default: false },
+  },
+})
+
+if (args.help) {
+  console.log(
+    "usage: pnpm bench [--parts 1,2] [--sizes 100000,1000000] [--reps 3] [--seed 42]\n" +
+      "                  [--cutoff 15] [--contenders key,...] [--out file.json]\n" +
+      "       pnpm bench:core   (parts 1–2, ceiling vs core at 1M, with targets)\n" +
+      `contenders: ${virtualContenders.map((c) => c.key).join(", ")}`,
+  )
+  process.exit(0)
+}
+
+if (!canCollect()) {
+  console.error("run with node --expose-gc (use the package scripts: pnpm bench, pnpm bench:core)")
+  process.exit(2)
+}
+
+const ints = (s: string): Array<number> =>
+  s
+    .split(",")
+    .filter((x) => x.trim() !== "")
+    .map((x) => {
+      const v = Number(x.replace(/_/g, ""))
+      if (!Number.isSafeInteger(v) || v <= 0) throw new Error(`not a positive integer: ${x}`)
+      return v
+    })
+
+const parts = new Set(args.core ? [1, 2] : ints(args.parts))
+for (const p of parts) if (p > 2) throw new Error(`no part ${p}: parts are 1 and 2`)
+const repsArg = args.reps === undefined ? undefined : (ints(args.reps)[0] as number)
+const seed = Number(args.seed)
+if (!Number.isSafeInteger(seed)) throw new Error(`--seed must be an integer, got ${args.seed}`)
+const cutOffMs = Number(args.cutoff) * 1000
+if (!(cutOffMs > 0)) throw new Error(`--cutoff must be a positive number of seconds`)
+const picked = args.contenders?.split(",").map((s) => s.trim())
+const pick = <C extends { readonly key: string }>(list: ReadonlyArray<C>): Array<C> =>
+  picked === undefined ? [...list] : list.filter((c) => picked.includes(c.key))
+const outFile =
+  args.out ??
+  fileURLToPath(
+    new URL(args.core ? "../bench-results-core.json" : "../bench-results.json", import.meta.url),
+  )
+
+/** Each part's wall-clock budget; every part stops by itself before 2 minutes. */
+const PART_BUDGET_MS = 115_000
+
+const results: Record<string, unknown> = {
+  environment: environment(),
+  loadAverageAtStart: loadAverage(),
+  argv: process.argv.slice(2),
+  seed,
+  parts: {},
+}
+const partResults = results.parts as Record<string, unknown>
+
+const section = (title: string): void => {
+  console.log(`\n${title}\n${header()}`)
+}
+
+const timed = async <A>(f: () => Promise<A>): Promise<[A, number]> => {
+  const t0 = performance.now()
+  const a = await f()
+  return [a, (performance.now() - t0) / 1000]
+}
+
+const main = async (): Promise<void> => {
+  const started = performance.now()
+  console.log(`tickwork bench — ${header()}`)
+
+  const virtualContendersPicked: Array<VirtualContender> = args.core
+    ? pick([ceiling, coreDriver, coreKernel])
+    : pick(virtualContenders)
+  const virtualSizes =
+    args.sizes !== undefined ? ints(args.sizes) : args.core ? [1_000_000] : [100_000, 1_000_000]
+  const virtualReps = repsArg ?? (args.core ? 5 : 3)
+  const virtualPart = async (measure: Measure) => {
+    const [rows, seconds] = await timed(() =>
+      runVirtual(
+        {
+          sizes: virtualSizes,
+          reps: virtualReps,
+          seed,
+          contenders: virtualContendersPicked,
+          delayRangeMs: 100_000,
+          cutOffMs,
+          partBudgetMs: PART_BUDGET_MS,
+        },
+        measure,
+      ),
+    )
+    const summaries = summarizeVirtual(rows, virtualContendersPicked)
+    partResults[measure] = {
+      seconds,
+      sizes: virtualSizes,
+      reps: virtualReps,
+      delayRangeMs: 100_000,
+      cutOffMs,
+      partBudgetMs: PART_BUDGET_MS,
+      summaries,
+      rows,
+    }
+    return [summaries, seconds] as const
+  }
+
+  let throughput: Array<VirtualSummary> | undefined
+  let memory: Array<VirtualSummary> | undefined
+  if (parts.has(1)) {
+    const [summaries, seconds] = await virtualPart("throughput")
+    section(
+      `Part 1 — virtual-time throughput: N one-shot no-op tasks, delays uniform in [0, 100 s), scheduled then all run (${virtualReps} reps)`,
+    )
+    console.log(throughputTable(summaries))
+    console.log(`\npart 1 took ${seconds.toFixed(1)} s`)
+    throughput = summaries
+  }
+  if (parts.has(2)) {
+    const [summaries, seconds] = await virtualPart("memory")
+    section(
+      `Part 2 — retained bytes per pending task: heapUsed + arrayBuffers after scheduling N, over the baseline, after full collections; one shared job closure (${virtualReps} reps)`,
+    )
+    console.log(memoryTable(summaries))
+    console.log(`\npart 2 took ${seconds.toFixed(1)} s`)
+    memory = summaries
+  }
+  if (args.core) printTargets(throughput ?? [], memory ?? [])
+
+  const total = (performance.now() - started) / 1000
+  results.totalSeconds = total
+  results.loadAverageAtEnd = loadAverage()
+  writeFileSync(outFile, `${JSON.stringify(results, null, 2)}\n`)
+  console.log(`\ntotal ${total.toFixed(1)} s; results written to ${outFile}`)
+}
+
+/** The headline targets: core ≥ 50% of the ceiling's throughput, ≤ 100 B per pending task. */
+const printTargets = (
+  throughput: ReadonlyArray<VirtualSummary>,
+  memory: ReadonlyArray<VirtualSummary>,
+): void => {
+  const targets: Array<Record<string, unknown>> = []
+  const check = (what: string, value: number, pass: boolean, shown: string) => {
+    console.log(`target: core Driver ${what}: ${shown} → ${pass ? "PASS" : "MISS"}`)
+    targets.push({ what, value, pass })
+  }
+  console.log("")
+  for (const s of throughput.filter((x) => x.key === coreDriver.key)) {
+    const r = s.throughputVsCeiling
+    check(
+      `throughput ≥ 50% of the ceiling's at ${s.n.toLocaleString("en-US")} tasks (median of the per-rep ratios)`,
+      r.median,
+      r.median >= 0.5,
+      `${fixed(r.median * 100, 1)}% (reps ${fixed(r.min * 100, 1)}–${fixed(r.max * 100, 1)}%)`,
+    )
+  }
+  for (const s of memory.filter((x) => x.key === coreDriver.key)) {
+    const b = s.bytesPerTask.median
+    check(
+      `retained bytes per pending task ≤ 100 at ${s.n.toLocaleString("en-US")} tasks`,
+      b,
+      b <= 100,
+      `${fixed(b, 1)} B`,
+    )
+  }
+  results.targets = targets
+}
+
+await main()
