@@ -4,9 +4,9 @@
  *
  *   pnpm bench:core               parts 1–2, ceiling and core only, 1M tasks, with targets
  *   pnpm bench                    every part
- *   pnpm bench --parts 2          some parts
+ *   pnpm bench --parts 2,3        some parts
  *
- * Options: --parts 1,2  --sizes 100000,1000000  --reps 3  --seed 42  --cutoff 15 (s)
+ * Options: --parts 1,2,3  --sizes 100000,1000000  --reps 3  --seed 42  --cutoff 15 (s)
  *          --contenders key,key  --out file.json  --core
  */
 import { writeFileSync } from "node:fs"
@@ -14,10 +14,11 @@ import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import { ceiling } from "./contenders/ceiling.ts"
 import { coreDriver, coreKernel } from "./contenders/core.ts"
-import { virtualContenders } from "./contenders/index.ts"
+import { realtimeContenders, virtualContenders } from "./contenders/index.ts"
 import type { VirtualContender } from "./contenders/virtual.ts"
 import { canCollect, environment, header, loadAverage } from "./lib/env.ts"
 import { fixed } from "./lib/format.ts"
+import { latenessTable, runLateness, summarizeLateness } from "./parts/lateness.ts"
 import {
   type Measure,
   memoryTable,
@@ -29,7 +30,7 @@ import {
 
 const { values: args } = parseArgs({
   options: {
-    parts: { type: "string", default: "1,2" },
+    parts: { type: "string", default: "1,2,3" },
     sizes: { type: "string" },
     reps: { type: "string" },
     seed: { type: "string", default: "42" },
@@ -43,10 +44,10 @@ const { values: args } = parseArgs({
 
 if (args.help) {
   console.log(
-    "usage: pnpm bench [--parts 1,2] [--sizes 100000,1000000] [--reps 3] [--seed 42]\n" +
+    "usage: pnpm bench [--parts 1,2,3] [--sizes 100000,1000000] [--reps 3] [--seed 42]\n" +
       "                  [--cutoff 15] [--contenders key,...] [--out file.json]\n" +
       "       pnpm bench:core   (parts 1–2, ceiling vs core at 1M, with targets)\n" +
-      `contenders: ${virtualContenders.map((c) => c.key).join(", ")}`,
+      `contenders: ${[...virtualContenders, ...realtimeContenders].map((c) => c.key).join(", ")}`,
   )
   process.exit(0)
 }
@@ -67,7 +68,7 @@ const ints = (s: string): Array<number> =>
     })
 
 const parts = new Set(args.core ? [1, 2] : ints(args.parts))
-for (const p of parts) if (p > 2) throw new Error(`no part ${p}: parts are 1 and 2`)
+for (const p of parts) if (p > 3) throw new Error(`no part ${p}: parts are 1, 2 and 3`)
 const repsArg = args.reps === undefined ? undefined : (ints(args.reps)[0] as number)
 const seed = Number(args.seed)
 if (!Number.isSafeInteger(seed)) throw new Error(`--seed must be an integer, got ${args.seed}`)
@@ -164,6 +165,28 @@ const main = async (): Promise<void> => {
     memory = summaries
   }
   if (args.core) printTargets(throughput ?? [], memory ?? [])
+
+  if (parts.has(3)) {
+    const contenders = pick(realtimeContenders)
+    const reps = repsArg ?? 3
+    const sizes =
+      args.sizes !== undefined
+        ? ints(args.sizes).map((n) => ({ n, windowMs: n >= 1_000_000 ? 5_000 : 1_000 }))
+        : [
+            { n: 100_000, windowMs: 1_000 },
+            { n: 1_000_000, windowMs: 5_000 },
+          ]
+    const [rows, seconds] = await timed(() =>
+      runLateness({ sizes, reps, seed, contenders, partBudgetMs: PART_BUDGET_MS }),
+    )
+    const summaries = summarizeLateness(rows)
+    section(
+      `Part 3 — real-clock lateness (startedAt − slot, ms): slots uniform over the window, all armed before it opens (${reps} reps)`,
+    )
+    console.log(latenessTable(summaries))
+    console.log(`\npart 3 took ${seconds.toFixed(1)} s`)
+    partResults.lateness = { seconds, sizes, reps, partBudgetMs: PART_BUDGET_MS, summaries, rows }
+  }
 
   const total = (performance.now() - started) / 1000
   results.totalSeconds = total

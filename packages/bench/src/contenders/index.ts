@@ -1,11 +1,13 @@
 /**
  * The contender lists. Every table draws its rows from here: to add a contender (the Effect
- * runtime, an inspection on/off variant, …) write a `VirtualContender` and append it to the list.
+ * runtime, an inspection on/off variant, …) write a `VirtualContender` or `RealtimeContender`
+ * and append it to the matching list.
  */
 import { ceiling } from "./ceiling.ts"
 import { coreDriver, coreKernel } from "./core.ts"
 import { effectTestClock } from "./effectTestClock.ts"
 import { objectHeap } from "./objectHeap.ts"
+import { realtimeContenders } from "./realtime.ts"
 import type { VirtualContender } from "./virtual.ts"
 import { xstateActor } from "./xstateActor.ts"
 
@@ -18,3 +20,5 @@ export const virtualContenders: ReadonlyArray<VirtualContender> = [
   coreDriver,
   coreKernel,
 ]
+
+export { realtimeContenders }

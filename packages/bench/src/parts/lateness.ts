@@ -1,0 +1,258 @@
+/**
+ * Part 3: real-clock lateness. For each contender and size, N slots are drawn uniformly (whole
+ * ms) over a window that opens `lead` ms after arming starts; the lead covers the arming time
+ * measured so far with a margin (see `leadFor`), so every task is armed before the window opens. Each job records
+ * `performance.timeOrigin + performance.now()`; lateness = startedAt − slot. A run that starts
+ * before its slot is an early start.
+ */
+import type { RealtimeContender } from "../contenders/realtime.ts"
+import { Budget, progress } from "../lib/budget.ts"
+import { epochNow, quiesce } from "../lib/env.ts"
+import { count, fixed, int, ms, spread, table } from "../lib/format.ts"
+import { seeded } from "../lib/random.ts"
+import { quantile, type Summary, summarize } from "../lib/stats.ts"
+
+export interface LatenessConfig {
+  readonly sizes: ReadonlyArray<{ readonly n: number; readonly windowMs: number }>
+  readonly reps: number
+  readonly seed: number
+  readonly contenders: ReadonlyArray<RealtimeContender>
+  readonly partBudgetMs: number
+}
+
+export interface LatenessTrial {
+  readonly rep: number
+  readonly armMs: number
+  readonly leadMs: number
+  /** > 0 when arming ended after the window opened (the trial still counts, flagged). */
+  readonly overrunMs: number
+  readonly started: number
+  readonly missed: number
+  readonly p50: number
+  readonly p99: number
+  readonly max: number
+  readonly min: number
+  readonly early: number
+  readonly earlyShare: number
+}
+
+export interface LatenessRow {
+  readonly key: string
+  readonly name: string
+  readonly n: number
+  readonly windowMs: number
+  readonly trials: Array<LatenessTrial>
+  skipped?: string | undefined
+}
+
+/** Tasks armed (and dropped) once per contender before its trials: JIT warm-up and a first rate. */
+const CALIBRATION_TASKS = 20_000
+
+/** Arms tasks a minute ahead, then stops them: the arming cost per task, in ms. */
+const calibrate = async (c: RealtimeContender): Promise<number> => {
+  await quiesce()
+  const slots = new Float64Array(CALIBRATION_TASKS).fill(Math.ceil(epochNow()) + 60_000)
+  const t0 = performance.now()
+  const handle = c.start(slots, () => {})
+  const perTask = (performance.now() - t0) / CALIBRATION_TASKS
+  handle.stop()
+  return perTask
+}
+
+/**
+ * The lead before the window opens: 250 ms plus the expected arming time with a margin of
+ * 1.5× when the rate is the slowest one measured at this size, 2× when it comes from a smaller
+ * size (arming grows faster than linearly once the heap is large).
+ */
+const leadFor = (n: number, rate: { readonly n: number; readonly msPerTask: number }): number =>
+  Math.ceil(250 + (rate.n >= n ? 1.5 : 2) * n * rate.msPerTask)
+
+/** How long after the window closes a trial waits for tasks that have not started yet. */
+const graceFor = (windowMs: number): number => Math.max(2_000, windowMs)
+
+const runTrial = async (
+  c: RealtimeContender,
+  offsets: Float64Array,
+  windowMs: number,
+  rep: number,
+  leadMs: number,
+): Promise<LatenessTrial> => {
+  const n = offsets.length
+  await quiesce()
+  const windowStart = Math.ceil(epochNow()) + leadMs
+  const slots = new Float64Array(n)
+  for (let k = 0; k < n; k++) slots[k] = windowStart + (offsets[k] as number)
+  const startedAt = new Float64Array(n).fill(Number.NaN)
+  let started = 0
+  let finish: () => void = () => {}
+  const done = new Promise<void>((resolve) => {
+    finish = resolve
+  })
+  const onStart = (k: number): void => {
+    startedAt[k] = epochNow()
+    if (++started === n) finish()
+  }
+  const t0 = performance.now()
+  const handle = c.start(slots, onStart)
+  const armMs = performance.now() - t0
+  const overrunMs = Math.max(0, epochNow() - windowStart)
+  const graceMs = graceFor(windowMs)
+  let timer: ReturnType<typeof setTimeout> | undefined
+  await Promise.race([
+    done,
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, Math.max(0, windowStart + windowMs + graceMs - epochNow()))
+    }),
+  ])
+  if (timer !== undefined) clearTimeout(timer)
+  handle.stop()
+  const lateness = new Float64Array(started)
+  let j = 0
+  let early = 0
+  for (let k = 0; k < n; k++) {
+    const s = startedAt[k] as number
+    if (Number.isNaN(s)) continue
+    const l = s - (slots[k] as number)
+    if (l < 0) early++
+    lateness[j++] = l
+  }
+  lateness.sort()
+  return {
+    rep,
+    armMs,
+    leadMs,
+    overrunMs,
+    started,
+    missed: n - started,
+    p50: quantile(lateness, 0.5),
+    p99: quantile(lateness, 0.99),
+    max: lateness.length > 0 ? (lateness[lateness.length - 1] as number) : Number.NaN,
+    min: lateness.length > 0 ? (lateness[0] as number) : Number.NaN,
+    early,
+    earlyShare: early / Math.max(1, started),
+  }
+}
+
+export const runLateness = async (config: LatenessConfig): Promise<Array<LatenessRow>> => {
+  const budget = new Budget(config.partBudgetMs)
+  const rows: Array<LatenessRow> = []
+  /** The latest arming rate per contender, and the size it was measured at. */
+  const rates = new Map<string, { n: number; msPerTask: number }>()
+  for (const c of config.contenders) {
+    rates.set(c.key, { n: CALIBRATION_TASKS, msPerTask: await calibrate(c) })
+  }
+  for (const { n, windowMs } of config.sizes) {
+    const rng = seeded(config.seed ^ n ^ 0x5eed)
+    const offsets = new Float64Array(n)
+    for (let k = 0; k < n; k++) offsets[k] = Math.floor(rng() * windowMs)
+    const sizeRows = config.contenders.map(
+      (c): LatenessRow => ({ key: c.key, name: c.name, n, windowMs, trials: [] }),
+    )
+    rows.push(...sizeRows)
+    for (let rep = 0; rep < config.reps; rep++) {
+      for (let i = 0; i < config.contenders.length; i++) {
+        const c = config.contenders[i] as RealtimeContender
+        const row = sizeRows[i] as LatenessRow
+        if (row.skipped !== undefined) continue
+        const rate = rates.get(c.key) as { n: number; msPerTask: number }
+        const leadMs = leadFor(n, rate)
+        // The worst case: collections, the lead (arming happens within it), the window and
+        // the whole grace period after it.
+        const estimate = n * 0.002 + leadMs + windowMs + graceFor(windowMs)
+        if (!budget.fits(estimate)) {
+          row.skipped = `${row.trials.length === 0 ? "not run" : `stopped after ${row.trials.length} reps`}: would pass the part budget (${Math.round(config.partBudgetMs / 1000)} s; about ${fixed(estimate / 1000, 1)} s a rep)`
+          progress(`${count(n)} ${c.name}: ${row.skipped}`)
+          continue
+        }
+        const trial = await runTrial(c, offsets, windowMs, rep + 1, leadMs)
+        // Keep the slowest arming seen at this size: it varies with the collector's work.
+        const seen = rates.get(c.key)
+        const msPerTask = trial.armMs / n
+        rates.set(c.key, {
+          n,
+          msPerTask:
+            seen !== undefined && seen.n === n ? Math.max(seen.msPerTask, msPerTask) : msPerTask,
+        })
+        row.trials.push(trial)
+        progress(
+          `${count(n)} rep ${rep + 1} ${c.name}: p50 ${ms(trial.p50)} p99 ${ms(trial.p99)} max ${ms(trial.max)} ms, early ${int(trial.early)}, missed ${int(trial.missed)}, armed in ${ms(trial.armMs)} ms${trial.overrunMs > 0 ? `, window opened ${ms(trial.overrunMs)} ms before arming ended` : ""}`,
+        )
+      }
+    }
+  }
+  return rows
+}
+
+export interface LatenessSummary {
+  readonly key: string
+  readonly name: string
+  readonly n: number
+  readonly windowMs: number
+  readonly p50: Summary
+  readonly p99: Summary
+  readonly max: Summary
+  readonly early: Summary
+  readonly earlyShare: Summary
+  readonly min: Summary
+  readonly armMs: Summary
+  readonly missed: number
+  readonly overruns: number
+  readonly skipped?: string | undefined
+}
+
+export const summarizeLateness = (rows: ReadonlyArray<LatenessRow>): Array<LatenessSummary> =>
+  rows.map((r) => {
+    const pick = (f: (t: LatenessTrial) => number) => summarize(r.trials.map(f))
+    return {
+      key: r.key,
+      name: r.name,
+      n: r.n,
+      windowMs: r.windowMs,
+      p50: pick((t) => t.p50),
+      p99: pick((t) => t.p99),
+      max: pick((t) => t.max),
+      early: pick((t) => t.early),
+      earlyShare: pick((t) => t.earlyShare),
+      min: pick((t) => t.min),
+      armMs: pick((t) => t.armMs),
+      missed: r.trials.reduce((a, t) => a + t.missed, 0),
+      overruns: r.trials.filter((t) => t.overrunMs > 0).length,
+      skipped: r.skipped,
+    }
+  })
+
+const pct = (x: number): string => `${fixed(x * 100, x < 0.001 ? 3 : 1)}%`
+
+export const latenessTable = (summaries: ReadonlyArray<LatenessSummary>): string =>
+  table(
+    [
+      { title: "contender", align: "left" },
+      { title: "tasks / window" },
+      { title: "p50 ms" },
+      { title: "p99 ms" },
+      { title: "max ms" },
+      { title: "early starts (share)" },
+      { title: "earliest ms" },
+      { title: "arm ms" },
+      { title: "note", align: "left" },
+    ],
+    summaries.map((s) => {
+      const has = s.p50.values.length > 0
+      const notes: Array<string> = []
+      if (s.missed > 0) notes.push(`${int(s.missed)} never started in the window + grace`)
+      if (s.overruns > 0) notes.push(`${s.overruns} reps armed past the window's opening`)
+      if (s.skipped !== undefined) notes.push(s.skipped)
+      else if (s.p50.values.length < 3) notes.push(`${s.p50.values.length} reps`)
+      return [
+        s.name,
+        `${count(s.n)} / ${fixed(s.windowMs / 1000, 0)} s`,
+        has ? spread(s.p50, ms) : "–",
+        has ? spread(s.p99, ms) : "–",
+        has ? spread(s.max, ms) : "–",
+        has ? `${spread(s.early, int)} (${pct(s.earlyShare.median)})` : "–",
+        has ? ms(s.min.median) : "–",
+        has ? ms(s.armMs.median) : "–",
+        notes.join("; "),
+      ]
+    }),
+  )
