@@ -4,9 +4,9 @@
  *
  *   pnpm bench:core               parts 1–2, ceiling and core only, 1M tasks, with targets
  *   pnpm bench                    every part
- *   pnpm bench --parts 2,3        some parts
+ *   pnpm bench --parts 3,4        some parts
  *
- * Options: --parts 1,2,3  --sizes 100000,1000000  --reps 3  --seed 42  --cutoff 15 (s)
+ * Options: --parts 1,2,3,4  --sizes 100000,1000000  --reps 3  --seed 42  --cutoff 15 (s)
  *          --contenders key,key  --out file.json  --core
  */
 import { writeFileSync } from "node:fs"
@@ -14,10 +14,11 @@ import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import { ceiling } from "./contenders/ceiling.ts"
 import { coreDriver, coreKernel } from "./contenders/core.ts"
-import { realtimeContenders, virtualContenders } from "./contenders/index.ts"
+import { cancelContenders, realtimeContenders, virtualContenders } from "./contenders/index.ts"
 import type { VirtualContender } from "./contenders/virtual.ts"
 import { canCollect, environment, header, loadAverage } from "./lib/env.ts"
 import { fixed } from "./lib/format.ts"
+import { cancelTable, runCancel, summarizeCancel } from "./parts/cancel.ts"
 import { latenessTable, runLateness, summarizeLateness } from "./parts/lateness.ts"
 import {
   type Measure,
@@ -30,7 +31,7 @@ import {
 
 const { values: args } = parseArgs({
   options: {
-    parts: { type: "string", default: "1,2,3" },
+    parts: { type: "string", default: "1,2,3,4" },
     sizes: { type: "string" },
     reps: { type: "string" },
     seed: { type: "string", default: "42" },
@@ -44,7 +45,7 @@ const { values: args } = parseArgs({
 
 if (args.help) {
   console.log(
-    "usage: pnpm bench [--parts 1,2,3] [--sizes 100000,1000000] [--reps 3] [--seed 42]\n" +
+    "usage: pnpm bench [--parts 1,2,3,4] [--sizes 100000,1000000] [--reps 3] [--seed 42]\n" +
       "                  [--cutoff 15] [--contenders key,...] [--out file.json]\n" +
       "       pnpm bench:core   (parts 1–2, ceiling vs core at 1M, with targets)\n" +
       `contenders: ${[...virtualContenders, ...realtimeContenders].map((c) => c.key).join(", ")}`,
@@ -68,7 +69,7 @@ const ints = (s: string): Array<number> =>
     })
 
 const parts = new Set(args.core ? [1, 2] : ints(args.parts))
-for (const p of parts) if (p > 3) throw new Error(`no part ${p}: parts are 1, 2 and 3`)
+for (const p of parts) if (p > 4) throw new Error(`no part ${p}: parts are 1, 2, 3 and 4`)
 const repsArg = args.reps === undefined ? undefined : (ints(args.reps)[0] as number)
 const seed = Number(args.seed)
 if (!Number.isSafeInteger(seed)) throw new Error(`--seed must be an integer, got ${args.seed}`)
@@ -186,6 +187,37 @@ const main = async (): Promise<void> => {
     console.log(latenessTable(summaries))
     console.log(`\npart 3 took ${seconds.toFixed(1)} s`)
     partResults.lateness = { seconds, sizes, reps, partBudgetMs: PART_BUDGET_MS, summaries, rows }
+  }
+
+  if (parts.has(4)) {
+    const contenders = pick(cancelContenders)
+    const reps = repsArg ?? 3
+    const sizes = args.sizes !== undefined ? ints(args.sizes) : [1_000_000]
+    const [rows, seconds] = await timed(() =>
+      runCancel({
+        sizes,
+        reps,
+        seed,
+        contenders,
+        delayRangeMs: 100_000,
+        partBudgetMs: PART_BUDGET_MS,
+      }),
+    )
+    const summaries = summarizeCancel(rows)
+    section(
+      `Part 4 — cancellation-heavy: schedule N, cancel a random half (random order), run the rest (${reps} reps)`,
+    )
+    console.log(cancelTable(summaries))
+    console.log(`\npart 4 took ${seconds.toFixed(1)} s`)
+    partResults.cancel = {
+      seconds,
+      sizes,
+      reps,
+      delayRangeMs: 100_000,
+      partBudgetMs: PART_BUDGET_MS,
+      summaries,
+      rows,
+    }
   }
 
   const total = (performance.now() - started) / 1000

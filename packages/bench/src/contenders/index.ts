@@ -21,4 +21,7 @@ export const virtualContenders: ReadonlyArray<VirtualContender> = [
   coreKernel,
 ]
 
+/** Part 4: the virtual contenders that can cancel. */
+export const cancelContenders: ReadonlyArray<VirtualContender> = [ceiling, objectHeap, coreDriver]
+
 export { realtimeContenders }
