@@ -316,6 +316,10 @@ describe("§3 cron", () => {
     expect(driver.tick(60_000).map((r) => r.scheduledFor)).toEqual([15_000, 30_000, 45_000, 60_000])
   })
 
+  // Reading: SPEC's table gives cron's next slot as "first match after max(s, f)", and its
+  // missed-run paragraph applies the policies to cron as well. Both hold if the table describes
+  // the case where no match was missed; when matches passed during a run, the policy decides
+  // (catch-up runs them, so the next slot can be <= f).
   it("the next slot is the first match after max(s, f) when nothing is missed", () => {
     const { clock, driver } = setup(0)
     driver.scheduleUnsafe({ job: taking(clock, 20 * 1000), schedule: Schedule.cron("* * * * *") })
