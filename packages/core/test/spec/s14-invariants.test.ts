@@ -32,6 +32,8 @@ import {
 } from "../../src/index.ts"
 
 const RUNS = Number(process.env.FC_RUNS ?? 1000)
+/** Generous: a run takes ~1.5 ms here; a loaded machine or a large FC_RUNS needs room. */
+const TIMEOUT = 60_000 + RUNS * 30
 
 // ------------------------------------------------------------------ commands
 
@@ -791,37 +793,45 @@ const interpret = (commands: ReadonlyArray<Command>, options: Options): Array<st
 // ------------------------------------------------------------------ properties
 
 describe("§14 invariants over random command sequences", () => {
-  it(`1-6 hold for any commands, and the trace is a function of the commands and the seed (${RUNS} runs)`, () => {
-    fc.assert(
-      fc.property(
-        fc.array(commandArb, { maxLength: 40, size: "max" }),
-        fc.integer(),
-        (commands, seed) => {
-          const first = interpret(commands, { seed })
-          const second = interpret(commands, { seed })
-          expect(second).toEqual(first)
-        },
-      ),
-      { numRuns: RUNS },
-    )
-  })
+  it(
+    `1-6 hold for any commands, and the trace is a function of the commands and the seed (${RUNS} runs)`,
+    () => {
+      fc.assert(
+        fc.property(
+          fc.array(commandArb, { maxLength: 40, size: "max" }),
+          fc.integer(),
+          (commands, seed) => {
+            const first = interpret(commands, { seed })
+            const second = interpret(commands, { seed })
+            expect(second).toEqual(first)
+          },
+        ),
+        { numRuns: RUNS },
+      )
+    },
+    TIMEOUT,
+  )
 
-  it(`1-5 hold with a small retention, where final tasks are forgotten (${Math.ceil(RUNS / 4)} runs)`, () => {
-    fc.assert(
-      fc.property(
-        fc.array(commandArb, { maxLength: 40, size: "max" }),
-        fc.integer({ min: 0, max: 3 }),
-        fc.option(fc.integer({ min: 0, max: 200 }), { nil: undefined }),
-        (commands, maxFinished, maxAgeMs) => {
-          interpret(commands, {
-            seed: 1,
-            retention: { maxFinished, ...(maxAgeMs === undefined ? {} : { maxAgeMs }) },
-          })
-        },
-      ),
-      { numRuns: Math.ceil(RUNS / 4) },
-    )
-  })
+  it(
+    `1-5 hold with a small retention, where final tasks are forgotten (${Math.ceil(RUNS / 4)} runs)`,
+    () => {
+      fc.assert(
+        fc.property(
+          fc.array(commandArb, { maxLength: 40, size: "max" }),
+          fc.integer({ min: 0, max: 3 }),
+          fc.option(fc.integer({ min: 0, max: 200 }), { nil: undefined }),
+          (commands, maxFinished, maxAgeMs) => {
+            interpret(commands, {
+              seed: 1,
+              retention: { maxFinished, ...(maxAgeMs === undefined ? {} : { maxAgeMs }) },
+            })
+          },
+        ),
+        { numRuns: Math.ceil(RUNS / 4) },
+      )
+    },
+    TIMEOUT,
+  )
 
   it("different seeds give different jitter (the seed is really used)", () => {
     const commands: Array<Command> = [
@@ -877,69 +887,73 @@ describe("§14.4 with several runs in flight (the kernel as a worker pool uses i
     fc.record({ kind: fc.constant("cancel" as const), id: fc.constantFrom(...ids) }),
   )
 
-  it("a task never has two runs in flight, and takes never start before their slot", () => {
-    fc.assert(
-      fc.property(
-        fc.array(poolCommandArb, { maxLength: 60, size: "max" }),
-        fc.integer({ min: 1, max: 3 }),
-        (commands, pool) => {
-          const k = new Kernel.Kernel<string>({ random: Random.seeded(0) })
-          let now = 0
-          const inFlight: Array<Kernel.Run<string>> = []
-          for (const c of commands) {
-            switch (c.kind) {
-              case "schedule":
-                k.schedule(
-                  {
-                    id: c.id,
-                    job: c.id,
-                    schedule: c.fixedRate
-                      ? Schedule.fixedRate(c.period)
-                      : Schedule.fixedDelay(c.period),
-                    retry: { maxRetries: 1, base: 1 },
-                  },
-                  now,
-                )
-                break
-              case "take": {
-                if (inFlight.length >= pool) break
-                const run = k.takeDue(now)
-                if (run === undefined) break
-                expect(run.startedAt).toBeGreaterThanOrEqual(run.scheduledFor)
-                expect(run.startedAt).toBe(now)
-                const twin = inFlight.find(
-                  (r) => r.id === run.id && r.generation === run.generation,
-                )
-                expect(twin, `${run.id} taken twice`).toBeUndefined()
-                inFlight.push(run)
-                break
-              }
-              case "complete": {
-                const [run] = inFlight.splice(c.which % Math.max(1, inFlight.length), 1)
-                if (run !== undefined)
-                  k.complete(
-                    run,
-                    c.fail ? { kind: "failed", error: "x" } : { kind: "succeeded" },
+  it(
+    "a task never has two runs in flight, and takes never start before their slot",
+    () => {
+      fc.assert(
+        fc.property(
+          fc.array(poolCommandArb, { maxLength: 60, size: "max" }),
+          fc.integer({ min: 1, max: 3 }),
+          (commands, pool) => {
+            const k = new Kernel.Kernel<string>({ random: Random.seeded(0) })
+            let now = 0
+            const inFlight: Array<Kernel.Run<string>> = []
+            for (const c of commands) {
+              switch (c.kind) {
+                case "schedule":
+                  k.schedule(
+                    {
+                      id: c.id,
+                      job: c.id,
+                      schedule: c.fixedRate
+                        ? Schedule.fixedRate(c.period)
+                        : Schedule.fixedDelay(c.period),
+                      retry: { maxRetries: 1, base: 1 },
+                    },
                     now,
-                    false,
                   )
-                break
+                  break
+                case "take": {
+                  if (inFlight.length >= pool) break
+                  const run = k.takeDue(now)
+                  if (run === undefined) break
+                  expect(run.startedAt).toBeGreaterThanOrEqual(run.scheduledFor)
+                  expect(run.startedAt).toBe(now)
+                  const twin = inFlight.find(
+                    (r) => r.id === run.id && r.generation === run.generation,
+                  )
+                  expect(twin, `${run.id} taken twice`).toBeUndefined()
+                  inFlight.push(run)
+                  break
+                }
+                case "complete": {
+                  const [run] = inFlight.splice(c.which % Math.max(1, inFlight.length), 1)
+                  if (run !== undefined)
+                    k.complete(
+                      run,
+                      c.fail ? { kind: "failed", error: "x" } : { kind: "succeeded" },
+                      now,
+                      false,
+                    )
+                  break
+                }
+                case "advance":
+                  now += c.by
+                  break
+                case "cancel":
+                  k.cancel(c.id, now)
+                  break
               }
-              case "advance":
-                now += c.by
-                break
-              case "cancel":
-                k.cancel(c.id, now)
-                break
+              k.checkInvariants()
+              const stats = k.stats()
+              expect(stats.inFlight).toBe(inFlight.length)
+              expect(stats.running).toBeLessThanOrEqual(inFlight.length)
             }
-            k.checkInvariants()
-            const stats = k.stats()
-            expect(stats.inFlight).toBe(inFlight.length)
-            expect(stats.running).toBeLessThanOrEqual(inFlight.length)
-          }
-        },
-      ),
-      { numRuns: Math.ceil(RUNS / 2) },
-    )
-  })
+          },
+        ),
+        { numRuns: Math.ceil(RUNS / 2) },
+      )
+    },
+    TIMEOUT,
+  )
 })
