@@ -35,6 +35,7 @@ import { FinalRing, HAS_EXTRA, STALE, STATE_MASK } from "./internal/finalRing.ts
 import { Table } from "./internal/table.ts"
 import * as Lifecycle from "./Lifecycle.ts"
 import type { Dropped, MissedRunPolicy, Next } from "./MissedRun.ts"
+import * as MissedRun from "./MissedRun.ts"
 import * as Random from "./Random.ts"
 import * as Retry from "./Retry.ts"
 import * as Schedule from "./Schedule.ts"
@@ -137,6 +138,8 @@ class Extras {
   consecutiveFailures = 0
   lastFailure: Outcome | undefined = undefined
   scheduleError: unknown = undefined
+  /** Grid slots merged into the pending run at take time (coalesce), until it starts. */
+  merged: Dropped | undefined = undefined
 }
 
 /**
@@ -154,6 +157,8 @@ export class Run<J> implements RunInfo {
   readonly startedAt: number
   readonly attempt: number
   readonly runNumber: number
+  /** Grid slots that passed while this run's slot waited, merged into it (coalesce policy). */
+  readonly merged: Dropped | undefined
   /** The id, formatted on first read for generated ids (most jobs never read it). */
   private cachedId: string | undefined
 
@@ -166,6 +171,7 @@ export class Run<J> implements RunInfo {
     startedAt: number,
     attempt: number,
     runNumber: number,
+    merged: Dropped | undefined,
   ) {
     this.index = index
     this.generation = generation
@@ -175,6 +181,7 @@ export class Run<J> implements RunInfo {
     this.startedAt = startedAt
     this.attempt = attempt
     this.runNumber = runNumber
+    this.merged = merged
   }
 
   get id(): TaskId {
@@ -560,7 +567,22 @@ export class Kernel<J> {
       this.counts[SCHEDULED] = (this.counts[SCHEDULED] as number) - 1
       this.counts[RUNNING] = (this.counts[RUNNING] as number) + 1
       this.inFlight++
-      return new Run(i, g, extra?.id, job, slot, Math.max(slot, now), ctx.attempt, ctx.runNumber)
+      let merged: Dropped | undefined
+      if (extra !== undefined && extra.merged !== undefined) {
+        merged = extra.merged
+        extra.merged = undefined
+      }
+      return new Run(
+        i,
+        g,
+        extra?.id,
+        job,
+        slot,
+        Math.max(slot, now),
+        ctx.attempt,
+        ctx.runNumber,
+        merged,
+      )
     }
     return undefined
   }
@@ -650,6 +672,18 @@ export class Kernel<J> {
     if (this.t.attempt(i) !== 1) return undefined
     const latest = plan.grid.atOrBefore(upTo)
     if (latest === undefined || latest <= slot) return undefined
+    // The slots from `slot` up to the one before `latest` get no run of their own.
+    const before = plan.grid.atOrBefore(latest - 1) ?? slot
+    const merged = MissedRun.range(plan.grid, slot, before)
+    extra.merged =
+      extra.merged === undefined
+        ? merged
+        : {
+            first: extra.merged.first,
+            last: merged.last,
+            count: extra.merged.count + merged.count,
+            exact: extra.merged.exact && merged.exact,
+          }
     extra.gridSlot = latest
     this.t.setSlot(i, latest)
     return latest
@@ -886,4 +920,5 @@ const makeRecord = (
   continuation,
   nextSlot,
   dropped,
+  merged: run.merged,
 })

@@ -188,18 +188,25 @@ export const next = (
   if (policy === "coalesce") {
     if (latest === nominal) return { slot: latest, dropped: undefined }
     const last = droppedBefore(grid, nominal, latest)
-    return { slot: latest, dropped: dropped(grid, nominal, last) }
+    return { slot: latest, dropped: range(grid, nominal, last) }
   }
   const following = grid.after(now)
   return following === undefined
     ? undefined
-    : { slot: following, dropped: dropped(grid, nominal, latest) }
+    : { slot: following, dropped: range(grid, nominal, latest) }
 }
 
 const droppedBefore = (grid: Grid, from: number, latest: number): number =>
   grid.atOrBefore(latest - 1) ?? from
 
-const dropped = (grid: Grid, first: number, last: number): Dropped => {
+/**
+ * The grid slots from `first` to `last` (both grid slots) as a {@link Dropped} range, counted
+ * exactly for fixed-rate grids and up to {@link COUNT_LIMIT} for cron.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const range = (grid: Grid, first: number, last: number): Dropped => {
   const count = grid.count(first, last, COUNT_LIMIT)
   return grid.countsExactly || count <= COUNT_LIMIT
     ? { first, last, count, exact: true }

@@ -114,6 +114,11 @@ export interface RunRecord extends RunInfo {
   readonly nextSlot: number | undefined
   /** Grid slots the missed-run policy dropped or merged when computing `nextSlot`. */
   readonly dropped: Dropped | undefined
+  /**
+   * Grid slots that passed while this run's slot waited (the clock jumped, or every worker was
+   * busy) and that the `coalesce` policy merged into this run: they get no run of their own.
+   */
+  readonly merged: Dropped | undefined
 }
 
 /**

@@ -43,9 +43,11 @@ export const toMillisWith = <E>(
   if (typeof input === "number") {
     if (!Number.isSafeInteger(input)) {
       return onError(
-        Number.isInteger(input)
-          ? "must be at most 2^53-1 ms"
-          : "must be a whole number of milliseconds",
+        !Number.isFinite(input)
+          ? "must be a finite number of milliseconds"
+          : Number.isInteger(input)
+            ? "must be at most 2^53-1 ms"
+            : "must be a whole number of milliseconds",
       )
     }
     return input < 0 ? onError("must not be negative") : input

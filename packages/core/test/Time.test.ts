@@ -16,8 +16,8 @@ describe("constructors", () => {
     })
 
     it.each([
-      [Number.NaN, "whole number"],
-      [Number.POSITIVE_INFINITY, "whole number"],
+      [Number.NaN, "finite"],
+      [Number.POSITIVE_INFINITY, "finite"],
       [1.5, "whole number"],
       [0.1 + 0.2, "whole number"],
       [2 ** 53, "2^53-1"],

@@ -11,8 +11,8 @@
  * | `cancelled` | the task was cancelled while scheduled or running |
  *
  * A `coalesced`/`skipped` record covers a range of grid slots (`first`…`last`, `count` of them)
- * and says whether they passed while the task was late to start (`late`), while its previous run
- * was still running (`overlap`), or both.
+ * and says whether they passed while the task was late to start (`late`: the clock jumped, or
+ * every worker was busy), while its previous run was still running (`overlap`), or both.
  *
  * @since 0.1.0
  */
@@ -118,14 +118,37 @@ export const missed = (record: Task.RunRecord, dropped: MissedRun.Dropped): Miss
 }
 
 /**
- * The records that one run's `RunRecord` stands for: the run itself, then any missed slots
- * its missed-run policy dropped or merged.
+ * The `coalesced` record of the grid slots that passed while a run's slot waited and that the
+ * coalesce policy merged into it before it started (`record.merged`).
  *
  * @category constructors
  * @since 0.1.0
  */
-export const fromRun = (record: Task.RunRecord): ReadonlyArray<Occurrence> =>
-  record.dropped === undefined ? [ran(record)] : [ran(record), missed(record, record.dropped)]
+export const merged = (record: Task.RunRecord, slots: MissedRun.Dropped): Missed => ({
+  kind: "coalesced",
+  id: record.id,
+  generation: record.generation,
+  first: slots.first,
+  last: slots.last,
+  count: slots.count,
+  exact: slots.exact,
+  cause: "late",
+  nextSlot: record.scheduledFor,
+  at: record.startedAt,
+})
+
+/**
+ * The records that one run's `RunRecord` stands for, in order: slots merged into it before it
+ * started, the run itself, then missed slots its policy dropped or merged when it ended.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const fromRun = (record: Task.RunRecord): ReadonlyArray<Occurrence> => [
+  ...(record.merged === undefined ? [] : [merged(record, record.merged)]),
+  ran(record),
+  ...(record.dropped === undefined ? [] : [missed(record, record.dropped)]),
+]
 
 /**
  * Per-task bounded history: the last `perTask` records of each task, kept for the live tasks and

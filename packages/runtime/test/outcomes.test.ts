@@ -323,6 +323,28 @@ describe("missed runs and overlap (SPEC §3, §6)", () => {
     }),
   )
 
+  it.effect("coalesce: slots that passed while every worker was busy are merged and recorded", () =>
+    Effect.gen(function* () {
+      const s = yield* Scheduler.make({ workers: 1 })
+      yield* s.schedule({ schedule: Schedule.once(0), job: Effect.sleep(25) })
+      const starts: Array<string> = []
+      yield* s.schedule({
+        id: "tick",
+        schedule: Schedule.fixedRate(10),
+        missedRuns: "coalesce",
+        job: (run) => Effect.sync(() => starts.push(`${run.scheduledFor}@${run.startedAt}`)),
+      })
+      yield* TestClock.adjust(35)
+      // Slots 0 and 10 waited for the only worker until 25: one run stands for them, as 20.
+      expect(starts).toEqual(["20@25", "30@30"])
+      expect((yield* s.ledger("tick")).map(summary)).toEqual([
+        "coalesced:2[0..10](late)",
+        "ran:succeeded@25",
+        "ran:succeeded@30",
+      ])
+    }),
+  )
+
   it.effect("slots missed while every worker was busy are recorded as late", () =>
     Effect.gen(function* () {
       const s = yield* Scheduler.make({ workers: 1 })

@@ -130,6 +130,8 @@ describe("§3 missed-run policy (fixed rate)", () => {
     clock.set(35)
     const records = driver.tick(35)
     expect(records.map((r) => [r.scheduledFor, r.startedAt])).toEqual([[30, 35]])
+    // Nothing is lost silently: the slots the run stands for are on its record.
+    expect(records[0]?.merged).toEqual({ first: 10, last: 20, count: 2, exact: true })
     expect(driver.info("c")?.scheduledFor).toBe(40)
   })
 
@@ -162,6 +164,7 @@ describe("§3 missed-run policy (fixed rate)", () => {
     clock.set(35)
     const records = driver.tick(35)
     expect(records.map((r) => [r.scheduledFor, r.startedAt, r.nextSlot])).toEqual([[30, 35, 40]])
+    expect(records[0]?.merged).toEqual({ first: 0, last: 20, count: 3, exact: true })
   })
 
   it("skip: due 0, period 10, run finished at 35 → next slot 40", () => {

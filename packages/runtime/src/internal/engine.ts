@@ -362,6 +362,12 @@ export class Engine {
     const outcome = classify(exit)
     const record = this.kernel.complete(run, outcome, finishedAt, true) as Task.RunRecord
     Metrics.runsByOutcome[outcome.kind].updateUnsafe(1, this.context)
+    if (record.merged !== undefined) {
+      // Merged into this run before it started, so recorded before it.
+      const merged = Ledger.merged(record, record.merged)
+      this.ledger.add(merged, false)
+      PubSub.publishUnsafe(this.occurrences, merged)
+    }
     const dropped = record.dropped
     const ran = Ledger.ran(record)
     this.ledger.add(ran, record.continuation === "final")
