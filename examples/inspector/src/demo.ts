@@ -1,0 +1,133 @@
+// The work the live view shows: a realistic mix, each task there for one thing to look at.
+// Times are real milliseconds from the start, so everything interesting happens in the first
+// few seconds and then keeps going.
+import { type Errors, Schedule, type Scheduler } from "@tickwork/runtime"
+import { Data, Effect, type Scope } from "effect"
+
+class UpstreamUnavailable extends Data.TaggedError("UpstreamUnavailable")<{
+  readonly message: string
+}> {}
+
+class DatabaseLocked extends Data.TaggedError("DatabaseLocked")<{ readonly message: string }> {}
+
+/** What each task shows, by id (the page prints it under the task's name). */
+export const descriptions: Readonly<Record<string, string>> = {
+  heartbeat: "every 1 s, high priority · always fine",
+  "flaky-sync": "every 2.5 s · every other slot fails twice, retried with backoff",
+  "nightly-import": "every 1.5 s · always fails; paused after 2 failed slots",
+  report: "once at 1 s · runs 8 s, cancelled at 2.5 s while running",
+  "slow-poller": "every 0.6 s, runs 1.5 s · late slots coalesced",
+  "metrics-rollup": "every 0.8 s, runs 1.9 s · late slots skipped",
+  warmup: "once at 1.5 s · done",
+  "cache-evict": "1.2 s after each run ends (fixed delay)",
+  "timeout-prone": "every 2 s, 400 ms timeout · every other slot hangs, retried once",
+  "ad-hoc": "a one-off, scheduled again under the same id once it is final · every third dies",
+}
+
+/** A deterministic stand-in for work that takes a while: 30–90 ms. */
+const jitter = (n: number) => 30 + ((n * 37) % 61)
+
+/** Schedules the demo's tasks on `scheduler`, and forks what cancels and reschedules them. */
+export const scheduleDemo = (
+  scheduler: Scheduler.SchedulerShape,
+): Effect.Effect<void, Errors.ScheduleError | Errors.SchedulerClosed, Scope.Scope> =>
+  Effect.gen(function* () {
+    yield* scheduler.schedule({
+      id: "heartbeat",
+      schedule: Schedule.fixedRate(1_000, { delay: 200 }),
+      priority: "high",
+      job: (run) => Effect.sleep(jitter(run.runNumber)),
+    })
+
+    // Every other slot's first two attempts fail; the third succeeds.
+    let slots = 0
+    yield* scheduler.schedule({
+      id: "flaky-sync",
+      schedule: Schedule.fixedRate(2_500, { delay: 600 }),
+      retry: { maxRetries: 3, base: 150, factor: 2 },
+      job: (run) => {
+        if (run.attempt === 1) slots++
+        return slots % 2 === 1 && run.attempt <= 2
+          ? Effect.fail(new UpstreamUnavailable({ message: "upstream answered 503" }))
+          : Effect.sleep(jitter(run.runNumber) + 60)
+      },
+    })
+
+    yield* scheduler.schedule({
+      id: "nightly-import",
+      schedule: Schedule.fixedRate(1_500, { delay: 300 }),
+      retry: { maxRetries: 1, base: 200 },
+      pauseAfterConsecutiveFailures: 2,
+      job: Effect.sleep(40).pipe(
+        Effect.andThen(Effect.fail(new DatabaseLocked({ message: "database is locked" }))),
+      ),
+    })
+
+    yield* scheduler.schedule({
+      id: "report",
+      schedule: Schedule.once(1_000),
+      job: Effect.sleep(8_000),
+    })
+
+    yield* scheduler.schedule({
+      id: "slow-poller",
+      schedule: Schedule.fixedRate(600, { delay: 400 }),
+      missedRuns: "coalesce",
+      job: Effect.sleep(1_500),
+    })
+
+    yield* scheduler.schedule({
+      id: "metrics-rollup",
+      schedule: Schedule.fixedRate(800, { delay: 500 }),
+      missedRuns: "skip",
+      job: Effect.sleep(1_900),
+    })
+
+    yield* scheduler.schedule({
+      id: "warmup",
+      schedule: Schedule.once(1_500),
+      job: Effect.sleep(200),
+    })
+
+    yield* scheduler.schedule({
+      id: "cache-evict",
+      schedule: Schedule.fixedDelay(1_200, { delay: 100 }),
+      job: (run) => Effect.sleep(100 + jitter(run.runNumber) * 2),
+    })
+
+    yield* scheduler.schedule({
+      id: "timeout-prone",
+      schedule: Schedule.fixedRate(2_000, { delay: 700 }),
+      timeout: 400,
+      retry: { maxRetries: 1, base: 100 },
+      job: (run) => Effect.sleep(run.attempt === 1 && run.runNumber % 4 === 1 ? 600 : 150),
+    })
+
+    // Cancel the report while it runs: the task is cancelled at once, its run goes on (a
+    // cooperative cancel) and reports when it ends, which the final task ignores.
+    yield* Effect.forkScoped(Effect.sleep(2_500).pipe(Effect.andThen(scheduler.cancel("report"))))
+
+    // A one-off under a reused id: each time it is final, schedule it again (a new generation).
+    let adHoc = 0
+    const scheduleAdHoc = Effect.suspend(() => {
+      const n = ++adHoc
+      return scheduler.schedule({
+        id: "ad-hoc",
+        schedule: Schedule.once(300),
+        job: n % 3 === 0 ? Effect.die(new Error("bug in ad-hoc job")) : Effect.sleep(250),
+      })
+    })
+    yield* scheduleAdHoc
+    yield* Effect.forkScoped(
+      Effect.forever(
+        Effect.sleep(2_000).pipe(
+          Effect.andThen(scheduler.status("ad-hoc")),
+          Effect.flatMap((state) =>
+            state === "done" || state === "failed" || state === "cancelled"
+              ? Effect.asVoid(Effect.ignore(scheduleAdHoc))
+              : Effect.void,
+          ),
+        ),
+      ),
+    )
+  })

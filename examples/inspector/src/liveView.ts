@@ -1,0 +1,394 @@
+// The live view's server: one loopback HTTP server that serves page.html and, on /ws, a WebSocket
+// that streams what the scheduler reports. It is fed three ways:
+//   - `inspect`: the scheduler's XState inspection stream (each task's state, context and the
+//     event that moved it);
+//   - `listener.started`: runs as they start (for the timeline's bars in progress);
+//   - `occurrence`: the occurrence ledger's stream (finished runs, retries, skipped and coalesced
+//     slots, cancellations).
+// It keeps the current state and a bounded history, so a page that connects late (or reloads)
+// gets the whole picture first, then live updates.
+import { readFileSync } from "node:fs"
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import { type Inspect, type Ledger, Lifecycle, type Scheduler, type Task } from "@tickwork/runtime"
+import { Effect, type Scope } from "effect"
+import { WebSocket, WebSocketServer } from "ws"
+import type { InspectionEvent } from "xstate"
+import { toDirectedGraph } from "xstate/graph"
+
+/** The task machine as the page draws it: states and edges, read from its definition. */
+export interface MachineGraph {
+  readonly id: string
+  readonly initial: string
+  readonly states: ReadonlyArray<{ readonly key: string; readonly final: boolean }>
+  readonly edges: ReadonlyArray<{
+    readonly source: string
+    readonly target: string
+    readonly event: string
+    readonly guard: string | undefined
+  }>
+}
+
+export const machineGraph = (): MachineGraph => {
+  const graph = toDirectedGraph(Lifecycle.machine)
+  return {
+    id: Lifecycle.machine.id,
+    initial: String(Lifecycle.machine.config.initial),
+    states: graph.children.map((node) => ({
+      key: node.stateNode.key,
+      final: node.stateNode.type === "final",
+    })),
+    edges: graph.children.flatMap((node) =>
+      node.edges.map((edge) => {
+        const guard = edge.transition.guard as string | { type: string } | undefined
+        return {
+          source: edge.source.key,
+          target: edge.target.key,
+          event: edge.label.text,
+          guard: guard === undefined ? undefined : typeof guard === "string" ? guard : guard.type,
+        }
+      }),
+    ),
+  }
+}
+
+/** A task as the page shows it: its XState snapshot, and the step that led there. */
+interface TaskView {
+  readonly id: string
+  readonly session: string
+  readonly description: string
+  value: string
+  status: string
+  context: Lifecycle.TaskContext
+  /** The event of the last step, and the state before it. */
+  event: string | undefined
+  from: string | undefined
+  /** When the last step happened, epoch ms. */
+  since: number
+}
+
+interface RunView {
+  readonly id: string
+  readonly scheduledFor: number
+  readonly startedAt: number
+  readonly attempt: number
+  readonly runNumber: number
+}
+
+/** One line of the inspection feed. */
+interface FeedLine {
+  readonly at: number
+  readonly id: string
+  readonly event: string
+  readonly from: string | undefined
+  /** `undefined` when the machine ignored the event. */
+  readonly to: string | undefined
+}
+
+type OccurrenceView =
+  | {
+      readonly kind: "ran" | "retried"
+      readonly id: string
+      readonly scheduledFor: number
+      readonly startedAt: number
+      readonly finishedAt: number
+      readonly attempt: number
+      readonly runNumber: number
+      readonly outcome: Task.Outcome["kind"]
+      readonly detail: string | undefined
+      readonly state: string
+      readonly nextSlot: number | undefined
+    }
+  | {
+      readonly kind: "coalesced" | "skipped"
+      readonly id: string
+      readonly first: number
+      readonly last: number
+      readonly count: number
+      readonly cause: string
+      readonly nextSlot: number | undefined
+      readonly at: number
+    }
+  | {
+      readonly kind: "cancelled"
+      readonly id: string
+      readonly from: string
+      readonly scheduledFor: number
+      readonly interrupted: boolean
+      readonly at: number
+    }
+
+const detailOf = (outcome: Task.Outcome): string | undefined => {
+  const cause =
+    outcome.kind === "failed"
+      ? outcome.error
+      : outcome.kind === "defect"
+        ? outcome.defect
+        : outcome.kind === "timed-out"
+          ? `no answer after ${outcome.afterMs} ms`
+          : undefined
+  if (cause === undefined) return undefined
+  if (typeof cause === "string") return cause
+  if (cause instanceof Error || (typeof cause === "object" && cause !== null && "message" in cause))
+    return String((cause as { message: unknown }).message)
+  return String(cause)
+}
+
+const toView = (o: Ledger.Occurrence): OccurrenceView => {
+  switch (o.kind) {
+    case "ran":
+    case "retried":
+      return {
+        kind: o.kind,
+        id: o.id,
+        scheduledFor: o.scheduledFor,
+        startedAt: o.startedAt,
+        finishedAt: o.finishedAt,
+        attempt: o.attempt,
+        runNumber: o.runNumber,
+        outcome: o.outcome.kind,
+        detail: detailOf(o.outcome),
+        state: o.state,
+        nextSlot: o.nextSlot,
+      }
+    case "coalesced":
+    case "skipped":
+      return {
+        kind: o.kind,
+        id: o.id,
+        first: o.first,
+        last: o.last,
+        count: o.count,
+        cause: o.cause,
+        nextSlot: o.nextSlot,
+        at: o.at,
+      }
+    case "cancelled":
+      return {
+        kind: o.kind,
+        id: o.id,
+        from: o.from,
+        scheduledFor: o.scheduledFor,
+        interrupted: o.interrupted,
+        at: o.at,
+      }
+  }
+}
+
+/** History kept for late joiners. */
+const KEEP_OCCURRENCES = 4_000
+const KEEP_LATENESS = 5_000
+const KEEP_FEED = 40
+
+export interface LiveViewOptions {
+  /** TCP port on 127.0.0.1; 0 picks a free one. */
+  readonly port: number
+  /** Try a free port if `port` is taken. */
+  readonly fallback?: boolean
+  /** A line about each task, shown under its name. */
+  readonly descriptions?: Readonly<Record<string, string>>
+}
+
+export interface LiveView {
+  /** The page's address. */
+  readonly url: string
+  /** For `Scheduler.make({ inspect })`. */
+  readonly inspect: Inspect.Observer
+  /** For `Scheduler.make({ listener })`. */
+  readonly listener: Scheduler.Listener
+  /** Feed it the scheduler's `occurrences` stream. */
+  readonly occurrence: (occurrence: Ledger.Occurrence) => void
+  /** Pages connected right now. */
+  readonly clients: () => number
+}
+
+const FAVICON =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 26 26"><circle cx="13" cy="13" r="11" fill="#0b1020" stroke="#60a5fa" stroke-width="2.4"/><path d="M13 6v7l5 3" fill="none" stroke="#22d3ee" stroke-width="2.4" stroke-linecap="round"/></svg>'
+
+const page = () => readFileSync(new URL("./page.html", import.meta.url), "utf8")
+
+const listen = (server: Server, port: number, fallback: boolean): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const onError = (error: NodeJS.ErrnoException) => {
+      if (error.code === "EADDRINUSE" && fallback && port !== 0) {
+        server.listen(0, "127.0.0.1")
+      } else {
+        reject(error)
+      }
+    }
+    server.on("error", onError)
+    server.once("listening", () => {
+      server.off("error", onError)
+      resolve((server.address() as AddressInfo).port)
+    })
+    server.listen(port, "127.0.0.1")
+  })
+
+/** Starts the live view's server in the current scope; closing the scope closes it. */
+export const make = (options: LiveViewOptions): Effect.Effect<LiveView, Error, Scope.Scope> =>
+  Effect.gen(function* () {
+    const startedAt = Date.now()
+    const descriptions = options.descriptions ?? {}
+    const machine = machineGraph()
+    const tasks = new Map<string, TaskView>()
+    const running = new Map<string, RunView>()
+    const occurrences: Array<OccurrenceView> = []
+    const lateness: Array<number> = []
+    const feed: Array<FeedLine> = []
+    let runs = 0
+
+    const html = page()
+    const server = createServer((req, res) => {
+      if (req.url === "/" || req.url?.startsWith("/?")) {
+        res.writeHead(200, {
+          "content-type": "text/html; charset=utf-8",
+          "cache-control": "no-store",
+        })
+        res.end(html)
+      } else if (req.url === "/favicon.svg" || req.url === "/favicon.ico") {
+        res.writeHead(200, { "content-type": "image/svg+xml" })
+        res.end(FAVICON)
+      } else {
+        res.writeHead(404, { "content-type": "text/plain" })
+        res.end("not found")
+      }
+    })
+    const wss = new WebSocketServer({ server, path: "/ws" })
+    const broadcast = (message: unknown) => {
+      if (wss.clients.size === 0) return
+      const data = JSON.stringify(message)
+      for (const client of wss.clients) if (client.readyState === WebSocket.OPEN) client.send(data)
+    }
+    wss.on("connection", (ws) => {
+      ws.send(
+        JSON.stringify({
+          t: "init",
+          now: Date.now(),
+          startedAt,
+          machine,
+          tasks: [...tasks.values()],
+          running: [...running.values()],
+          occurrences,
+          lateness,
+          runs,
+          feed,
+        }),
+      )
+    })
+
+    const port = yield* Effect.acquireRelease(
+      Effect.tryPromise({
+        try: () => listen(server, options.port, options.fallback ?? false),
+        catch: (error) => new Error(`the live view could not listen: ${String(error)}`),
+      }),
+      () =>
+        Effect.promise(
+          () =>
+            new Promise<void>((resolve) => {
+              for (const client of wss.clients) client.terminate()
+              wss.close()
+              server.close(() => resolve())
+              server.closeAllConnections()
+            }),
+        ),
+    )
+
+    const addFeed = (line: FeedLine) => {
+      feed.push(line)
+      if (feed.length > KEEP_FEED) feed.shift()
+      broadcast({ t: "feed", line })
+    }
+
+    // The inspection stream: the timing actor is the root (its session id is the rootId); every
+    // other actor is a task, whose ref's id is the task's id.
+    const inspect = (event: InspectionEvent) => {
+      const ref = event.actorRef as unknown as { id: string; sessionId: string }
+      if (ref.sessionId === event.rootId) return
+      const now = Date.now()
+      switch (event.type) {
+        case "@xstate.actor": {
+          const snapshot = event.actorRef.getSnapshot() as Inspect.TaskSnapshot
+          const view: TaskView = {
+            id: ref.id,
+            session: ref.sessionId,
+            description: descriptions[ref.id] ?? "",
+            value: String(snapshot.value),
+            status: snapshot.status,
+            context: snapshot.context,
+            event: undefined,
+            from: undefined,
+            since: now,
+          }
+          tasks.set(ref.id, view)
+          broadcast({ t: "task", task: view })
+          break
+        }
+        case "@xstate.event": {
+          const view = tasks.get(ref.id)
+          // An event for a final task: XState inspects it, the machine ignores it.
+          if (view !== undefined && view.session === ref.sessionId && view.status !== "active") {
+            addFeed({
+              at: now,
+              id: ref.id,
+              event: event.event.type,
+              from: view.value,
+              to: undefined,
+            })
+          }
+          break
+        }
+        case "@xstate.snapshot": {
+          const view = tasks.get(ref.id)
+          if (view === undefined || view.session !== ref.sessionId) return
+          const snapshot = event.snapshot as Inspect.TaskSnapshot
+          const from = view.value
+          view.value = String(snapshot.value)
+          view.status = snapshot.status
+          view.context = snapshot.context
+          view.event = event.event.type
+          view.from = event.event.type === "xstate.init" ? undefined : from
+          view.since = now
+          broadcast({ t: "task", task: view })
+          if (view.from !== undefined) {
+            addFeed({ at: now, id: ref.id, event: event.event.type, from, to: view.value })
+          }
+          break
+        }
+      }
+    }
+
+    const listener: Scheduler.Listener = {
+      started: (run) => {
+        const view: RunView = {
+          id: run.id,
+          scheduledFor: run.scheduledFor,
+          startedAt: run.startedAt,
+          attempt: run.attempt,
+          runNumber: run.runNumber,
+        }
+        running.set(`${run.id}#${run.runNumber}`, view)
+        broadcast({ t: "run", run: view })
+      },
+    }
+
+    const occurrence = (o: Ledger.Occurrence) => {
+      const view = toView(o)
+      if (view.kind === "ran" || view.kind === "retried") {
+        running.delete(`${view.id}#${view.runNumber}`)
+        runs++
+        lateness.push(view.startedAt - view.scheduledFor)
+        if (lateness.length > KEEP_LATENESS) lateness.shift()
+      }
+      occurrences.push(view)
+      if (occurrences.length > KEEP_OCCURRENCES) occurrences.shift()
+      broadcast({ t: "occ", occ: view })
+    }
+
+    return {
+      url: `http://127.0.0.1:${port}/`,
+      inspect,
+      listener,
+      occurrence,
+      clients: () => wss.clients.size,
+    }
+  })

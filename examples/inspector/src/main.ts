@@ -1,0 +1,81 @@
+// tickwork's live view: a scheduler running a realistic mix of tasks, watched from a local web
+// page. The scheduler's XState inspection stream (`inspect`), its run starts (`listener`) and its
+// occurrence ledger (`occurrences`) are streamed over a WebSocket to the page, which draws each
+// task's state on the task machine's diagram, a timeline of its runs and a lateness histogram.
+//
+//   pnpm --filter @tickwork/example-inspector start              then open the printed URL
+//   pnpm --filter @tickwork/example-inspector start --port 0 --duration 30
+//
+// Options (or environment variables): --port / INSPECTOR_PORT (default 4477, on 127.0.0.1; a
+// free port is used if it is taken; 0 = any free port), --duration / INSPECTOR_DURATION
+// (seconds; default: run until stopped with Ctrl-C).
+import { Scheduler } from "@tickwork/runtime"
+import { Cause, Effect, Exit, Fiber, Stream } from "effect"
+import { descriptions, scheduleDemo } from "./demo.ts"
+import * as LiveView from "./liveView.ts"
+
+const DEFAULT_PORT = 4477
+
+const option = (name: string, env: string): string | undefined => {
+  const args = process.argv.slice(2)
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string
+    if (arg === `--${name}`) return args[i + 1]
+    if (arg.startsWith(`--${name}=`)) return arg.slice(name.length + 3)
+  }
+  return process.env[env]
+}
+
+const number = (name: string, text: string | undefined): number | undefined => {
+  if (text === undefined || text === "") return undefined
+  const n = Number(text)
+  if (!Number.isFinite(n) || n < 0) throw new Error(`--${name} must be a number >= 0, got ${text}`)
+  return n
+}
+
+const portOption = number("port", option("port", "INSPECTOR_PORT"))
+const durationSeconds = number("duration", option("duration", "INSPECTOR_DURATION"))
+
+const program = Effect.gen(function* () {
+  const view = yield* LiveView.make({
+    port: portOption ?? DEFAULT_PORT,
+    fallback: portOption === undefined,
+    descriptions,
+  })
+  const scheduler = yield* Scheduler.make({
+    workers: 4,
+    // Close fast when stopped: interrupt what still runs.
+    shutdown: "interrupt",
+    inspect: view.inspect,
+    listener: view.listener,
+  })
+  yield* Effect.forkScoped(
+    Stream.runForEach(scheduler.occurrences, (o) => Effect.sync(() => view.occurrence(o))),
+  )
+  yield* scheduleDemo(scheduler)
+  console.log(`tickwork live view: ${view.url}`)
+  if (durationSeconds === undefined) {
+    console.log("Press Ctrl-C to stop.")
+    yield* Effect.never
+  } else {
+    yield* Effect.sleep(durationSeconds * 1_000)
+    const stats = yield* scheduler.stats
+    console.log(
+      `stopping after ${durationSeconds} s: ${stats.done} done, ${stats.failed} failed, ` +
+        `${stats.cancelled} cancelled, ${stats.scheduled} scheduled, ${stats.running} running`,
+    )
+  }
+})
+
+const fiber = Effect.runFork(Effect.scoped(program))
+const stop = () => Effect.runFork(Fiber.interrupt(fiber))
+process.once("SIGINT", stop)
+process.once("SIGTERM", stop)
+fiber.addObserver((exit) => {
+  process.off("SIGINT", stop)
+  process.off("SIGTERM", stop)
+  if (Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause)) {
+    console.error(String(exit.cause))
+    process.exitCode = 1
+  }
+})

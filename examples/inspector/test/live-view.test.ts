@@ -1,0 +1,213 @@
+// The live view in a real browser: start the example as `pnpm start` would (a child process on a
+// free port), open its page in headless Chromium (Debian's `chromium`, driven by playwright-core),
+// wait until the demo's tasks reach known states, check what the page shows, and save a
+// screenshot (INSPECTOR_SCREENSHOT=path to choose where, a temp file otherwise;
+// INSPECTOR_SCREENSHOT_AFTER=ms to wait before taking it).
+import { type ChildProcess, spawn } from "node:child_process"
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
+import { createRequire } from "node:module"
+import { tmpdir } from "node:os"
+import { dirname, join, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+import { type BrowserContext, chromium, type Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+
+const CHROMIUM = "/usr/bin/chromium"
+const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+]
+const exampleDir = resolve(dirname(fileURLToPath(import.meta.url)), "..")
+
+let child: ChildProcess | undefined
+let output = ""
+let context: BrowserContext | undefined
+let profile: string | undefined
+const timings: Record<string, number> = {}
+
+/** Starts `src/main.ts` with tsx on a free port; resolves with the URL it prints. */
+const startExample = (): Promise<string> =>
+  new Promise((resolveUrl, reject) => {
+    const tsx = createRequire(import.meta.url).resolve("tsx/cli")
+    child = spawn(
+      process.execPath,
+      [tsx, "--conditions=@tickwork/source", "src/main.ts", "--port", "0", "--duration", "120"],
+      { cwd: exampleDir, stdio: ["ignore", "pipe", "pipe"] },
+    )
+    const timer = setTimeout(
+      () => reject(new Error(`the example printed no URL within 30 s:\n${output}`)),
+      30_000,
+    )
+    const onData = (data: Buffer) => {
+      output += String(data)
+      const url = /tickwork live view: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(output)?.[1]
+      if (url !== undefined) {
+        clearTimeout(timer)
+        resolveUrl(url)
+      }
+    }
+    child.stdout?.on("data", onData)
+    child.stderr?.on("data", onData)
+    child.once("exit", (code) => {
+      clearTimeout(timer)
+      reject(new Error(`the example exited (${code}) before printing its URL:\n${output}`))
+    })
+  })
+
+const stopExample = async (): Promise<number | null> => {
+  const proc = child
+  if (proc === undefined || proc.exitCode !== null) return proc?.exitCode ?? null
+  const exited = new Promise<number | null>((r) => proc.once("exit", (code) => r(code)))
+  proc.kill("SIGTERM")
+  const timeout = new Promise<"timeout">((r) => setTimeout(() => r("timeout"), 15_000))
+  const result = await Promise.race([exited, timeout])
+  if (result === "timeout") {
+    proc.kill("SIGKILL")
+    throw new Error("the example did not stop within 15 s of SIGTERM")
+  }
+  return result
+}
+
+const count = (page: Page, selector: string) => page.locator(selector).count()
+
+describe("the live view in headless Chromium", () => {
+  let page: Page
+  let url: string
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) {
+      throw new Error(
+        `Chromium is not installed (no ${CHROMIUM}). This test needs Debian's chromium: ` +
+          "apt-get update && apt-get install -y chromium (.ci/run installs it).",
+      )
+    }
+    let t = Date.now()
+    url = await startExample()
+    timings.exampleStartMs = Date.now() - t
+    t = Date.now()
+    profile = mkdtempSync(join(tmpdir(), "tickwork-chromium-"))
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: CHROMIUM_ARGS,
+      viewport: { width: 1440, height: 1000 },
+    })
+    page = context.pages()[0] ?? (await context.newPage())
+    timings.browserLaunchMs = Date.now() - t
+  }, 60_000)
+
+  afterAll(async () => {
+    await context?.close()
+    if (profile !== undefined) rmSync(profile, { recursive: true, force: true })
+    const code = await stopExample()
+    expect(code, `the example should stop cleanly on SIGTERM:\n${output}`).toBe(0)
+    console.log(`live view test timings (ms): ${JSON.stringify(timings)}`)
+  }, 30_000)
+
+  it("shows every task's state on the diagram, its runs on a timeline, and a lateness histogram", async () => {
+    const errors: Array<string> = []
+    page.on("pageerror", (error) => errors.push(error.message))
+    let t = Date.now()
+    await page.goto(url)
+    await page.waitForSelector("#overview svg .node", { timeout: 10_000 })
+    timings.firstPaintMs = Date.now() - t
+    t = Date.now()
+
+    // The demo's known states, a few seconds in.
+    const settled = [
+      '.task[data-task="nightly-import"][data-state="failed"]',
+      '.task[data-task="report"][data-state="cancelled"]',
+      '.task[data-task="warmup"][data-state="done"]',
+      '.task[data-task="report"] .cancel-mark',
+      '.task[data-task="metrics-rollup"] .missed[data-kind="skipped"]',
+      '.task[data-task="slow-poller"] .missed[data-kind="coalesced"]',
+      '.task[data-task="flaky-sync"] .run[data-kind="retried"]',
+      '.task[data-task="timeout-prone"] .run[data-outcome="timed-out"]',
+    ]
+    for (const selector of settled) {
+      await page.waitForSelector(selector, { state: "attached", timeout: 20_000 })
+    }
+    await page.waitForFunction(
+      `document.querySelectorAll('.task[data-task="heartbeat"] .run[data-outcome="succeeded"]').length >= 3`,
+      undefined,
+      { timeout: 20_000 },
+    )
+    timings.statesReachedMs = Date.now() - t
+
+    // The machine's diagram, drawn from its definition: 5 states, 6 arrows (one per pair).
+    expect(
+      await page
+        .locator("#overview .node")
+        .evaluateAll((ns) => ns.map((n) => n.getAttribute("data-state"))),
+    ).toEqual(["scheduled", "running", "done", "failed", "cancelled"])
+    expect(await count(page, "#overview .edge")).toBe(6)
+    expect(
+      await page.locator('#overview .edge[data-edge="running>scheduled"] text').textContent(),
+    ).toBe("SUCCEED · FAIL")
+
+    // Each task sits in its state on the overview, and its own diagram highlights that state.
+    for (const [task, state] of [
+      ["nightly-import", "failed"],
+      ["report", "cancelled"],
+      ["warmup", "done"],
+    ] as const) {
+      expect(
+        await count(page, `#overview .node[data-state="${state}"] .chip[data-task="${task}"]`),
+      ).toBe(1)
+      const current = page.locator(`.task[data-task="${task}"] .mini .node.current`)
+      expect(await current.count()).toBe(1)
+      expect(await current.getAttribute("data-state")).toBe(state)
+      expect(await page.locator(`.task[data-task="${task}"] .state`).textContent()).toBe(state)
+    }
+    // Every task is somewhere on the overview, exactly once.
+    const rows = await page
+      .locator(".task")
+      .evaluateAll((ns) => ns.map((n) => n.getAttribute("data-task")))
+    expect(rows).toHaveLength(10)
+    expect(await count(page, "#overview .chip[data-task]")).toBe(10)
+    // The context shown is the machine's: nightly-import was paused after 2 failed slots.
+    expect(await page.locator('.task[data-task="nightly-import"] .ctx').textContent()).toContain(
+      "failed slots2 / 2",
+    )
+
+    // Timelines: failed runs and their retries, successes, the skipped and coalesced slots.
+    expect(await count(page, '.task[data-task="nightly-import"] .run[data-outcome="failed"]')).toBe(
+      4,
+    )
+    expect(await count(page, '.task[data-task="nightly-import"] .run[data-kind="retried"]')).toBe(2)
+    expect(await count(page, '.task[data-task="heartbeat"] .run[data-outcome="failed"]')).toBe(0)
+    expect(await count(page, ".timeline .slot")).toBeGreaterThan(10)
+
+    // The histogram: one bar per bucket, counting every finished run.
+    // Read in one go: the page re-renders between separate reads.
+    const { bars, runs } = (await page.evaluate(`({
+      bars: [...document.querySelectorAll("#hist rect.bar")].map((b) => Number(b.getAttribute("data-count"))),
+      runs: Number(document.querySelector("#lateness-stats span:first-child b").textContent),
+    })`)) as { bars: Array<number>; runs: number }
+    expect(bars).toHaveLength(11)
+    expect(bars.reduce((a, b) => a + b, 0)).toBe(runs)
+    expect(runs).toBeGreaterThan(10)
+    expect(bars.filter((c) => c > 0).length).toBeGreaterThan(0)
+
+    // The inspection stream shows transitions, and the live connection is up.
+    expect(await count(page, "#feed li")).toBeGreaterThan(3)
+    expect(await page.locator("#conn-text").textContent()).toBe("live")
+    expect(errors).toEqual([])
+
+    // INSPECTOR_SCREENSHOT_AFTER=ms lets more history build up first (for the README's picture).
+    const settle = Number(process.env.INSPECTOR_SCREENSHOT_AFTER ?? 0)
+    if (settle > 0) await page.waitForTimeout(settle)
+    const shot =
+      process.env.INSPECTOR_SCREENSHOT ?? join(tmpdir(), "tickwork-inspector", "live-view.png")
+    mkdirSync(dirname(shot), { recursive: true })
+    await page.screenshot({ path: shot, fullPage: true })
+    console.log(`live view screenshot: ${shot}`)
+    expect(existsSync(shot)).toBe(true)
+  }, 90_000)
+})
