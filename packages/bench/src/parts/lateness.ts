@@ -60,12 +60,13 @@ const calibrate = async (c: RealtimeContender): Promise<number> => {
 }
 
 /**
- * The lead before the window opens: 250 ms plus the expected arming time with a margin of
- * 1.5× when the rate is the slowest one measured at this size, 2× when it comes from a smaller
- * size (arming grows faster than linearly once the heap is large).
+ * The lead before the window opens: 250 ms plus the expected arming time with a margin: 1.5×
+ * when the rate is the slowest one measured at this size, 2× when it comes from a smaller
+ * trial size (arming grows faster than linearly once the heap is large), 3× when it comes from
+ * the calibration (cold caches and a small heap make that rate optimistic).
  */
 const leadFor = (n: number, rate: { readonly n: number; readonly msPerTask: number }): number =>
-  Math.ceil(250 + (rate.n >= n ? 1.5 : 2) * n * rate.msPerTask)
+  Math.ceil(250 + (rate.n >= n ? 1.5 : rate.n <= CALIBRATION_TASKS ? 3 : 2) * n * rate.msPerTask)
 
 /** How long after the window closes a trial waits for tasks that have not started yet. */
 const graceFor = (windowMs: number): number => Math.max(2_000, windowMs)
@@ -133,54 +134,98 @@ const runTrial = async (
   }
 }
 
+/** One contender at one size, with the reps the part budget still allows it. */
+interface Plan {
+  readonly c: RealtimeContender
+  readonly n: number
+  readonly windowMs: number
+  readonly row: LatenessRow
+  planned: number
+  /** Wall time of its last trial. */
+  lastMs?: number
+}
+
+/**
+ * Runs the trials. Before each one, the reps still to run are re-planned against the part
+ * budget: while they would not fit, the most expensive remaining trial is dropped first, so
+ * the cheap rows keep all their reps and an expensive row (1M fibers) loses reps, saying so.
+ */
 export const runLateness = async (config: LatenessConfig): Promise<Array<LatenessRow>> => {
   const budget = new Budget(config.partBudgetMs)
-  const rows: Array<LatenessRow> = []
   /** The latest arming rate per contender, and the size it was measured at. */
   const rates = new Map<string, { n: number; msPerTask: number }>()
   for (const c of config.contenders) {
     rates.set(c.key, { n: CALIBRATION_TASKS, msPerTask: await calibrate(c) })
   }
+  const rateOf = (c: RealtimeContender) => rates.get(c.key) as { n: number; msPerTask: number }
+  const plans: Array<Plan> = config.sizes.flatMap(({ n, windowMs }) =>
+    config.contenders.map((c) => ({
+      c,
+      n,
+      windowMs,
+      row: { key: c.key, name: c.name, n, windowMs, trials: [] },
+      planned: config.reps,
+    })),
+  )
+  const expected = (p: Plan): number =>
+    p.lastMs ?? p.n * 0.002 + leadFor(p.n, rateOf(p.c)) + p.windowMs + 1_000
+  const replan = (): void => {
+    for (const p of plans) p.planned = config.reps
+    for (;;) {
+      let left = 0
+      let worst: Plan | undefined
+      for (const p of plans) {
+        const todo = p.planned - p.row.trials.length
+        if (todo <= 0) continue
+        left += todo * expected(p)
+        if (worst === undefined || expected(p) > expected(worst)) worst = p
+      }
+      if (worst === undefined || left <= budget.remaining()) return
+      worst.planned--
+    }
+  }
   for (const { n, windowMs } of config.sizes) {
     const rng = seeded(config.seed ^ n ^ 0x5eed)
     const offsets = new Float64Array(n)
     for (let k = 0; k < n; k++) offsets[k] = Math.floor(rng() * windowMs)
-    const sizeRows = config.contenders.map(
-      (c): LatenessRow => ({ key: c.key, name: c.name, n, windowMs, trials: [] }),
-    )
-    rows.push(...sizeRows)
+    const sizePlans = plans.filter((p) => p.n === n)
     for (let rep = 0; rep < config.reps; rep++) {
-      for (let i = 0; i < config.contenders.length; i++) {
-        const c = config.contenders[i] as RealtimeContender
-        const row = sizeRows[i] as LatenessRow
-        if (row.skipped !== undefined) continue
-        const rate = rates.get(c.key) as { n: number; msPerTask: number }
-        const leadMs = leadFor(n, rate)
-        // The worst case: collections, the lead (arming happens within it), the window and
-        // the whole grace period after it.
-        const estimate = n * 0.002 + leadMs + windowMs + graceFor(windowMs)
-        if (!budget.fits(estimate)) {
-          row.skipped = `${row.trials.length === 0 ? "not run" : `stopped after ${row.trials.length} reps`}: would pass the part budget (${Math.round(config.partBudgetMs / 1000)} s; about ${fixed(estimate / 1000, 1)} s a rep)`
-          progress(`${count(n)} ${c.name}: ${row.skipped}`)
+      for (const p of sizePlans) {
+        replan()
+        if (p.row.trials.length >= p.planned) continue
+        const c = p.c
+        const leadMs = leadFor(n, rateOf(c))
+        // The worst case must fit: collections, the lead (arming happens within it), the
+        // window and the whole grace period after it.
+        if (!budget.fits(n * 0.002 + leadMs + windowMs + graceFor(windowMs))) {
+          p.planned = p.row.trials.length
           continue
         }
+        const t0 = performance.now()
         const trial = await runTrial(c, offsets, windowMs, rep + 1, leadMs)
+        p.lastMs = performance.now() - t0
         // Keep the slowest arming seen at this size: it varies with the collector's work.
-        const seen = rates.get(c.key)
+        const seen = rateOf(c)
         const msPerTask = trial.armMs / n
         rates.set(c.key, {
           n,
-          msPerTask:
-            seen !== undefined && seen.n === n ? Math.max(seen.msPerTask, msPerTask) : msPerTask,
+          msPerTask: seen.n === n ? Math.max(seen.msPerTask, msPerTask) : msPerTask,
         })
-        row.trials.push(trial)
+        p.row.trials.push(trial)
         progress(
-          `${count(n)} rep ${rep + 1} ${c.name}: p50 ${ms(trial.p50)} p99 ${ms(trial.p99)} max ${ms(trial.max)} ms, early ${int(trial.early)}, missed ${int(trial.missed)}, armed in ${ms(trial.armMs)} ms${trial.overrunMs > 0 ? `, window opened ${ms(trial.overrunMs)} ms before arming ended` : ""}`,
+          `${count(n)} rep ${rep + 1} ${c.name}: p50 ${ms(trial.p50)} p99 ${ms(trial.p99)} max ${ms(trial.max)} ms, early ${int(trial.early)}, missed ${int(trial.missed)}, armed in ${ms(trial.armMs)} ms${trial.overrunMs > 0 ? `, window opened ${ms(trial.overrunMs)} ms before arming ended` : ""} [${(p.lastMs / 1000).toFixed(1)} s]`,
         )
       }
     }
+    for (const p of sizePlans) {
+      const done = p.row.trials.length
+      if (done < config.reps) {
+        p.row.skipped = `${done} of ${config.reps} reps: more would pass the ${Math.round(config.partBudgetMs / 1000)} s part budget (${fixed(expected(p) / 1000, 1)} s a rep)`
+        progress(`${count(n)} ${p.c.name}: ${p.row.skipped}`)
+      }
+    }
   }
-  return rows
+  return plans.map((p) => p.row)
 }
 
 export interface LatenessSummary {
