@@ -209,6 +209,9 @@ export class Scheduler extends Context.Service<Scheduler, SchedulerShape>()(
   "@tickwork/runtime/Scheduler",
 ) {}
 
+/** Epoch ms from the monotonic clock, whole: never steps back or forward with the wall clock. */
+const monotonicNow = (): number => Math.floor(performance.timeOrigin + performance.now())
+
 const optionError = (field: string, value: unknown, rule: string) =>
   new Errors.InvalidOption({ field, value, message: `${field} ${rule}, got ${Errors.show(value)}` })
 
@@ -261,7 +264,12 @@ export const make = (
     })
 
     const context = yield* Effect.context<never>()
-    const clock = yield* Clock.Clock
+    // Effect's live Clock reads Date.now(), which jumps when the wall clock is stepped: a delay
+    // could then fire early. Unless a Clock was provided (TestClock, or the application's own),
+    // the scheduler reads the monotonic clock as epoch ms instead (as the core's system clock).
+    const clock = context.mapUnsafe.has(Clock.Clock.key)
+      ? (yield* Clock.Clock).currentTimeMillisUnsafe.bind(yield* Clock.Clock)
+      : monotonicNow
     const occurrences = yield* PubSub.sliding<Ledger.Occurrence>(streamCapacity)
     const drained = yield* Deferred.make<void>()
     const inspection = options.inspect === undefined ? undefined : new Inspection(options.inspect)

@@ -19,7 +19,6 @@
 import type { Kernel, Task } from "@tickwork/core"
 import {
   Cause,
-  type Clock,
   Context,
   Deferred,
   Effect,
@@ -124,7 +123,8 @@ export class Engine {
   private readonly config: EngineConfig
   /** The layer's services: the Clock every read uses, the metric registry, the tracer. */
   private readonly context: Context.Context<never>
-  private readonly clock: Clock.Clock
+  /** The runtime's time source, epoch ms (see `Scheduler.make`). */
+  private readonly clock: () => number
   /** Runs in flight and their fibers, by worker slot: at most `workers` (ground rule 2). */
   private readonly slotRuns: Array<Kernel.Run<Job> | undefined>
   private readonly slotFibers: Array<Fiber.Fiber<unknown, unknown> | undefined>
@@ -157,7 +157,7 @@ export class Engine {
   constructor(
     config: EngineConfig,
     context: Context.Context<never>,
-    clock: Clock.Clock,
+    clock: () => number,
     occurrences: PubSub.PubSub<Ledger.Occurrence>,
     drained: Deferred.Deferred<void>,
   ) {
@@ -175,7 +175,7 @@ export class Engine {
 
   /** The current time on the layer's Clock, epoch ms. */
   now(): number {
-    return this.clock.currentTimeMillisUnsafe()
+    return this.clock()
   }
 
   /** Runs in flight. */
