@@ -182,6 +182,48 @@ const viaRuntime = (program: ReadonlyArray<Step>) =>
   }).pipe(Effect.scoped, Effect.provide(TestClock.layer()), Effect.provide(Logger.layer([])))
 
 describe("equivalence with the deterministic driver (SPEC §11)", () => {
+  it("a retry due at once goes before a lower-priority run due at the same slot", async () => {
+    // A fails synchronously and its retry (backoff 0) is due at once: the actor must apply that
+    // outcome before it takes the next run, or B (normal) would start before A's retry (high).
+    const tasks = (job: (id: string, attempt: number) => boolean) =>
+      [
+        { id: "A", priority: "high" as const, retry: { maxRetries: 1, base: 0 } },
+        { id: "B", priority: "normal" as const },
+      ].map((t) => ({ ...t, schedule: Schedule.once(10), fails: (a: number) => job(t.id, a) }))
+    const driverOrder: Array<string> = []
+    const driver = Driver.make({ clock: new Clock.ManualClock(0) })
+    for (const { fails, ...t } of tasks((id, a) => id === "A" && a === 1)) {
+      driver.scheduleUnsafe({
+        ...t,
+        job: (run) => {
+          driverOrder.push(`${t.id}${run.attempt}@${run.startedAt}`)
+          if (fails(run.attempt)) throw new Error("planned failure")
+        },
+      })
+    }
+    driver.runUntil(20)
+    const runtimeOrder = await Effect.runPromise(
+      Effect.gen(function* () {
+        const s = yield* Scheduler.make({ workers: 1, spans: false })
+        const order: Array<string> = []
+        for (const { fails, ...t } of tasks((id, a) => id === "A" && a === 1)) {
+          yield* s.schedule({
+            ...t,
+            job: (run) =>
+              Effect.suspend(() => {
+                order.push(`${t.id}${run.attempt}@${run.startedAt}`)
+                return fails(run.attempt) ? Effect.fail("planned failure") : Effect.void
+              }),
+          })
+        }
+        yield* TestClock.adjust(20)
+        return order
+      }).pipe(Effect.scoped, Effect.provide(TestClock.layer()), Effect.provide(Logger.layer([]))),
+    )
+    expect(driverOrder).toEqual(["A1@10", "A2@10", "B1@10"])
+    expect(runtimeOrder).toEqual(driverOrder)
+  })
+
   it("one worker on a virtual clock gives the driver's run trace", async () => {
     await fc.assert(
       fc.asyncProperty(steps, async (program) => {

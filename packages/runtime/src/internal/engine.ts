@@ -214,6 +214,10 @@ export class Engine {
         }
         const now = self.now()
         while (!self.stopping && self.inFlight < self.config.workers) {
+          // A job that finished synchronously has already ended: apply it before taking the
+          // next run, so a retry or next slot it pushes competes in SPEC §4 order, and its
+          // records come before anything the next run publishes.
+          if (self.endedRuns.length > 0) self.applyEvents()
           const run = self.kernel.takeDue(now)
           if (run === undefined) break
           self.start(run)
