@@ -1,0 +1,1110 @@
+/**
+ * The `DurableScheduler` service: tasks kept as data in a {@link TaskStore.TaskStore}, run by
+ * named {@link Handler}s on the runtime's bounded pool, surviving restarts and shared by several
+ * processes. One execution path serves both stores:
+ *
+ * 1. **Claim.** A dispatcher fiber sleeps until the store's earliest due time (a local timer,
+ *    woken by this process's inserts) or a short poll (other processes' inserts), then claims
+ *    due rows — as many as it has free workers — each leased to this process under a new fence.
+ * 2. **Decide late slots.** A grid task (fixed rate, cron) whose first delivery is late applies
+ *    the catch-up window (slots older than it are skipped and recorded) and, under `coalesce`,
+ *    runs once for the slots that passed. Every rule is the core's.
+ * 3. **Run.** Each claimed row becomes a one-shot task of the runtime `Scheduler` (its bounded
+ *    pool, timeouts, lateness metric, spans and log annotations), running the handler with the
+ *    payload decoded by its schema and a {@link Handler.DurableRun}: `(id, slot, attempt)`,
+ *    the delivery count and the fence.
+ * 4. **Complete.** The outcome goes through the core's lifecycle machine, missed-run policy and
+ *    retry backoff; the next slot, attempt and state, the `(task id, slot)` ledger row and any
+ *    skipped/coalesced slots are written in one transaction, applied only if the row's fence is
+ *    still the one it was claimed with. A late completion from a lost lease is rejected and
+ *    recorded (`fenced-out`). Long runs renew their lease.
+ *
+ * **At least once.** A run in flight when its process dies runs again: on the same SQLite file
+ * when it is reopened, on PostgreSQL when its lease expires (another process takes it). Handlers
+ * get `run.key` (`"<id>@<slot>"`) and `run.delivery` to make their side effects idempotent.
+ *
+ * The layer also provides the runtime `Scheduler` it runs on, so in-memory tasks (closures) can
+ * share the same pool.
+ *
+ * @since 0.1.0
+ */
+import { randomUUID } from "node:crypto"
+import { hostname } from "node:os"
+import { Errors, Kernel, type MissedRun, Random, Retry, Schedule, Task, Time } from "@tickwork/core"
+import { Scheduler } from "@tickwork/runtime"
+import {
+  Clock,
+  Context,
+  Effect,
+  Fiber,
+  Layer,
+  Option,
+  PubSub,
+  Queue,
+  Result,
+  Schema,
+  type Scope,
+  Stream,
+} from "effect"
+import {
+  type DurableScheduleError,
+  InvalidPayload,
+  PayloadDecodeError,
+  type StoreError,
+  UnknownHandler,
+} from "./Errors.ts"
+import type * as Handler from "./Handler.ts"
+import * as Rules from "./internal/rules.ts"
+import * as Spec from "./Spec.ts"
+import {
+  type Change,
+  type ChangeResult,
+  type Counts,
+  type EventEntry,
+  type NewTask,
+  type RunEntry,
+  type TaskRow,
+  TaskStore,
+} from "./TaskStore.ts"
+
+/**
+ * What to schedule: a registered handler (the object, whose payload type then checks the
+ * payload, or its name) with its payload, a schedule that can be stored, and the same policies
+ * as an in-memory task.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface DurableTaskOptions<H extends Handler.Any | string = Handler.Any | string> {
+  readonly handler: H
+  readonly payload: Handler.PayloadOf<H>
+  /** once / at / fixedRate / fixedDelay / cron; a custom schedule fails with `NotDurable`. */
+  readonly schedule: Schedule.Schedule
+  /** A caller-supplied id; a random UUID when absent. */
+  readonly id?: string | undefined
+  readonly priority?: Task.Priority | undefined
+  readonly retry?: Retry.RetryPolicy | undefined
+  /** For fixed-rate and cron schedules; default `"catch-up"`. */
+  readonly missedRuns?: MissedRun.MissedRunPolicy | undefined
+  readonly pauseAfterConsecutiveFailures?: number | undefined
+  /** Each run is interrupted after this long and reported `timed-out`. */
+  readonly timeout?: Time.DurationInput | undefined
+}
+
+/**
+ * A durable task, as stored.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface DurableTaskInfo {
+  readonly id: Task.TaskId
+  readonly generation: number
+  readonly state: Task.TaskState
+  readonly handler: string
+  /** The payload in its encoded (JSON) form. */
+  readonly payload: unknown
+  readonly schedule: Spec.ScheduleSpec
+  readonly priority: Task.Priority
+  /** The grid slot being worked on. */
+  readonly slot: number
+  /** When the pending attempt is due (the slot, or a retry's time). */
+  readonly scheduledFor: number
+  readonly attempt: number
+  /** Runs whose completion committed. */
+  readonly runNumber: number
+  readonly consecutiveFailures: number
+  /** Claims of the pending (slot, attempt): more than 1 after a crash or a lost lease. */
+  readonly deliveries: number
+  /** The process holding the run, while `running`. */
+  readonly leaseOwner: string | null
+  readonly lastError: string | null
+  readonly finishedAt: number | null
+}
+
+/**
+ * A run recorded in the ledger.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Ran extends RunEntry {
+  readonly kind: "ran"
+}
+
+/**
+ * A ledger record: a run that completed, or an event (skipped, coalesced, fenced-out,
+ * cancelled, recovered, released).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type DurableOccurrence = Ran | EventEntry
+
+/**
+ * Store counts and this process's figures.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface DurableStats {
+  /** Tasks by state, in the whole store. */
+  readonly tasks: Counts
+  /** This process's lease owner name. */
+  readonly owner: string
+  /** Runs this process holds (claimed, running or completing). */
+  readonly inFlight: number
+  /** Rows this process claimed. */
+  readonly claimed: number
+  /** Runs this process completed (committed). */
+  readonly completed: number
+  /** Completions of this process rejected by their fence. */
+  readonly fencedOut: number
+  /** Runs this process handed back unfinished when closing. */
+  readonly released: number
+  /** Runs cut off by a crash that this process made due again at start. */
+  readonly recovered: number
+  readonly closed: boolean
+}
+
+/**
+ * The durable scheduler's operations.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface DurableSchedulerShape {
+  /** The name this process leases runs under. */
+  readonly owner: string
+  /**
+   * Validates and stores a task. Fails with the typed error of the first bad field (core
+   * errors, `UnknownHandler`, `InvalidPayload`, `NotDurable`), `DuplicateTaskId`,
+   * `SchedulerClosed` or `StoreError`; then nothing was written.
+   */
+  readonly schedule: <H extends Handler.Any | string>(
+    options: DurableTaskOptions<H>,
+  ) => Effect.Effect<Task.TaskId, DurableScheduleError>
+  /** Stores several tasks in one transaction: all, or none (the first error). */
+  readonly scheduleAll: (
+    options: ReadonlyArray<DurableTaskOptions>,
+  ) => Effect.Effect<ReadonlyArray<Task.TaskId>, DurableScheduleError>
+  /**
+   * Cancels a scheduled or running task: true if it was one of those. A running run finishes
+   * (its run is recorded, the task stays cancelled), unless `interrupt` is set and it runs in
+   * this process: then its fiber is interrupted.
+   */
+  readonly cancel: (
+    id: string,
+    options?: { readonly interrupt?: boolean },
+  ) => Effect.Effect<boolean, StoreError>
+  /** The task's state, or `"unknown"`. */
+  readonly status: (id: string) => Effect.Effect<Task.TaskState | "unknown", StoreError>
+  readonly info: (id: string) => Effect.Effect<Option.Option<DurableTaskInfo>, StoreError>
+  /** The task's runs and events, oldest first (ledger rows are kept for `retention`). */
+  readonly ledger: (id: string) => Effect.Effect<ReadonlyArray<DurableOccurrence>, StoreError>
+  /** Every run and event this process records, as it commits. */
+  readonly occurrences: Stream.Stream<DurableOccurrence>
+  readonly stats: Effect.Effect<DurableStats, StoreError>
+  /** Wakes the dispatcher now (e.g. after writing to the store from elsewhere). */
+  readonly poll: Effect.Effect<void>
+}
+
+/**
+ * The DurableScheduler service.
+ *
+ * @category services
+ * @since 0.1.0
+ */
+export class DurableScheduler extends Context.Service<DurableScheduler, DurableSchedulerShape>()(
+  "@tickwork/durable/DurableScheduler",
+) {}
+
+/**
+ * Layer options.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface DurableSchedulerOptions<H extends Handler.Any = Handler.Any> {
+  /** The handlers this process can run; it claims only tasks naming one of them. */
+  readonly handlers: ReadonlyArray<H>
+  /** Runs in flight at most (the runtime pool's size, and the claims held). Default 4. */
+  readonly workers?: number | undefined
+  /**
+   * How long a claim holds a run before other processes may take it; renewed every third of
+   * it while the run goes on. Default 30 seconds.
+   */
+  readonly lease?: Time.DurationInput | undefined
+  /**
+   * How often to look for work the local timer cannot know of (other processes' inserts).
+   * Default 200 ms for a shared store, none for SQLite (one process).
+   */
+  readonly pollInterval?: Time.DurationInput | false | undefined
+  /**
+   * The catch-up window (max lateness): a grid task's slots older than this when it is claimed
+   * are skipped (recorded) instead of run. Default 1 day; `false` for no window.
+   */
+  readonly catchUpWindow?: Time.DurationInput | false | undefined
+  /** Rows claimed per statement at most. Default 100. */
+  readonly claimBatch?: number | undefined
+  /** How long closing waits for runs in flight before interrupting and releasing them. Default 30 s. */
+  readonly shutdownTimeout?: Time.DurationInput | undefined
+  /** How long ledger rows and final tasks are kept. Default 7 days; `false` keeps them. */
+  readonly retention?: Time.DurationInput | false | undefined
+  /** Seed for retry jitter. Default 0. */
+  readonly seed?: number | undefined
+  /** The lease owner name. Default `"<host>:<pid>:<random>"`. */
+  readonly owner?: string | undefined
+  /** Buffer of the occurrence stream per subscriber. Default 10,000. */
+  readonly streamCapacity?: number | undefined
+  /** Options of the runtime `Scheduler` the runs go through (spans, log annotations, …). */
+  readonly runtime?: Omit<Scheduler.SchedulerOptions, "workers"> | undefined
+}
+
+/** The longest single sleep: Node timers overflow above 2^31-1 ms. */
+const MAX_SLEEP_MS = 2 ** 31 - 1
+const DAY = 86_400_000
+
+const optionError = (field: string, value: unknown, rule: string) =>
+  new Errors.InvalidOption({ field, value, message: `${field} ${rule}, got ${Errors.show(value)}` })
+
+const positiveInt = (field: string, value: number | undefined, fallback: number) => {
+  const v = value ?? fallback
+  return Number.isSafeInteger(v) && v >= 1
+    ? v
+    : optionError(field, value, "must be an integer >= 1")
+}
+
+const millis = (
+  field: string,
+  input: Time.DurationInput | false | undefined,
+  fallback: number,
+  positive = false,
+): number | Errors.InvalidOption => {
+  if (input === false) return Number.POSITIVE_INFINITY
+  if (input === undefined) return fallback
+  const ms = Time.toMillisWith(input, (reason) => optionError(field, input, reason))
+  if (typeof ms === "number" && positive && ms === 0)
+    return optionError(field, input, "must be positive")
+  return ms
+}
+
+/** The field path of a schema issue's first problem, e.g. `["to"]`. */
+const issuePath = (issue: unknown): ReadonlyArray<PropertyKey> => {
+  if (typeof issue !== "object" || issue === null) return []
+  const i = issue as {
+    path?: ReadonlyArray<PropertyKey>
+    issue?: unknown
+    issues?: ReadonlyArray<unknown>
+  }
+  if (Array.isArray(i.path) && i.issue !== undefined) return [...i.path, ...issuePath(i.issue)]
+  if (Array.isArray(i.issues) && i.issues.length > 0) return issuePath(i.issues[0])
+  if (i.issue !== undefined) return issuePath(i.issue)
+  return []
+}
+
+const at = (value: unknown, path: ReadonlyArray<PropertyKey>): unknown => {
+  let v = value
+  for (const key of path) {
+    if (typeof v !== "object" || v === null) return undefined
+    v = (v as Record<PropertyKey, unknown>)[key]
+  }
+  return v
+}
+
+const fieldOf = (path: ReadonlyArray<PropertyKey>): string =>
+  `payload${path.map((k) => (typeof k === "number" ? `[${k}]` : `.${String(k)}`)).join("")}`
+
+/** One run this process holds. */
+interface Held {
+  /** The row as claimed (slot moved by a claim-time decision). */
+  readonly row: TaskRow
+  readonly runtimeId: string
+  readonly merged: MissedRun.Dropped | undefined
+  started: boolean
+  /** The runtime reported its end. */
+  finished: boolean
+  /** Its lease was lost: the completion will be fenced out. */
+  lost: boolean
+  /** Closing: hand it back instead of completing it. */
+  releasing: boolean
+}
+
+interface Finished {
+  readonly held: Held
+  readonly record: Task.RunRecord
+}
+
+/**
+ * Builds a durable scheduler in the current scope on the {@link TaskStore.TaskStore} in context.
+ * At start, an exclusive store (SQLite) makes the runs a crash cut off due again; then the
+ * dispatcher starts claiming. Closing the scope stops claiming, lets runs in flight finish for
+ * up to `shutdownTimeout`, then interrupts the rest and hands them back to the store.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const make = <H extends Handler.Any>(
+  options: DurableSchedulerOptions<H>,
+): Effect.Effect<
+  { readonly durable: DurableSchedulerShape; readonly runtime: Scheduler.SchedulerShape },
+  Errors.InvalidOption | StoreError,
+  TaskStore | Handler.Services<H> | Scope.Scope
+> =>
+  Effect.gen(function* () {
+    const store = yield* TaskStore
+    const clock = yield* Clock.Clock
+    const now = () => clock.currentTimeMillisUnsafe()
+
+    // ---------------------------------------------------------------- options
+    const handlers = new Map<string, Handler.Any>()
+    if (!Array.isArray(options?.handlers)) {
+      return yield* optionError("handlers", options?.handlers, "must be an array of handlers")
+    }
+    for (const h of options.handlers) {
+      if (typeof h?.name !== "string" || h.name === "" || typeof h.run !== "function") {
+        return yield* optionError("handlers", h, "must hold handlers made by Handler.make")
+      }
+      if (handlers.has(h.name)) {
+        return yield* optionError("handlers", h.name, "must not name a handler twice")
+      }
+      handlers.set(h.name, h)
+    }
+    const names = [...handlers.keys()]
+    const workers = positiveInt("workers", options.workers, 4)
+    if (typeof workers !== "number") return yield* workers
+    const claimBatch = positiveInt("claimBatch", options.claimBatch, 100)
+    if (typeof claimBatch !== "number") return yield* claimBatch
+    const streamCapacity = positiveInt("streamCapacity", options.streamCapacity, 10_000)
+    if (typeof streamCapacity !== "number") return yield* streamCapacity
+    const leaseMs = millis("lease", options.lease, 30_000, true)
+    if (typeof leaseMs !== "number") return yield* leaseMs
+    if (!Number.isFinite(leaseMs)) return yield* optionError("lease", false, "must be a duration")
+    const pollMs = millis(
+      "pollInterval",
+      options.pollInterval,
+      store.exclusive ? Infinity : 200,
+      true,
+    )
+    if (typeof pollMs !== "number") return yield* pollMs
+    const windowMs = millis("catchUpWindow", options.catchUpWindow, DAY)
+    if (typeof windowMs !== "number") return yield* windowMs
+    const shutdownMs = millis("shutdownTimeout", options.shutdownTimeout, 30_000)
+    if (typeof shutdownMs !== "number") return yield* shutdownMs
+    const retentionMs = millis("retention", options.retention, 7 * DAY, true)
+    if (typeof retentionMs !== "number") return yield* retentionMs
+    const seed = options.seed ?? 0
+    if (!Number.isSafeInteger(seed)) return yield* optionError("seed", seed, "must be an integer")
+    const owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
+    if (typeof owner !== "string" || owner === "") {
+      return yield* optionError("owner", owner, "must be a non-empty string")
+    }
+    const random = Random.seeded(seed)
+    /** Push order (SPEC §4) for rows this process writes: increasing, and ahead of earlier runs. */
+    let lastSeq = 0
+    const nextSeq = (): number => {
+      lastSeq = Math.max(lastSeq + 1, now() * 1000)
+      return lastSeq
+    }
+
+    // ---------------------------------------------------------------- state
+    /** Runs held, by runtime id and by task id. */
+    const held = new Map<string, Held>()
+    const heldByTask = new Map<string, Held>()
+    const finished = yield* Queue.unbounded<Finished>()
+    const occurrences = yield* PubSub.sliding<DurableOccurrence>(streamCapacity)
+    const counters = { claimed: 0, completed: 0, fencedOut: 0, released: 0, recovered: 0 }
+    let closed = false
+    let stopping = false
+    /** The dispatcher's wake-up while it sleeps, and the time it sleeps toward. */
+    let parked: ((effect: Effect.Effect<void>) => void) | undefined
+    let wakeRequested = false
+    let sleepingUntil = Number.NEGATIVE_INFINITY
+    let drainedWaiter: ((effect: Effect.Effect<void>) => void) | undefined
+
+    const wake = (): void => {
+      const resume = parked
+      if (resume !== undefined) {
+        parked = undefined
+        resume(Effect.void)
+      } else wakeRequested = true
+    }
+    const park = Effect.callback<void>((resume) => {
+      if (wakeRequested) {
+        wakeRequested = false
+        resume(Effect.void)
+        return
+      }
+      parked = resume
+      return Effect.sync(() => {
+        if (parked === resume) parked = undefined
+      })
+    })
+    const drained = Effect.callback<void>((resume) => {
+      if (held.size === 0) {
+        resume(Effect.void)
+        return
+      }
+      drainedWaiter = resume
+      return Effect.sync(() => {
+        if (drainedWaiter === resume) drainedWaiter = undefined
+      })
+    })
+    const forget = (h: Held): void => {
+      held.delete(h.runtimeId)
+      if (heldByTask.get(h.row.id) === h) heldByTask.delete(h.row.id)
+      if (held.size === 0 && drainedWaiter !== undefined) {
+        const resume = drainedWaiter
+        drainedWaiter = undefined
+        resume(Effect.void)
+      }
+    }
+    const publish = (o: DurableOccurrence): void => {
+      PubSub.publishUnsafe(occurrences, o)
+    }
+
+    // ---------------------------------------------------------------- the runtime pool
+    const userListener = options.runtime?.listener
+    const runtime = yield* Scheduler.make({
+      ...options.runtime,
+      workers,
+      listener: {
+        ...userListener,
+        completed: (record) => {
+          userListener?.completed?.(record)
+          const h = held.get(record.id)
+          if (h !== undefined && !h.finished) {
+            h.finished = true
+            Queue.offerUnsafe(finished, { held: h, record })
+          }
+        },
+      },
+    })
+    const context = yield* Effect.context<Handler.Services<H>>()
+
+    // ---------------------------------------------------------------- completing
+    const releaseChange = (h: Held, at: number): Change => ({
+      id: h.row.id,
+      fence: h.row.fence,
+      update: Rules.release(h.row, at, h.started),
+      events: [
+        {
+          taskId: h.row.id,
+          generation: h.row.generation,
+          kind: "released",
+          firstSlot: h.row.slot,
+          lastSlot: h.row.slot,
+          count: 1,
+          cause: h.started ? "interrupted" : "not started",
+          at,
+          fence: h.row.fence,
+          owner,
+          detail: `attempt ${h.row.attempt}, delivery ${h.row.deliveries}`,
+        },
+      ],
+      fencedOut: Rules.fencedOutEvent(h.row, owner, at, "release after the lease was lost"),
+    })
+
+    const toChange = (f: Finished): { change: Change; ran: Ran | undefined } => {
+      const { held: h, record } = f
+      if (h.releasing && record.outcome.kind === "interrupted") {
+        return { change: releaseChange(h, record.finishedAt), ran: undefined }
+      }
+      const result = Rules.afterRun(
+        h.row,
+        {
+          owner,
+          outcome: record.outcome,
+          startedAt: record.startedAt,
+          finishedAt: record.finishedAt,
+          merged: h.merged,
+          seq: nextSeq(),
+        },
+        random,
+      )
+      return {
+        change: {
+          id: h.row.id,
+          fence: h.row.fence,
+          update: result.update,
+          run: result.run,
+          events: result.events,
+          fencedOut: Rules.fencedOutEvent(
+            h.row,
+            owner,
+            record.finishedAt,
+            `attempt ${h.row.attempt}, delivery ${h.row.deliveries}, outcome ${record.outcome.kind}${h.lost ? " (lease lost)" : ""}`,
+          ),
+        },
+        ran: { kind: "ran", ...result.run },
+      }
+    }
+
+    /** Commits, retrying while the store is unreachable (the fence keeps a late commit safe). */
+    const commitRetrying = (
+      changes: ReadonlyArray<Change>,
+    ): Effect.Effect<ReadonlyArray<ChangeResult>> =>
+      Effect.gen(function* () {
+        for (;;) {
+          const result = yield* Effect.result(store.commit(changes))
+          if (Result.isSuccess(result)) return result.success
+          yield* Effect.logWarning(`tickwork durable: ${result.failure.message}; retrying`)
+          yield* Effect.sleep(250)
+        }
+      })
+
+    const completer = Effect.gen(function* () {
+      for (;;) {
+        const batch = yield* Queue.takeAll(finished)
+        const prepared = batch.map(toChange)
+        const results = yield* commitRetrying(prepared.map((p) => p.change))
+        for (let k = 0; k < batch.length; k++) {
+          const { change, ran } = prepared[k] as (typeof prepared)[number]
+          const h = (batch[k] as Finished).held
+          const result = results[k]
+          if (result === "fenced-out") {
+            counters.fencedOut++
+            publish(change.fencedOut)
+          } else if (ran === undefined) {
+            counters.released++
+            for (const e of change.events) publish(e)
+          } else {
+            counters.completed++
+            publish(result === "cancelled" ? { ...ran, state: "cancelled", nextRunAt: null } : ran)
+            if (result === "applied") for (const e of change.events) publish(e)
+          }
+          forget(h)
+        }
+        wake()
+      }
+    })
+
+    // ---------------------------------------------------------------- claiming
+    const payloadOf = (
+      h: Handler.Any,
+      row: TaskRow,
+    ): Effect.Effect<unknown, PayloadDecodeError> => {
+      let raw: unknown
+      try {
+        raw = JSON.parse(row.payload)
+      } catch (error) {
+        return Effect.fail(
+          new PayloadDecodeError({
+            handler: h.name,
+            taskId: row.id,
+            message: `the stored payload of task ${Errors.show(row.id)} is not JSON: ${String(error)}`,
+          }),
+        )
+      }
+      const decoded = Schema.decodeUnknownResult(h.payload)(raw)
+      return Result.isSuccess(decoded)
+        ? Effect.succeed(decoded.success)
+        : Effect.fail(
+            new PayloadDecodeError({
+              handler: h.name,
+              taskId: row.id,
+              message: `the stored payload of task ${Errors.show(row.id)} no longer matches the schema of handler ${Errors.show(h.name)}: ${decoded.failure.message}`,
+            }),
+          )
+    }
+
+    const start = (row: TaskRow, merged: MissedRun.Dropped | undefined) =>
+      Effect.gen(function* () {
+        const handler = handlers.get(row.handler) as Handler.Any
+        const previous = heldByTask.get(row.id)
+        if (previous !== undefined) {
+          // Our own lease on it expired and we claimed it again: the old run is fenced out.
+          previous.lost = true
+          yield* runtime.cancel(previous.runtimeId, { interrupt: true })
+        }
+        let runtimeId = `durable:${row.id}`
+        if (held.has(runtimeId) || (yield* runtime.status(runtimeId)) === "running") {
+          runtimeId = `durable:${row.id}@${row.fence}`
+        }
+        const h: Held = {
+          row,
+          runtimeId,
+          merged,
+          started: false,
+          finished: false,
+          lost: false,
+          releasing: false,
+        }
+        held.set(runtimeId, h)
+        heldByTask.set(row.id, h)
+        counters.claimed++
+        const job = (info: Task.RunInfo) =>
+          Effect.suspend(() => {
+            h.started = true
+            const run: Handler.DurableRun = {
+              id: row.id as Task.TaskId,
+              generation: row.generation,
+              scheduledFor: row.runAt,
+              startedAt: info.startedAt,
+              attempt: row.attempt,
+              runNumber: row.runNumber + 1,
+              slot: row.slot,
+              key: `${row.id}@${row.slot}`,
+              delivery: row.deliveries,
+              fence: row.fence,
+              handler: row.handler,
+            }
+            return Effect.flatMap(
+              payloadOf(handler, row),
+              // A registered handler: its services are among the layer's.
+              (payload) =>
+                handler.run(payload, run) as Effect.Effect<unknown, unknown, Handler.Services<H>>,
+            )
+          }).pipe(Effect.provideContext(context))
+        const scheduled = yield* runtime
+          .schedule({
+            id: runtimeId,
+            schedule: Schedule.at(row.runAt),
+            priority: Task.priorities[row.priority] ?? "normal",
+            timeout: row.timeoutMs > 0 ? row.timeoutMs : undefined,
+            job,
+          })
+          .pipe(Effect.result)
+        if (Result.isFailure(scheduled)) {
+          // The runtime is closing: hand the row back.
+          yield* commitRetrying([releaseChange(h, now())])
+          counters.released++
+          forget(h)
+        }
+      })
+
+    /** Applies claim-time decisions (catch-up window, coalesce), then starts what runs. */
+    const startAll = (rows: ReadonlyArray<TaskRow>, at: number) =>
+      Effect.gen(function* () {
+        const changes: Array<Change> = []
+        const toStart: Array<{ row: TaskRow; merged: MissedRun.Dropped | undefined }> = []
+        const parked: Array<number> = []
+        for (const row of rows) {
+          const d = Rules.atClaim(row, at, windowMs)
+          if (d.kind === "run" && d.skipped === undefined && d.merged === undefined) {
+            toStart.push({ row, merged: undefined })
+            continue
+          }
+          const events: Array<EventEntry> = []
+          if (d.skipped !== undefined)
+            events.push(Rules.windowEvent(d.skipped, row, owner, at, windowMs))
+          if (d.kind === "run") {
+            if (d.merged !== undefined) {
+              events.push({
+                taskId: row.id,
+                generation: row.generation,
+                kind: "coalesced",
+                firstSlot: d.merged.first,
+                lastSlot: d.merged.last,
+                count: d.merged.count,
+                cause: "late",
+                at,
+                fence: row.fence,
+                owner,
+                detail: `merged into the run of slot ${d.slot}`,
+              })
+            }
+            changes.push({
+              id: row.id,
+              fence: row.fence,
+              update: Rules.moveTo(row, d.slot, at),
+              events,
+              fencedOut: Rules.fencedOutEvent(row, owner, at, "claim-time decision"),
+            })
+            toStart.push({ row: { ...row, slot: d.slot, runAt: d.slot }, merged: d.merged })
+          } else {
+            changes.push({
+              id: row.id,
+              fence: row.fence,
+              update: Rules.parkAt(
+                row,
+                d.kind === "reschedule" ? d.slot : undefined,
+                at,
+                nextSeq(),
+              ),
+              events,
+              fencedOut: Rules.fencedOutEvent(row, owner, at, "claim-time decision"),
+            })
+            parked.push(changes.length - 1)
+          }
+        }
+        if (changes.length > 0) {
+          const results = yield* store.commit(changes)
+          for (let k = 0; k < changes.length; k++) {
+            if (results[k] === "applied") for (const e of (changes[k] as Change).events) publish(e)
+          }
+        }
+        for (const s of toStart) yield* start(s.row, s.merged)
+      })
+
+    /** One pass: claim what is due and start it, then sleep until the next due time or a wake. */
+    const dispatchLoop = Effect.gen(function* () {
+      for (;;) {
+        if (stopping) return
+        const t = now()
+        const free = workers - held.size
+        let full = false
+        if (free > 0) {
+          const limit = Math.min(free, claimBatch)
+          const rows = yield* store.claim({ owner, now: t, limit, leaseMs, handlers: names })
+          if (rows.length > 0) yield* startAll(rows, t)
+          full = rows.length === limit
+        }
+        if (full) {
+          yield* Effect.yieldNow
+          continue
+        }
+        // From here on, any insert wakes us (it may be earlier than what nextDue sees).
+        sleepingUntil = Number.POSITIVE_INFINITY
+        let wait = MAX_SLEEP_MS
+        if (held.size < workers) {
+          const next = yield* store.nextDue(names)
+          // Due but not claimed: rows another process is claiming right now.
+          if (next !== undefined) wait = Math.max(1, next - t)
+        }
+        wait = Math.min(wait, pollMs, MAX_SLEEP_MS)
+        sleepingUntil = t + wait
+        yield* Effect.raceFirst(park, Effect.sleep(wait))
+        sleepingUntil = Number.NEGATIVE_INFINITY
+      }
+    })
+
+    const dispatcher = Effect.gen(function* () {
+      while (!stopping) {
+        const result = yield* Effect.result(dispatchLoop)
+        if (Result.isFailure(result)) {
+          sleepingUntil = Number.NEGATIVE_INFINITY
+          yield* Effect.logWarning(`tickwork durable: ${result.failure.message}; retrying in 1 s`)
+          yield* Effect.raceFirst(park, Effect.sleep(1_000))
+        }
+      }
+    })
+
+    // ---------------------------------------------------------------- leases
+    const renewer = Effect.gen(function* () {
+      for (;;) {
+        yield* Effect.sleep(Math.max(1, Math.floor(leaseMs / 3)))
+        const live = [...held.values()].filter((h) => !h.finished && !h.lost)
+        if (live.length === 0) continue
+        const renewed = yield* store
+          .renew(
+            owner,
+            live.map((h) => ({ id: h.row.id, fence: h.row.fence })),
+            now(),
+            leaseMs,
+          )
+          .pipe(
+            Effect.catch((e) =>
+              Effect.as(Effect.logWarning(`tickwork durable: ${e.message}`), undefined),
+            ),
+          )
+        if (renewed === undefined) continue
+        for (const h of live) {
+          if (!renewed.has(h.row.id) && !h.finished) {
+            h.lost = true
+            yield* Effect.logWarning(
+              `tickwork durable: lost the lease of task ${h.row.id} (slot ${h.row.slot}); interrupting its run`,
+            )
+            yield* runtime.cancel(h.runtimeId, { interrupt: true })
+          }
+        }
+      }
+    })
+
+    const pruner = Effect.gen(function* () {
+      for (;;) {
+        yield* store
+          .prune(now() - retentionMs)
+          .pipe(Effect.catch((e) => Effect.logWarning(`tickwork durable: ${e.message}`)))
+        yield* Effect.sleep(Math.min(MAX_SLEEP_MS, Math.max(60_000, Math.floor(retentionMs / 100))))
+      }
+    })
+
+    // ---------------------------------------------------------------- start
+    if (store.exclusive) {
+      counters.recovered = yield* store.recover(now())
+      if (counters.recovered > 0) {
+        yield* Effect.logInfo(
+          `tickwork durable: ${counters.recovered} run(s) cut off by a crash are due again`,
+        )
+      }
+    }
+    yield* Effect.forkScoped(completer)
+    const dispatcherFiber = yield* Effect.forkScoped(dispatcher)
+    yield* Effect.forkScoped(renewer)
+    if (Number.isFinite(retentionMs)) yield* Effect.forkScoped(pruner)
+
+    // Finalizers run in reverse: this one runs before the fibers above are interrupted and
+    // before the runtime pool closes.
+    yield* Effect.addFinalizer(() =>
+      Effect.gen(function* () {
+        closed = true
+        stopping = true
+        wake()
+        yield* Fiber.await(dispatcherFiber)
+        const done = yield* Effect.timeoutOption(drained, shutdownMs)
+        if (Option.isSome(done)) return
+        const left = [...held.values()]
+        for (const h of left) h.releasing = true
+        for (const h of left) {
+          if (!h.finished) yield* runtime.cancel(h.runtimeId, { interrupt: true })
+        }
+        // Cancelled before they started: the runtime reports no end for them.
+        const unstarted = left.filter((h) => !h.started && !h.finished)
+        if (unstarted.length > 0) {
+          for (const h of unstarted) h.finished = true
+          yield* commitRetrying(unstarted.map((h) => releaseChange(h, now()))).pipe(
+            Effect.timeoutOption(shutdownMs),
+          )
+          counters.released += unstarted.length
+          for (const h of unstarted) forget(h)
+        }
+        yield* Effect.timeoutOption(drained, Math.max(shutdownMs, 1_000))
+      }),
+    )
+
+    // ---------------------------------------------------------------- validation
+    /** Validates options exactly as the kernel does (nothing is kept in it). */
+    const validator = new Kernel.Kernel<undefined>({ retention: { maxFinished: 0 } })
+    const closedError = new Errors.SchedulerClosed({
+      message: "the durable scheduler is closed: it accepts no new tasks",
+    })
+
+    const prepare = (
+      o: DurableTaskOptions,
+      t: number,
+    ): NewTask | Exclude<DurableScheduleError, StoreError> => {
+      if (closed) return closedError
+      if (typeof o !== "object" || o === null) {
+        return optionError("options", o, "must be an object")
+      }
+      const name = typeof o.handler === "string" ? o.handler : (o.handler as Handler.Any)?.name
+      const handler = typeof name === "string" ? handlers.get(name) : undefined
+      if (handler === undefined) {
+        return new UnknownHandler({
+          field: "handler",
+          value: name ?? o.handler,
+          message: `handler ${Errors.show(name ?? o.handler)} is not registered with this scheduler (registered: ${
+            names.length === 0 ? "none" : names.map((n) => JSON.stringify(n)).join(", ")
+          })`,
+        })
+      }
+      if (o.schedule?._tag === "Custom") return Spec.notDurable(o.schedule)
+      const id = o.id ?? randomUUID()
+      const accepted = validator.schedule(
+        {
+          job: undefined,
+          schedule: o.schedule,
+          id,
+          priority: o.priority,
+          retry: o.retry,
+          missedRuns: o.missedRuns,
+          pauseAfterConsecutiveFailures: o.pauseAfterConsecutiveFailures,
+        },
+        t,
+      )
+      if (typeof accepted !== "string") return accepted
+      const first = (validator.info(accepted) as Task.TaskInfo).scheduledFor
+      validator.cancel(accepted, t)
+      const timeoutMs =
+        o.timeout === undefined
+          ? 0
+          : Time.toMillisWith(o.timeout, (reason) => optionError("timeout", o.timeout, reason))
+      if (typeof timeoutMs !== "number") return timeoutMs
+      const encoded = Schema.encodeUnknownResult(handler.payload)(o.payload)
+      if (Result.isFailure(encoded)) {
+        const path = issuePath(encoded.failure.issue)
+        const field = fieldOf(path)
+        const value = path.length === 0 ? o.payload : at(o.payload, path)
+        const reason = encoded.failure.message.split("\n")[0]
+        return new InvalidPayload({
+          field,
+          value,
+          handler: handler.name,
+          message: `${field} does not match the schema of handler ${Errors.show(handler.name)}: ${reason}, got ${Errors.show(value)}`,
+        })
+      }
+      let text: string | undefined
+      try {
+        text = JSON.stringify(encoded.success)
+      } catch {
+        text = undefined
+      }
+      const back =
+        text === undefined
+          ? undefined
+          : Schema.decodeUnknownResult(handler.payload)(JSON.parse(text))
+      if (text === undefined || back === undefined || Result.isFailure(back)) {
+        return new InvalidPayload({
+          field: "payload",
+          value: o.payload,
+          handler: handler.name,
+          message: `payload of handler ${Errors.show(handler.name)} cannot be stored: its encoded form is not JSON that decodes back${
+            back !== undefined && Result.isFailure(back)
+              ? ` (${back.failure.message.split("\n")[0]})`
+              : ""
+          }`,
+        })
+      }
+      const spec = Spec.fromSchedule(o.schedule, first)
+      if ("_tag" in spec) return spec
+      const retry = Retry.resolve(o.retry) as Retry.Resolved
+      return {
+        id,
+        handler: handler.name,
+        payload: text,
+        seq: nextSeq(),
+        schedule: spec,
+        priority: Task.priorities.indexOf(o.priority ?? "normal"),
+        retry,
+        missedRuns: o.missedRuns ?? "catch-up",
+        pauseAfter: o.pauseAfterConsecutiveFailures ?? 0,
+        timeoutMs,
+        slot: first,
+        now: t,
+      }
+    }
+
+    const inserted = (tasks: ReadonlyArray<NewTask>): void => {
+      let earliest = Number.POSITIVE_INFINITY
+      for (const t of tasks) if (t.slot < earliest) earliest = t.slot
+      if (earliest < sleepingUntil) wake()
+    }
+
+    const scheduleAll: DurableSchedulerShape["scheduleAll"] = (list) =>
+      Effect.suspend((): Effect.Effect<ReadonlyArray<Task.TaskId>, DurableScheduleError> => {
+        if (!Array.isArray(list))
+          return Effect.fail(optionError("options", list, "must be an array"))
+        const t = now()
+        const tasks: Array<NewTask> = []
+        for (const o of list) {
+          const p = prepare(o, t)
+          if (!("slot" in p)) return Effect.fail(p)
+          tasks.push(p)
+        }
+        if (tasks.length === 0) return Effect.succeed([])
+        return store.insert(tasks as unknown as readonly [NewTask, ...Array<NewTask>]).pipe(
+          Effect.map(() => {
+            inserted(tasks)
+            return tasks.map((x) => x.id as Task.TaskId)
+          }),
+        )
+      })
+
+    const schedule: DurableSchedulerShape["schedule"] = (o) =>
+      Effect.suspend((): Effect.Effect<Task.TaskId, DurableScheduleError> => {
+        const p = prepare(o as DurableTaskOptions, now())
+        if (!("slot" in p)) return Effect.fail(p)
+        return store.insert([p]).pipe(
+          Effect.map(() => {
+            inserted([p])
+            return p.id as Task.TaskId
+          }),
+        )
+      })
+
+    const cancel: DurableSchedulerShape["cancel"] = (id, cancelOptions) =>
+      Effect.gen(function* () {
+        const t = now()
+        const found = yield* store.cancel(id, t)
+        if (Option.isNone(found)) return false
+        const c = found.value
+        publish({
+          taskId: id,
+          generation: c.generation,
+          kind: "cancelled",
+          firstSlot: c.slot,
+          lastSlot: c.slot,
+          count: 1,
+          cause: c.from,
+          at: t,
+          fence: c.fence,
+          owner: c.leaseOwner,
+          detail: null,
+        })
+        const h = heldByTask.get(id)
+        if (cancelOptions?.interrupt === true && h !== undefined && !h.finished) {
+          yield* runtime.cancel(h.runtimeId, { interrupt: true })
+        }
+        return true
+      })
+
+    const info: DurableSchedulerShape["info"] = (id) =>
+      Effect.map(
+        store.get(id),
+        Option.map(
+          (row): DurableTaskInfo => ({
+            id: row.id as Task.TaskId,
+            generation: row.generation,
+            state: row.state,
+            handler: row.handler,
+            payload: JSON.parse(row.payload),
+            schedule: row.schedule,
+            priority: Task.priorities[row.priority] ?? "normal",
+            slot: row.slot,
+            scheduledFor: row.runAt,
+            attempt: row.attempt,
+            runNumber: row.runNumber,
+            consecutiveFailures: row.consecutiveFailures,
+            deliveries: row.deliveries,
+            leaseOwner: row.state === "running" ? row.leaseOwner : null,
+            lastError: row.lastError,
+            finishedAt: row.finishedAt,
+          }),
+        ),
+      )
+
+    const ledger: DurableSchedulerShape["ledger"] = (id) =>
+      Effect.map(Effect.all([store.runs(id), store.events(id)]), ([runs, events]) => {
+        const out: Array<{ at: number; o: DurableOccurrence }> = [
+          ...runs.map((r) => ({ at: r.finishedAt, o: { kind: "ran" as const, ...r } })),
+          ...events.map((e) => ({ at: e.at, o: e })),
+        ]
+        // Stable: runs first, then events, at equal times (an event is decided as a run ends).
+        return out.sort((a, b) => a.at - b.at).map((x) => x.o)
+      })
+
+    const durable = DurableScheduler.of({
+      owner,
+      schedule,
+      scheduleAll,
+      cancel,
+      status: (id) =>
+        Effect.map(
+          store.get(id),
+          Option.match({ onNone: () => "unknown" as const, onSome: (r) => r.state }),
+        ),
+      info,
+      ledger,
+      occurrences: Stream.fromPubSub(occurrences),
+      stats: Effect.map(store.counts, (tasks) => ({
+        tasks,
+        owner,
+        inFlight: held.size,
+        ...counters,
+        closed,
+      })),
+      poll: Effect.sync(wake),
+    })
+    return { durable, runtime }
+  })
+
+/**
+ * A layer providing the {@link DurableScheduler} and the runtime `Scheduler` it runs on. It needs
+ * a `TaskStore` (`Sqlite.layer` or `Postgres.layer`) and the handlers' services.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = <H extends Handler.Any>(
+  options: DurableSchedulerOptions<H>,
+): Layer.Layer<
+  DurableScheduler | Scheduler.Scheduler,
+  Errors.InvalidOption | StoreError,
+  TaskStore | Handler.Services<H>
+> =>
+  Layer.effectContext(
+    Effect.map(make(options), ({ durable, runtime }) =>
+      Context.make(DurableScheduler, durable).pipe(Context.add(Scheduler.Scheduler, runtime)),
+    ),
+  )

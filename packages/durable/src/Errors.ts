@@ -1,0 +1,121 @@
+/**
+ * Typed errors of durable scheduling. Like the core's (SPEC §13), each names the offending field
+ * and carries the rejected value; a call that fails with one of them has written nothing.
+ *
+ * The core's errors (`InvalidDelay`, `InvalidPeriod`, `InvalidCronExpression`, `DuplicateTaskId`,
+ * `SchedulerClosed`, …) are reused as they are: a durable task is validated by the same rules.
+ *
+ * @since 0.1.0
+ */
+import type { Errors } from "@tickwork/core"
+import { Data } from "effect"
+
+interface FieldError {
+  /** The option that was rejected, e.g. `"handler"` or `"payload.to"`. */
+  readonly field: string
+  /** The rejected value, as given. */
+  readonly value: unknown
+  /** A sentence naming the field, the value and the rule it broke. */
+  readonly message: string
+}
+
+/**
+ * A task names a handler that is not registered with the durable scheduler.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class UnknownHandler extends Data.TaggedError("UnknownHandler")<FieldError> {}
+
+/**
+ * A payload that its handler's `Schema` rejects, or whose encoded form is not JSON that decodes
+ * back. `field` is the path of the first bad value (`"payload.to"`).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class InvalidPayload extends Data.TaggedError("InvalidPayload")<
+  FieldError & {
+    /** The handler whose schema rejected it. */
+    readonly handler: string
+  }
+> {}
+
+/**
+ * A schedule that cannot be kept as data: a custom schedule's `next` function cannot be stored,
+ * so it cannot survive a restart. Use once/at/fixedRate/fixedDelay/cron, or the in-memory
+ * `Scheduler` for closures.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class NotDurable extends Data.TaggedError("NotDurable")<FieldError> {}
+
+/**
+ * The SQLite file is held by another process (the store takes an exclusive lock, so two
+ * schedulers can never run the same tasks from one file by mistake).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class StoreLocked extends Data.TaggedError("StoreLocked")<{
+  readonly filename: string
+  readonly message: string
+}> {}
+
+/**
+ * The store could not be opened or reached: a file that cannot be created or is not a SQLite
+ * database, a PostgreSQL server that refuses or does not answer, a failed migration.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class StoreUnavailable extends Data.TaggedError("StoreUnavailable")<{
+  readonly store: "sqlite" | "postgres"
+  /** The file, or the server as `host:port/database` (never a password). */
+  readonly target: string
+  readonly message: string
+  readonly cause?: unknown
+}> {}
+
+/**
+ * A statement failed on an open store (the database went away, a disk is full, …). Nothing of
+ * the failed call was committed.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class StoreError extends Data.TaggedError("StoreError")<{
+  /** What the store was doing, e.g. `"insert"` or `"claim"`. */
+  readonly operation: string
+  readonly message: string
+  readonly cause?: unknown
+}> {}
+
+/**
+ * A stored payload that no longer decodes with its handler's schema (the schema changed since
+ * the task was scheduled). The run fails with it, as a typed failure, and the task's retry and
+ * failure policies apply.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class PayloadDecodeError extends Data.TaggedError("PayloadDecodeError")<{
+  readonly handler: string
+  readonly taskId: string
+  readonly message: string
+}> {}
+
+/**
+ * Everything `schedule` can fail with.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export type DurableScheduleError =
+  | Errors.ScheduleError
+  | Errors.SchedulerClosed
+  | UnknownHandler
+  | InvalidPayload
+  | NotDurable
+  | StoreError

@@ -1,0 +1,61 @@
+/**
+ * The embedded store: SQLite through better-sqlite3, for one process that must survive
+ * restarts. No server; the file is locked for the process that opened it (a second process gets
+ * `StoreLocked`), and runs cut off by a crash are made due again when the scheduler starts.
+ *
+ * **Example** (A durable scheduler on a file)
+ *
+ * ```ts
+ * import { Layer } from "effect"
+ * import { DurableScheduler, Sqlite } from "@tickwork/durable"
+ *
+ * const live = DurableScheduler.layer({ handlers: [remind] }).pipe(
+ *   Layer.provide(Sqlite.layer({ filename: "tasks.db" })),
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ */
+import { Effect, Layer } from "effect"
+import * as Reactivity from "effect/reactivity/Reactivity"
+import { SqlClient } from "effect/sql/SqlClient"
+import { type StoreLocked, StoreUnavailable } from "./Errors.ts"
+import * as SqliteClient from "./SqliteClient.ts"
+import * as TaskStore from "./TaskStore.ts"
+
+/**
+ * Options: the file, and how hard each commit is made durable.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type SqliteStoreConfig = SqliteClient.SqliteConfig
+
+/**
+ * A {@link TaskStore.TaskStore} on a SQLite file (created and migrated if needed). Fails with `StoreLocked` when another process has the file open, and
+ * with `StoreUnavailable` when it cannot be opened or migrated.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = (
+  config: SqliteStoreConfig,
+): Layer.Layer<TaskStore.TaskStore, StoreLocked | StoreUnavailable> =>
+  Layer.effect(
+    TaskStore.TaskStore,
+    Effect.gen(function* () {
+      const { client } = yield* SqliteClient.make(config)
+      return yield* TaskStore.make({ exclusive: config.exclusive !== false }).pipe(
+        Effect.provideService(SqlClient, client),
+        Effect.mapError(
+          (error) =>
+            new StoreUnavailable({
+              store: "sqlite",
+              target: config.filename,
+              message: `cannot prepare the SQLite store ${JSON.stringify(config.filename)}: ${error.message}`,
+              cause: error,
+            }),
+        ),
+      )
+    }),
+  ).pipe(Layer.provide(Reactivity.layer))

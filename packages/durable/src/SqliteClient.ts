@@ -1,0 +1,185 @@
+/**
+ * better-sqlite3 (v12) as an `effect/sql` `SqlClient`, so the same statements and migrations run
+ * on SQLite and on PostgreSQL. effect 4.1.0 ships no SQLite driver, and the `@effect/sql-sqlite-*`
+ * 4.x betas import modules 4.1.0 does not have; better-sqlite3 13 crashes on Node 20.
+ *
+ * The database is opened in WAL mode with `synchronous=NORMAL` (a process crash loses nothing
+ * committed; power loss may lose the last commits) or `FULL` (nothing committed is lost), and,
+ * unless `exclusive: false`, with `locking_mode=EXCLUSIVE` and a write at open: the file then
+ * stays locked until the process closes it or dies, and a second process gets
+ * {@link StoreLocked}.
+ *
+ * better-sqlite3 is synchronous: each statement runs to completion on the calling fiber. One
+ * permit serializes statements and transactions (`BEGIN IMMEDIATE`) between fibers.
+ *
+ * @since 0.1.0
+ */
+import Database from "better-sqlite3"
+import { Effect, Layer, type Scope, Semaphore, Stream } from "effect"
+import * as Reactivity from "effect/reactivity/Reactivity"
+import * as SqlClient from "effect/sql/SqlClient"
+import type { Connection } from "effect/sql/SqlConnection"
+import { classifySqliteError, SqlError } from "effect/sql/SqlError"
+import * as Statement from "effect/sql/Statement"
+import { StoreLocked, StoreUnavailable } from "./Errors.ts"
+
+/**
+ * How to open the file.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface SqliteConfig {
+  /** A file path; `":memory:"` for a private in-memory database. */
+  readonly filename: string
+  /** `"NORMAL"` (default): survives a process crash. `"FULL"`: also power loss (fsync per commit). */
+  readonly synchronous?: "NORMAL" | "FULL" | undefined
+  /** Lock the file for this process (default true). */
+  readonly exclusive?: boolean | undefined
+  /** How long to wait for another process's lock at open, in ms. Default 0: fail at once. */
+  readonly lockTimeoutMs?: number | undefined
+}
+
+/**
+ * A better-sqlite3 database handle.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type Db = Database.Database
+
+const sqlError = (cause: unknown, operation: string) =>
+  new SqlError({
+    reason: classifySqliteError(cause, { message: `sqlite ${operation} failed`, operation }),
+  })
+
+const code = (error: unknown): string =>
+  typeof error === "object" && error !== null && "code" in error ? String(error.code) : ""
+
+const openError = (filename: string, error: unknown): StoreLocked | StoreUnavailable => {
+  const c = code(error)
+  if (c.startsWith("SQLITE_BUSY") || c.startsWith("SQLITE_LOCKED")) {
+    return new StoreLocked({
+      filename,
+      message: `the SQLite store ${JSON.stringify(filename)} is locked by another process (only one scheduler may open a store file)`,
+    })
+  }
+  return new StoreUnavailable({
+    store: "sqlite",
+    target: filename,
+    message: `cannot open the SQLite store ${JSON.stringify(filename)}: ${error instanceof Error ? error.message : String(error)}`,
+    cause: error,
+  })
+}
+
+/**
+ * Opens the file (closed when the scope closes) and wraps it as a `SqlClient`.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const make = (
+  config: SqliteConfig,
+): Effect.Effect<
+  { readonly client: SqlClient.SqlClient; readonly db: Db },
+  StoreLocked | StoreUnavailable,
+  Reactivity.Reactivity | Scope.Scope
+> =>
+  Effect.gen(function* () {
+    const filename = config.filename
+    const db = yield* Effect.acquireRelease(
+      Effect.try({
+        try: () => {
+          const db = new Database(filename, { timeout: config.lockTimeoutMs ?? 0 })
+          try {
+            if (config.exclusive !== false && filename !== ":memory:") {
+              // Before WAL is entered: then no shared-memory index exists and the lock is the file's.
+              db.pragma("locking_mode = EXCLUSIVE")
+            }
+            db.pragma("journal_mode = WAL")
+            db.pragma(`synchronous = ${config.synchronous === "FULL" ? "FULL" : "NORMAL"}`)
+            // A write takes the exclusive lock now, not at the first task.
+            db.exec(
+              "CREATE TABLE IF NOT EXISTS tickwork_open (id INTEGER PRIMARY KEY, pid INTEGER NOT NULL, opened_at INTEGER NOT NULL)",
+            )
+            db.prepare("INSERT OR REPLACE INTO tickwork_open VALUES (1, ?, ?)").run(
+              process.pid,
+              Date.now(),
+            )
+            db.pragma("busy_timeout = 5000")
+            return db
+          } catch (error) {
+            db.close()
+            throw error
+          }
+        },
+        catch: (error) => openError(filename, error),
+      }),
+      (db) => Effect.sync(() => db.close()),
+    )
+    const cache = new Map<string, Database.Statement>()
+    const prepare = (sql: string): Database.Statement => {
+      let stmt = cache.get(sql)
+      if (stmt === undefined) {
+        stmt = db.prepare(sql)
+        cache.set(sql, stmt)
+      }
+      return stmt
+    }
+    // Readers (SELECT, … RETURNING) return rows; writers return [].
+    const run = (
+      sql: string,
+      params: ReadonlyArray<unknown>,
+      values: boolean,
+      prepared: boolean,
+      // biome-ignore lint/suspicious/noExplicitAny: rows are untyped here, as Connection's are
+    ): Effect.Effect<Array<any>, SqlError> =>
+      Effect.try({
+        // biome-ignore lint/suspicious/noExplicitAny: as above
+        try: (): Array<any> => {
+          const stmt = prepared ? prepare(sql) : db.prepare(sql)
+          if (stmt.reader) return stmt.raw(values).all(...params)
+          stmt.run(...params)
+          return []
+        },
+        catch: (error) => sqlError(error, "execute"),
+      })
+    const connection: Connection = {
+      execute: (sql, params, rows) =>
+        rows ? Effect.map(run(sql, params, false, true), rows) : run(sql, params, false, true),
+      executeRaw: (sql, params) => run(sql, params, false, true),
+      executeStream: (sql, params, rows) =>
+        Stream.fromIterableEffect(connection.execute(sql, params, rows)),
+      executeValues: (sql, params) => run(sql, params, true, true),
+      executeValuesUnprepared: (sql, params) => run(sql, params, true, false),
+      executeUnprepared: (sql, params, rows) =>
+        rows ? Effect.map(run(sql, params, false, false), rows) : run(sql, params, false, false),
+    }
+    const client = yield* SqlClient.make({
+      ...SqlClient.makeSqliteAcquirers({
+        connection: Effect.succeed(connection),
+        semaphore: yield* Semaphore.make(1),
+        isTransaction: () => db.inTransaction,
+      }),
+      compiler: Statement.makeCompilerSqlite(),
+      driver: "sqlite",
+      spanAttributes: [["db.system.name", "sqlite"]],
+      // Take the write lock at BEGIN: a reader that upgrades later could get SQLITE_BUSY.
+      beginTransaction: "BEGIN IMMEDIATE",
+    })
+    return { client, db }
+  })
+
+/**
+ * A layer with the `SqlClient`.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = (
+  config: SqliteConfig,
+): Layer.Layer<SqlClient.SqlClient, StoreLocked | StoreUnavailable> =>
+  Layer.effect(
+    SqlClient.SqlClient,
+    Effect.map(make(config), ({ client }) => client),
+  ).pipe(Layer.provide(Reactivity.layer))

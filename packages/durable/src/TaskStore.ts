@@ -1,0 +1,870 @@
+/**
+ * The `TaskStore` service: durable tasks kept as rows, claimed with a lease, completed under a
+ * fence. One table shape, one set of migrations and one set of statements serve both
+ * implementations — SQLite (`Sqlite.layer`, one process) and PostgreSQL (`Postgres.layer`,
+ * several processes) — through `effect/sql`; only the claim differs (PostgreSQL adds
+ * `FOR UPDATE SKIP LOCKED`).
+ *
+ * ```text
+ * tickwork_tasks   one row per task id: its definition (handler, payload, schedule, policies),
+ *                  its lifecycle state and counters, and
+ *                    slot    the grid slot being worked on ((id, slot) is the idempotency key)
+ *                    run_at  when the pending attempt is due (the slot, or a retry's time)
+ *                    due_at  when the row can be claimed: run_at while scheduled, the lease's
+ *                            expiry while running (a dead owner's runs are simply due again)
+ *                    fence   raised by every claim; a completion must present the current one
+ * tickwork_runs    the ledger of runs whose completion committed: one row per
+ *                  (task id, generation, slot, attempt)
+ * tickwork_events  what did not run, and why: skipped, coalesced, fenced-out, cancelled,
+ *                  recovered, released
+ * ```
+ *
+ * Times are epoch milliseconds from the scheduler's `Clock`; processes sharing a PostgreSQL store
+ * should keep their clocks in sync (NTP), well within a lease period.
+ *
+ * @since 0.1.0
+ */
+import { Errors, type MissedRun, type Retry, type Task } from "@tickwork/core"
+import { Array as Arr, Context, Effect, Option } from "effect"
+import * as Migrator from "effect/sql/Migrator"
+import { SqlClient } from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
+import { StoreError } from "./Errors.ts"
+import * as Spec from "./Spec.ts"
+
+/**
+ * One task as stored.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface TaskRow {
+  readonly id: string
+  /** Raised each time the id is reused after its previous task ended. */
+  readonly generation: number
+  readonly handler: string
+  /** The payload as encoded by the handler's schema, JSON text. */
+  readonly payload: string
+  readonly schedule: Spec.ScheduleSpec
+  /** 0 = high, 1 = normal, 2 = low (the core's priority ranks). */
+  readonly priority: number
+  readonly retry: Retry.Resolved
+  readonly missedRuns: MissedRun.MissedRunPolicy
+  /** `pauseAfterConsecutiveFailures`; 0 = never. */
+  readonly pauseAfter: number
+  /** Run timeout in ms; 0 = none. */
+  readonly timeoutMs: number
+  readonly state: Task.TaskState
+  readonly slot: number
+  readonly runAt: number
+  readonly dueAt: number
+  /** 1-based attempt of the slot. */
+  readonly attempt: number
+  /** Runs whose completion committed. */
+  readonly runNumber: number
+  readonly consecutiveFailures: number
+  /** Claims of the pending (slot, attempt): more than 1 after a crash or a lost lease. */
+  readonly deliveries: number
+  readonly fence: number
+  readonly leaseOwner: string | null
+  /** Push order among equal due times and priorities (SPEC §4): the first pushed runs first. */
+  readonly seq: number
+  readonly createdAt: number
+  readonly updatedAt: number
+  readonly finishedAt: number | null
+  /** The last failure, rendered. */
+  readonly lastError: string | null
+}
+
+/**
+ * A task to insert, validated.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface NewTask {
+  readonly id: string
+  readonly handler: string
+  readonly payload: string
+  readonly schedule: Spec.ScheduleSpec
+  readonly priority: number
+  readonly retry: Retry.Resolved
+  readonly missedRuns: MissedRun.MissedRunPolicy
+  readonly pauseAfter: number
+  readonly timeoutMs: number
+  /** The first slot. */
+  readonly slot: number
+  readonly seq: number
+  readonly now: number
+}
+
+/**
+ * The new values of a claimed row.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface RowUpdate {
+  readonly state: Task.TaskState
+  readonly slot: number
+  readonly runAt: number
+  readonly dueAt: number
+  readonly attempt: number
+  readonly runNumber: number
+  readonly consecutiveFailures: number
+  readonly deliveries: number
+  readonly leaseOwner: string | null
+  readonly finishedAt: number | null
+  readonly lastError: string | null
+  readonly seq: number
+  readonly updatedAt: number
+}
+
+/**
+ * One row of the run ledger: a run whose completion committed.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface RunEntry {
+  readonly taskId: string
+  readonly generation: number
+  readonly slot: number
+  readonly attempt: number
+  /** When this attempt was due (`scheduledFor`). */
+  readonly runAt: number
+  readonly startedAt: number
+  readonly finishedAt: number
+  readonly outcome: Task.Outcome["kind"]
+  /** The failure, rendered, for any outcome but `succeeded`. */
+  readonly error: string | null
+  readonly fence: number
+  readonly owner: string
+  readonly delivery: number
+  /** The task's state after the run. */
+  readonly state: Task.TaskState
+  /** Where the task went next: a retry's time or the next slot; `null` when final. */
+  readonly nextRunAt: number | null
+}
+
+/**
+ * Kinds of ledger event.
+ * - `skipped`: grid slots dropped (missed-run policy `skip`, or older than the catch-up window);
+ * - `coalesced`: grid slots merged into one run (policy `coalesce`);
+ * - `fenced-out`: a completion rejected because the lease had passed to another delivery;
+ * - `cancelled`: the task was cancelled;
+ * - `recovered`: a run cut off by a crash, made due again when the store was reopened;
+ * - `released`: a claimed run handed back unfinished by a closing scheduler.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type EventKind =
+  | "skipped"
+  | "coalesced"
+  | "fenced-out"
+  | "cancelled"
+  | "recovered"
+  | "released"
+
+/**
+ * One ledger event.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface EventEntry {
+  readonly taskId: string
+  readonly generation: number
+  readonly kind: EventKind
+  /** The slots concerned, `firstSlot`…`lastSlot`, `count` of them (one slot for a run). */
+  readonly firstSlot: number
+  readonly lastSlot: number
+  readonly count: number
+  /**
+   * Why: `late` / `overlap` / `late-and-overlap` (as the runtime's ledger says), `window`
+   * (older than the catch-up window), or the state a cancel came from.
+   */
+  readonly cause: string | null
+  readonly at: number
+  readonly fence: number | null
+  readonly owner: string | null
+  /** Free text: the attempt and outcome of a fenced-out run, … */
+  readonly detail: string | null
+}
+
+/**
+ * A change to a claimed row, applied only while the row is still `running` under `fence`.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Change {
+  readonly id: string
+  readonly fence: number
+  readonly update: RowUpdate
+  /** The run ledger row, when a run ended. */
+  readonly run?: RunEntry | undefined
+  readonly events: ReadonlyArray<EventEntry>
+  /** Recorded instead of everything above when the fence no longer matches. */
+  readonly fencedOut: EventEntry
+}
+
+/**
+ * What became of a {@link Change}: `applied`; `cancelled` (the task was cancelled while it ran:
+ * the run is recorded, the task stays cancelled); `fenced-out` (another delivery holds the row).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type ChangeResult = "applied" | "cancelled" | "fenced-out"
+
+/**
+ * What a cancel found.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Cancelled {
+  readonly generation: number
+  readonly from: "scheduled" | "running"
+  readonly slot: number
+  readonly fence: number
+  readonly leaseOwner: string | null
+}
+
+/**
+ * Tasks by state.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type Counts = Readonly<Record<Task.TaskState, number>>
+
+/**
+ * What to claim.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface ClaimOptions {
+  readonly owner: string
+  readonly now: number
+  readonly limit: number
+  readonly leaseMs: number
+  /** Only tasks of these handlers (the ones this process can run). */
+  readonly handlers: ReadonlyArray<string>
+}
+
+/**
+ * The store's operations. Every write is one transaction; none is half-applied.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface TaskStoreShape {
+  readonly dialect: "sqlite" | "pg"
+  /**
+   * Whether this process is the store's only user (SQLite's exclusive lock): then nobody else
+   * inserts or claims, so no poll is needed, and rows left `running` by a crash are recovered at
+   * once when the scheduler starts.
+   */
+  readonly exclusive: boolean
+  /**
+   * Inserts tasks, all or none. An id whose task is final is reused (generation + 1); an id
+   * whose task is scheduled or running fails with `DuplicateTaskId`. Returns the generations.
+   */
+  readonly insert: (
+    tasks: Arr.NonEmptyReadonlyArray<NewTask>,
+  ) => Effect.Effect<ReadonlyArray<number>, Errors.DuplicateTaskId | StoreError>
+  /** Cancels a scheduled or running task, recording it; `None` if it was neither. */
+  readonly cancel: (id: string, now: number) => Effect.Effect<Option.Option<Cancelled>, StoreError>
+  readonly get: (id: string) => Effect.Effect<Option.Option<TaskRow>, StoreError>
+  /**
+   * Claims up to `limit` due rows (scheduled, or running with an expired lease), earliest
+   * first: each becomes `running`, leased to `owner` until `now + leaseMs`, with a new fence.
+   */
+  readonly claim: (options: ClaimOptions) => Effect.Effect<ReadonlyArray<TaskRow>, StoreError>
+  /** Applies changes in one transaction, each under its fence. */
+  readonly commit: (
+    changes: ReadonlyArray<Change>,
+  ) => Effect.Effect<ReadonlyArray<ChangeResult>, StoreError>
+  /** Extends the leases `owner` still holds under these fences; returns the ids renewed. */
+  readonly renew: (
+    owner: string,
+    held: ReadonlyArray<{ readonly id: string; readonly fence: number }>,
+    now: number,
+    leaseMs: number,
+  ) => Effect.Effect<ReadonlySet<string>, StoreError>
+  /** The earliest `due_at` of the claimable rows of these handlers. */
+  readonly nextDue: (
+    handlers: ReadonlyArray<string>,
+  ) => Effect.Effect<number | undefined, StoreError>
+  /**
+   * Makes every `running` row due again at its `run_at`, recording a `recovered` event: for an
+   * exclusive store when it is reopened (the runs it had in flight were cut off). Returns how many.
+   */
+  readonly recover: (now: number) => Effect.Effect<number, StoreError>
+  /** The run ledger of a task, oldest first. */
+  readonly runs: (id: string) => Effect.Effect<ReadonlyArray<RunEntry>, StoreError>
+  /** The events of a task, oldest first. */
+  readonly events: (id: string) => Effect.Effect<ReadonlyArray<EventEntry>, StoreError>
+  readonly counts: Effect.Effect<Counts, StoreError>
+  /** Deletes ledger rows and final tasks that ended before `before`. */
+  readonly prune: (before: number) => Effect.Effect<void, StoreError>
+}
+
+/**
+ * The TaskStore service.
+ *
+ * @category services
+ * @since 0.1.0
+ */
+export class TaskStore extends Context.Service<TaskStore, TaskStoreShape>()(
+  "@tickwork/durable/TaskStore",
+) {}
+
+// ------------------------------------------------------------------------------ migrations
+
+/**
+ * The migrations, shared by both stores (the generic `Migrator`, which needs only a
+ * `SqlClient`; the few dialect differences are inline). Recorded in `tickwork_migrations`.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const migrate = Migrator.make({})({
+  table: "tickwork_migrations",
+  loader: Migrator.fromRecord({
+    "0001_tasks": Effect.gen(function* () {
+      const sql = yield* SqlClient
+      const serial = sql.onDialectOrElse({
+        pg: () => sql.literal("BIGSERIAL PRIMARY KEY"),
+        orElse: () => sql.literal("INTEGER PRIMARY KEY"),
+      })
+      yield* sql`CREATE TABLE tickwork_tasks (
+        id TEXT PRIMARY KEY,
+        generation INTEGER NOT NULL,
+        handler TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        schedule TEXT NOT NULL,
+        priority INTEGER NOT NULL,
+        retry TEXT NOT NULL,
+        missed_runs TEXT NOT NULL,
+        pause_after INTEGER NOT NULL,
+        timeout_ms BIGINT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('scheduled', 'running', 'done', 'failed', 'cancelled')),
+        slot BIGINT NOT NULL,
+        run_at BIGINT NOT NULL,
+        due_at BIGINT NOT NULL,
+        attempt INTEGER NOT NULL,
+        run_number INTEGER NOT NULL,
+        consecutive_failures INTEGER NOT NULL,
+        deliveries INTEGER NOT NULL,
+        fence BIGINT NOT NULL,
+        lease_owner TEXT,
+        seq BIGINT NOT NULL,
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL,
+        finished_at BIGINT,
+        last_error TEXT
+      )`
+      yield* sql`CREATE INDEX tickwork_tasks_due ON tickwork_tasks (due_at)
+        WHERE state IN ('scheduled', 'running')`
+      yield* sql`CREATE INDEX tickwork_tasks_finished ON tickwork_tasks (finished_at)
+        WHERE finished_at IS NOT NULL`
+      yield* sql`CREATE TABLE tickwork_runs (
+        task_id TEXT NOT NULL,
+        generation INTEGER NOT NULL,
+        slot BIGINT NOT NULL,
+        attempt INTEGER NOT NULL,
+        run_at BIGINT NOT NULL,
+        started_at BIGINT NOT NULL,
+        finished_at BIGINT NOT NULL,
+        outcome TEXT NOT NULL,
+        error TEXT,
+        fence BIGINT NOT NULL,
+        owner TEXT NOT NULL,
+        delivery INTEGER NOT NULL,
+        state TEXT NOT NULL,
+        next_run_at BIGINT,
+        PRIMARY KEY (task_id, generation, slot, attempt)
+      )`
+      yield* sql`CREATE INDEX tickwork_runs_finished ON tickwork_runs (finished_at)`
+      yield* sql`CREATE TABLE tickwork_events (
+        id ${serial},
+        task_id TEXT NOT NULL,
+        generation INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        first_slot BIGINT NOT NULL,
+        last_slot BIGINT NOT NULL,
+        count INTEGER NOT NULL,
+        cause TEXT,
+        at BIGINT NOT NULL,
+        fence BIGINT,
+        owner TEXT,
+        detail TEXT
+      )`
+      yield* sql`CREATE INDEX tickwork_events_task ON tickwork_events (task_id)`
+      yield* sql`CREATE INDEX tickwork_events_at ON tickwork_events (at)`
+    }),
+  }),
+})
+
+// ------------------------------------------------------------------------------ rows
+
+type Raw = Record<string, unknown>
+
+const num = (u: unknown): number => (typeof u === "number" ? u : Number(u))
+const numOrNull = (u: unknown): number | null => (u === null || u === undefined ? null : num(u))
+const strOrNull = (u: unknown): string | null => (u === null || u === undefined ? null : String(u))
+
+/**
+ * Reads a row of `tickwork_tasks` (PostgreSQL returns `bigint` columns as `BigInt`).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const decodeRow = (r: Raw): TaskRow => ({
+  id: String(r.id),
+  generation: num(r.generation),
+  handler: String(r.handler),
+  payload: String(r.payload),
+  schedule: Spec.parse(String(r.schedule)),
+  priority: num(r.priority),
+  retry: JSON.parse(String(r.retry)) as Retry.Resolved,
+  missedRuns: String(r.missed_runs) as MissedRun.MissedRunPolicy,
+  pauseAfter: num(r.pause_after),
+  timeoutMs: num(r.timeout_ms),
+  state: String(r.state) as Task.TaskState,
+  slot: num(r.slot),
+  runAt: num(r.run_at),
+  dueAt: num(r.due_at),
+  attempt: num(r.attempt),
+  runNumber: num(r.run_number),
+  consecutiveFailures: num(r.consecutive_failures),
+  deliveries: num(r.deliveries),
+  fence: num(r.fence),
+  leaseOwner: strOrNull(r.lease_owner),
+  seq: num(r.seq),
+  createdAt: num(r.created_at),
+  updatedAt: num(r.updated_at),
+  finishedAt: numOrNull(r.finished_at),
+  lastError: strOrNull(r.last_error),
+})
+
+const decodeRun = (r: Raw): RunEntry => ({
+  taskId: String(r.task_id),
+  generation: num(r.generation),
+  slot: num(r.slot),
+  attempt: num(r.attempt),
+  runAt: num(r.run_at),
+  startedAt: num(r.started_at),
+  finishedAt: num(r.finished_at),
+  outcome: String(r.outcome) as Task.Outcome["kind"],
+  error: strOrNull(r.error),
+  fence: num(r.fence),
+  owner: String(r.owner),
+  delivery: num(r.delivery),
+  state: String(r.state) as Task.TaskState,
+  nextRunAt: numOrNull(r.next_run_at),
+})
+
+const decodeEvent = (r: Raw): EventEntry => ({
+  taskId: String(r.task_id),
+  generation: num(r.generation),
+  kind: String(r.kind) as EventKind,
+  firstSlot: num(r.first_slot),
+  lastSlot: num(r.last_slot),
+  count: num(r.count),
+  cause: strOrNull(r.cause),
+  at: num(r.at),
+  fence: numOrNull(r.fence),
+  owner: strOrNull(r.owner),
+  detail: strOrNull(r.detail),
+})
+
+const taskRecord = (t: NewTask) => ({
+  id: t.id,
+  generation: 1,
+  handler: t.handler,
+  payload: t.payload,
+  schedule: JSON.stringify(t.schedule),
+  priority: t.priority,
+  retry: JSON.stringify(t.retry),
+  missed_runs: t.missedRuns,
+  pause_after: t.pauseAfter,
+  timeout_ms: t.timeoutMs,
+  state: "scheduled",
+  slot: t.slot,
+  run_at: t.slot,
+  due_at: t.slot,
+  attempt: 1,
+  run_number: 0,
+  consecutive_failures: 0,
+  deliveries: 0,
+  fence: 0,
+  lease_owner: null,
+  seq: t.seq,
+  created_at: t.now,
+  updated_at: t.now,
+  finished_at: null,
+  last_error: null,
+})
+
+const runRecord = (r: RunEntry) => ({
+  task_id: r.taskId,
+  generation: r.generation,
+  slot: r.slot,
+  attempt: r.attempt,
+  run_at: r.runAt,
+  started_at: r.startedAt,
+  finished_at: r.finishedAt,
+  outcome: r.outcome,
+  error: r.error,
+  fence: r.fence,
+  owner: r.owner,
+  delivery: r.delivery,
+  state: r.state,
+  next_run_at: r.nextRunAt,
+})
+
+const eventRecord = (e: EventEntry) => ({
+  task_id: e.taskId,
+  generation: e.generation,
+  kind: e.kind,
+  first_slot: e.firstSlot,
+  last_slot: e.lastSlot,
+  count: e.count,
+  cause: e.cause,
+  at: e.at,
+  fence: e.fence,
+  owner: e.owner,
+  detail: e.detail,
+})
+
+/** Rows per multi-row INSERT: 24 columns × 400 stays under both engines' parameter limits. */
+const CHUNK = 400
+
+// ------------------------------------------------------------------------------ the store
+
+/**
+ * The store over the `SqlClient` in context, after running the migrations. `exclusive` says
+ * whether this process is the store's only user (see {@link TaskStoreShape.exclusive}).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const make = (options: {
+  readonly exclusive: boolean
+}): Effect.Effect<TaskStoreShape, Migrator.MigrationError | SqlError, SqlClient> =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient
+    yield* migrate
+    const dialect: "sqlite" | "pg" = sql.onDialectOrElse({
+      pg: () => "pg" as const,
+      orElse: () => "sqlite" as const,
+    })
+    const fail =
+      (operation: string) =>
+      (error: SqlError): StoreError =>
+        new StoreError({
+          operation,
+          message: `the task store failed to ${operation}: ${error.message}`,
+          cause: error,
+        })
+
+    const insertChunk = (chunk: Arr.NonEmptyReadonlyArray<NewTask>) =>
+      Effect.gen(function* () {
+        const rows = yield* sql<{ id: string; generation: unknown }>`
+          INSERT INTO tickwork_tasks ${sql.insert(Arr.map(chunk, taskRecord))}
+          ON CONFLICT (id) DO UPDATE SET
+            generation = tickwork_tasks.generation + 1,
+            handler = excluded.handler, payload = excluded.payload, schedule = excluded.schedule,
+            priority = excluded.priority, retry = excluded.retry,
+            missed_runs = excluded.missed_runs, pause_after = excluded.pause_after,
+            timeout_ms = excluded.timeout_ms, state = excluded.state, slot = excluded.slot,
+            run_at = excluded.run_at, due_at = excluded.due_at, attempt = excluded.attempt,
+            run_number = excluded.run_number,
+            consecutive_failures = excluded.consecutive_failures,
+            deliveries = excluded.deliveries, fence = tickwork_tasks.fence + 1,
+            lease_owner = excluded.lease_owner, seq = excluded.seq,
+            created_at = excluded.created_at,
+            updated_at = excluded.updated_at, finished_at = excluded.finished_at,
+            last_error = excluded.last_error
+          WHERE tickwork_tasks.state IN ('done', 'failed', 'cancelled')
+          RETURNING id, generation`
+        if (rows.length === chunk.length) {
+          const byId = new Map(rows.map((r) => [String(r.id), num(r.generation)]))
+          return chunk.map((t) => byId.get(t.id) as number)
+        }
+        const written = new Set(rows.map((r) => String(r.id)))
+        const live = chunk.find((t) => !written.has(t.id)) as NewTask
+        return yield* new Errors.DuplicateTaskId({
+          field: "id",
+          value: live.id,
+          message: `id ${Errors.show(live.id)} belongs to a task that is still scheduled or running`,
+        })
+      })
+
+    const insert: TaskStoreShape["insert"] = (tasks) => {
+      const seen = new Set<string>()
+      for (const t of tasks) {
+        if (seen.has(t.id)) {
+          return Effect.fail(
+            new Errors.DuplicateTaskId({
+              field: "id",
+              value: t.id,
+              message: `id ${Errors.show(t.id)} appears twice in one batch`,
+            }),
+          )
+        }
+        seen.add(t.id)
+      }
+      const chunks = Arr.chunksOf(tasks, CHUNK)
+      const all =
+        chunks.length === 1
+          ? insertChunk(chunks[0])
+          : sql.withTransaction(Effect.map(Effect.forEach(chunks, insertChunk), (gs) => gs.flat()))
+      return Effect.mapError(all, (e) => (e._tag === "DuplicateTaskId" ? e : fail("insert")(e)))
+    }
+
+    const get: TaskStoreShape["get"] = (id) =>
+      sql<Raw>`SELECT * FROM tickwork_tasks WHERE id = ${id}`.pipe(
+        Effect.map((rows) => Option.map(Arr.head(rows), decodeRow)),
+        Effect.mapError(fail("read a task")),
+      )
+
+    const cancel: TaskStoreShape["cancel"] = (id, now) =>
+      sql
+        .withTransaction(
+          Effect.gen(function* () {
+            const rows = yield* sql<Raw>`
+              SELECT generation, state, slot, fence, lease_owner FROM tickwork_tasks
+              WHERE id = ${id} AND state IN ('scheduled', 'running')`
+            const row = rows[0]
+            if (row === undefined) return Option.none<Cancelled>()
+            const found: Cancelled = {
+              generation: num(row.generation),
+              from: String(row.state) as "scheduled" | "running",
+              slot: num(row.slot),
+              fence: num(row.fence),
+              leaseOwner: strOrNull(row.lease_owner),
+            }
+            // The lease (and fence) stay: a run in flight still completes under its fence,
+            // and its ledger row is written, but the task stays cancelled.
+            yield* sql`UPDATE tickwork_tasks SET state = 'cancelled', finished_at = ${now},
+              updated_at = ${now} WHERE id = ${id}`
+            yield* sql`INSERT INTO tickwork_events ${sql.insert(
+              eventRecord({
+                taskId: id,
+                generation: found.generation,
+                kind: "cancelled",
+                firstSlot: found.slot,
+                lastSlot: found.slot,
+                count: 1,
+                cause: found.from,
+                at: now,
+                fence: found.fence,
+                owner: found.leaseOwner,
+                detail: null,
+              }),
+            )}`
+            return Option.some(found)
+          }),
+        )
+        .pipe(Effect.mapError(fail("cancel")))
+
+    const claimSql = (o: ClaimOptions) =>
+      dialect === "pg"
+        ? sql<Raw>`
+          WITH due AS (
+            SELECT id FROM tickwork_tasks
+            WHERE state IN ('scheduled', 'running') AND due_at <= ${o.now}
+              AND handler IN ${sql.in(o.handlers)}
+            ORDER BY due_at, priority, seq LIMIT ${o.limit}
+            FOR UPDATE SKIP LOCKED)
+          UPDATE tickwork_tasks t SET state = 'running', lease_owner = ${o.owner},
+            due_at = ${o.now + o.leaseMs}, fence = t.fence + 1,
+            deliveries = t.deliveries + 1, updated_at = ${o.now}
+          FROM due WHERE t.id = due.id
+          RETURNING t.*`
+        : sql<Raw>`
+          UPDATE tickwork_tasks SET state = 'running', lease_owner = ${o.owner},
+            due_at = ${o.now + o.leaseMs}, fence = fence + 1,
+            deliveries = deliveries + 1, updated_at = ${o.now}
+          WHERE id IN (
+            SELECT id FROM tickwork_tasks
+            WHERE state IN ('scheduled', 'running') AND due_at <= ${o.now}
+              AND handler IN ${sql.in(o.handlers)}
+            ORDER BY due_at, priority, seq LIMIT ${o.limit})
+          RETURNING *`
+
+    const claim: TaskStoreShape["claim"] = (o) =>
+      o.handlers.length === 0 || o.limit <= 0
+        ? Effect.succeed([])
+        : claimSql(o).pipe(
+            Effect.map((rows) =>
+              rows
+                .map(decodeRow)
+                .sort((a, b) => a.runAt - b.runAt || a.priority - b.priority || a.seq - b.seq),
+            ),
+            Effect.mapError(fail("claim due tasks")),
+          )
+
+    const applyOne = (c: Change) =>
+      Effect.gen(function* () {
+        const u = c.update
+        const kept = yield* sql`
+          UPDATE tickwork_tasks SET state = ${u.state}, slot = ${u.slot}, run_at = ${u.runAt},
+            due_at = ${u.dueAt}, attempt = ${u.attempt}, run_number = ${u.runNumber},
+            consecutive_failures = ${u.consecutiveFailures}, deliveries = ${u.deliveries},
+            lease_owner = ${u.leaseOwner}, finished_at = ${u.finishedAt},
+            last_error = ${u.lastError}, seq = ${u.seq}, updated_at = ${u.updatedAt}
+          WHERE id = ${c.id} AND fence = ${c.fence} AND state = 'running'
+          RETURNING id`
+        let result: ChangeResult = "applied"
+        if (kept.length === 0) {
+          const now = yield* sql<Raw>`SELECT state, fence FROM tickwork_tasks WHERE id = ${c.id}`
+          const row = now[0]
+          result =
+            row !== undefined && num(row.fence) === c.fence && String(row.state) === "cancelled"
+              ? "cancelled"
+              : "fenced-out"
+        }
+        if (result === "fenced-out") {
+          yield* sql`INSERT INTO tickwork_events ${sql.insert(eventRecord(c.fencedOut))}`
+          return result
+        }
+        if (c.run !== undefined) {
+          const run =
+            result === "cancelled"
+              ? { ...c.run, state: "cancelled" as const, nextRunAt: null }
+              : c.run
+          yield* sql`INSERT INTO tickwork_runs ${sql.insert(runRecord(run))}
+            ON CONFLICT DO NOTHING`
+        }
+        if (result === "applied" && Arr.isReadonlyArrayNonEmpty(c.events)) {
+          yield* sql`INSERT INTO tickwork_events ${sql.insert(Arr.map(c.events, eventRecord))}`
+        }
+        return result
+      })
+
+    const commit: TaskStoreShape["commit"] = (changes) =>
+      changes.length === 0
+        ? Effect.succeed([])
+        : sql
+            .withTransaction(Effect.forEach(changes, applyOne))
+            .pipe(Effect.mapError(fail("complete runs")))
+
+    const renew: TaskStoreShape["renew"] = (owner, held, now, leaseMs) =>
+      held.length === 0
+        ? Effect.succeed(new Set())
+        : sql<Raw>`
+            UPDATE tickwork_tasks SET due_at = ${now + leaseMs}
+            WHERE state = 'running' AND lease_owner = ${owner}
+              AND id IN ${sql.in(held.map((h) => h.id))}
+            RETURNING id, fence`.pipe(
+            Effect.map((rows) => {
+              const fences = new Map(rows.map((r) => [String(r.id), num(r.fence)]))
+              return new Set(held.filter((h) => fences.get(h.id) === h.fence).map((h) => h.id))
+            }),
+            Effect.mapError(fail("renew leases")),
+          )
+
+    const nextDue: TaskStoreShape["nextDue"] = (handlers) =>
+      handlers.length === 0
+        ? Effect.succeed(undefined)
+        : sql<Raw>`
+            SELECT due_at FROM tickwork_tasks
+            WHERE state IN ('scheduled', 'running') AND handler IN ${sql.in(handlers)}
+            ORDER BY due_at LIMIT 1`.pipe(
+            Effect.map((rows) => (rows[0] === undefined ? undefined : num(rows[0].due_at))),
+            Effect.mapError(fail("find the next due task")),
+          )
+
+    const recover: TaskStoreShape["recover"] = (now) =>
+      sql
+        .withTransaction(
+          Effect.gen(function* () {
+            const rows = yield* sql<Raw>`
+              UPDATE tickwork_tasks SET state = 'scheduled', due_at = run_at, lease_owner = NULL,
+                updated_at = ${now}
+              WHERE state = 'running'
+              RETURNING id, generation, slot, attempt, fence, lease_owner, deliveries`
+            for (const chunk of Arr.chunksOf(rows, CHUNK)) {
+              yield* sql`INSERT INTO tickwork_events ${sql.insert(
+                Arr.map(chunk, (r) =>
+                  eventRecord({
+                    taskId: String(r.id),
+                    generation: num(r.generation),
+                    kind: "recovered",
+                    firstSlot: num(r.slot),
+                    lastSlot: num(r.slot),
+                    count: 1,
+                    cause: null,
+                    at: now,
+                    fence: num(r.fence),
+                    owner: strOrNull(r.lease_owner),
+                    detail: `attempt ${num(r.attempt)}, delivery ${num(r.deliveries)}`,
+                  }),
+                ),
+              )}`
+            }
+            return rows.length
+          }),
+        )
+        .pipe(Effect.mapError(fail("recover interrupted runs")))
+
+    const runs: TaskStoreShape["runs"] = (id) =>
+      sql<Raw>`SELECT * FROM tickwork_runs WHERE task_id = ${id}
+        ORDER BY generation, finished_at, slot, attempt`.pipe(
+        Effect.map((rows) => rows.map(decodeRun)),
+        Effect.mapError(fail("read the run ledger")),
+      )
+
+    const events: TaskStoreShape["events"] = (id) =>
+      sql<Raw>`SELECT * FROM tickwork_events WHERE task_id = ${id} ORDER BY id`.pipe(
+        Effect.map((rows) => rows.map(decodeEvent)),
+        Effect.mapError(fail("read the events")),
+      )
+
+    const counts: TaskStoreShape["counts"] = sql<Raw>`
+      SELECT state, COUNT(*) AS n FROM tickwork_tasks GROUP BY state`.pipe(
+      Effect.map((rows) => {
+        const out = { scheduled: 0, running: 0, done: 0, failed: 0, cancelled: 0 }
+        for (const r of rows) out[String(r.state) as Task.TaskState] = num(r.n)
+        return out
+      }),
+      Effect.mapError(fail("count tasks")),
+    )
+
+    const prune: TaskStoreShape["prune"] = (before) =>
+      sql
+        .withTransaction(
+          Effect.all([
+            sql`DELETE FROM tickwork_runs WHERE finished_at < ${before}`,
+            sql`DELETE FROM tickwork_events WHERE at < ${before}`,
+            sql`DELETE FROM tickwork_tasks
+              WHERE state IN ('done', 'failed', 'cancelled') AND finished_at < ${before}`,
+          ]),
+        )
+        .pipe(Effect.asVoid, Effect.mapError(fail("prune the ledger")))
+
+    return TaskStore.of({
+      dialect,
+      exclusive: options.exclusive,
+      insert,
+      cancel,
+      get,
+      claim,
+      commit,
+      renew,
+      nextDue,
+      recover,
+      runs,
+      events,
+      counts,
+      prune,
+    })
+  })

@@ -1,0 +1,67 @@
+/** Shared test fixtures: a temp SQLite file per test, recording handlers, scoped schedulers. */
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Effect, type Layer, Schema, type Scope } from "effect"
+import { DurableScheduler, Handler, Sqlite, type TaskStore } from "../src/index.ts"
+
+/** A fresh directory for one test's files, deleted by `cleanup`. */
+export const tempDir = (): {
+  readonly dir: string
+  readonly file: (name?: string) => string
+  readonly cleanup: () => void
+} => {
+  const dir = mkdtempSync(join(tmpdir(), "tickwork-durable-"))
+  return {
+    dir,
+    file: (name = "tasks.db") => join(dir, name),
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  }
+}
+
+/** One recorded run: `label@startedAt` plus the run info. */
+export interface Seen {
+  readonly id: string
+  readonly slot: number
+  readonly attempt: number
+  readonly delivery: number
+  readonly startedAt: number
+  readonly scheduledFor: number
+  readonly payload: unknown
+}
+
+/** A handler named `name` whose payload is `{ n: number }`, recording every run. */
+export const recording = (name = "record") => {
+  const seen: Array<Seen> = []
+  const handler = Handler.make(name, Schema.Struct({ n: Schema.Number }), (payload, run) =>
+    Effect.sync(() => {
+      seen.push({
+        id: run.id,
+        slot: run.slot,
+        attempt: run.attempt,
+        delivery: run.delivery,
+        startedAt: run.startedAt,
+        scheduledFor: run.scheduledFor,
+        payload,
+      })
+    }),
+  )
+  return { seen, handler }
+}
+
+/** A SQLite store on `file`. */
+export const sqlite = (file: string): Layer.Layer<TaskStore.TaskStore, unknown> =>
+  Sqlite.layer({ filename: file })
+
+/** Runs `body` with a durable scheduler (and its store) living for the body's duration. */
+export const withScheduler = <A, E, H extends Handler.Any>(
+  store: Layer.Layer<TaskStore.TaskStore, unknown>,
+  options: DurableScheduler.DurableSchedulerOptions<H>,
+  body: (d: DurableScheduler.DurableSchedulerShape) => Effect.Effect<A, E, Scope.Scope>,
+): Effect.Effect<A, unknown, Handler.Services<H>> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const { durable } = yield* DurableScheduler.make(options)
+      return yield* body(durable)
+    }).pipe(Effect.provide(store)),
+  )
