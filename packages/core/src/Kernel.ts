@@ -496,6 +496,15 @@ export class Kernel<J> {
     }
   }
 
+  /**
+   * The table row of a live or retained task, or -1. Side tables indexed like the kernel's own
+   * (as `Run.index`) use it; a row is reused after its task is dropped, so pair it with the
+   * task's generation. O(1).
+   */
+  rowOf(id: string): number {
+    return this.lookup(id)
+  }
+
   /** Ids of every task the kernel knows (live and retained final ones), in table order. O(n). */
   taskIds(): Array<TaskId> {
     const out: Array<TaskId> = []
@@ -790,18 +799,34 @@ export class Kernel<J> {
     return i === undefined ? -1 : i
   }
 
-  /** Row of a live or retained task with the generated id `id` (`#<index>.<generation>`), or -1. */
+  /**
+   * Row of a live or retained task with the generated id `id` (`#<index>.<generation>`), or -1.
+   * Parsed digit by digit: no substrings, so a lookup allocates nothing.
+   */
   private lookupGenerated(id: string): number {
-    const dot = id.indexOf(".")
-    const i = Number(id.slice(1, dot))
-    const g = Number(id.slice(dot + 1))
+    const n = id.length
+    let k = 1
+    let i = 0
+    let g = 0
+    // A leading zero only as the whole number ("#0.1"), as formatId writes it.
+    if (k >= n || (id.charCodeAt(k) === 48 && id.charCodeAt(k + 1) !== 46)) return -1
+    for (; k < n; k++) {
+      const c = id.charCodeAt(k)
+      if (c === 46 /* . */) break
+      if (c < 48 || c > 57 || i > 0xffffffff) return -1
+      i = i * 10 + (c - 48)
+    }
+    if (k === 1 || k >= n - 1 || id.charCodeAt(k + 1) === 48) return -1
+    for (k++; k < n; k++) {
+      const c = id.charCodeAt(k)
+      if (c < 48 || c > 57 || g > 0xffffffff) return -1
+      g = g * 10 + (c - 48)
+    }
     if (
-      dot < 0 ||
-      !(i >= 0 && i < this.top) ||
+      i >= this.top ||
       this.t.gen(i) !== g ||
       !this.present(i) ||
-      this.t.extra(i)?.id !== undefined ||
-      formatId(i, g) !== id
+      this.t.extra(i)?.id !== undefined
     ) {
       return -1
     }

@@ -153,18 +153,23 @@ export const fromRun = (record: Task.RunRecord): ReadonlyArray<Occurrence> => [
 /**
  * Per-task bounded history: the last `perTask` records of each task, kept for the live tasks and
  * for at most `finalTasks` final ones (oldest dropped first). `perTask = 0` keeps nothing.
- * Appending is O(1) amortised.
+ *
+ * Histories are indexed by the kernel's table row of the task (`Run.index`, `Kernel.rowOf`) and
+ * tagged with its generation, not hashed by id: adding a record is an array write, and
+ * retiring a final task's history is a ring-buffer step. A row's history is replaced when the
+ * row is given to a new task. O(1) per record.
  *
  * @category models
  * @since 0.1.0
  */
 export class Store {
-  /** A task's records: one occurrence alone (most tasks), or a list once there are more. */
-  private readonly byId = new Map<string, Occurrence | Array<Occurrence>>()
-  /** Final tasks, oldest first, as (id, generation) pairs from `finalsHead` on. */
-  private finalIds: Array<string> = []
-  private finalGens: Array<number> = []
-  private finalsHead = 0
+  /** A row's records: one occurrence alone (most tasks), or a list once there are more. */
+  private byRow: Array<Occurrence | Array<Occurrence> | undefined> = []
+  /** Final tasks, oldest first: (row, generation) from `head` to `tail` in a power-of-two ring. */
+  private finalRows = new Uint32Array(64)
+  private finalGens = new Float64Array(64)
+  private head = 0
+  private tail = 0
   private readonly perTask: number
   private readonly finalTasks: number
 
@@ -173,50 +178,62 @@ export class Store {
     this.finalTasks = finalTasks
   }
 
-  /** Adds a record; `final` says its task is now final. */
-  add(occurrence: Occurrence, final: boolean): void {
-    if (this.perTask === 0) return
-    const id = occurrence.id
-    const held = this.byId.get(id)
+  /** Whether records are kept at all. */
+  get enabled(): boolean {
+    return this.perTask > 0
+  }
+
+  /** Adds a record of the task in table row `row`; `final` says the task is now final. */
+  add(row: number, occurrence: Occurrence, final: boolean): void {
+    if (this.perTask === 0 || row < 0) return
+    const held = this.byRow[row]
     if (held === undefined || generationOf(held) !== occurrence.generation) {
-      // A new task, or a reused id starting a new history.
-      this.byId.set(id, occurrence)
+      // A new task, or a row given to a new task: a new history.
+      this.byRow[row] = occurrence
     } else if (Array.isArray(held)) {
       if (held.length >= this.perTask) held.splice(0, held.length - this.perTask + 1)
       held.push(occurrence)
     } else {
-      this.byId.set(id, this.perTask === 1 ? occurrence : [held, occurrence])
+      this.byRow[row] = this.perTask === 1 ? occurrence : [held, occurrence]
     }
-    if (final) this.retire(id, occurrence.generation)
+    if (final) this.retire(row, occurrence.generation)
   }
 
-  /** The records of a task, oldest first. */
-  get(id: string): ReadonlyArray<Occurrence> {
-    const held = this.byId.get(id)
-    return held === undefined ? [] : Array.isArray(held) ? [...held] : [held]
+  /** The records of the task in `row` with `generation`, oldest first. */
+  get(row: number, generation: number): ReadonlyArray<Occurrence> {
+    const held = row < 0 ? undefined : this.byRow[row]
+    if (held === undefined || generationOf(held) !== generation) return []
+    return Array.isArray(held) ? [...held] : [held]
   }
 
-  /** Tasks with a history. */
-  get size(): number {
-    return this.byId.size
+  private retire(row: number, generation: number): void {
+    if (this.tail - this.head > this.finalRows.length - 1) this.grow()
+    const mask = this.finalRows.length - 1
+    this.finalRows[this.tail & mask] = row
+    this.finalGens[this.tail & mask] = generation
+    this.tail++
+    while (this.tail - this.head > this.finalTasks) {
+      const k = this.head & mask
+      const old = this.finalRows[k] as number
+      const held = this.byRow[old]
+      // Keep it if the row holds a newer task's history by now.
+      if (held !== undefined && generationOf(held) === this.finalGens[k])
+        this.byRow[old] = undefined
+      this.head++
+    }
   }
 
-  private retire(id: string, generation: number): void {
-    this.finalIds.push(id)
-    this.finalGens.push(generation)
-    while (this.finalIds.length - this.finalsHead > this.finalTasks) {
-      const old = this.finalIds[this.finalsHead] as string
-      const gen = this.finalGens[this.finalsHead] as number
-      this.finalsHead++
-      // Keep it if the id has been reused since: that history belongs to the newer task.
-      const held = this.byId.get(old)
-      if (held !== undefined && generationOf(held) === gen) this.byId.delete(old)
+  private grow(): void {
+    const size = this.finalRows.length * 2
+    const rows = new Uint32Array(size)
+    const gens = new Float64Array(size)
+    const oldMask = this.finalRows.length - 1
+    for (let t = this.head; t < this.tail; t++) {
+      rows[t & (size - 1)] = this.finalRows[t & oldMask] as number
+      gens[t & (size - 1)] = this.finalGens[t & oldMask] as number
     }
-    if (this.finalsHead > 1024 && this.finalsHead * 2 > this.finalIds.length) {
-      this.finalIds = this.finalIds.slice(this.finalsHead)
-      this.finalGens = this.finalGens.slice(this.finalsHead)
-      this.finalsHead = 0
-    }
+    this.finalRows = rows
+    this.finalGens = gens
   }
 }
 

@@ -320,6 +320,19 @@ export const make = (
       message: "the scheduler is closed: it accepts no new tasks",
     })
 
+    // The layer's services with the caller's on top, merged once per caller context: a loop of
+    // schedule calls from one fiber shares one merged context.
+    let lastCaller: Context.Context<never> | undefined
+    let lastMerged: Context.Context<never> = context
+    const contextFor = (caller: Context.Context<never>): Context.Context<never> => {
+      if (caller === context) return context
+      if (caller !== lastCaller) {
+        lastCaller = caller
+        lastMerged = Context.merge(context, caller)
+      }
+      return lastMerged
+    }
+
     const schedule = <A, E, R>(
       o: ScheduleOptions<A, E, R>,
     ): Effect.Effect<Task.TaskId, Errors.ScheduleError | Errors.SchedulerClosed, R> =>
@@ -332,26 +345,20 @@ export const make = (
           const timeoutMs = millis("timeout", o?.timeout, defaultTimeoutMs)
           if (typeof timeoutMs !== "number") return Effect.fail(timeoutMs)
           const input = o?.job
-          let make: Job["make"]
-          // The job's requirements R are met by `jobContext` below, which its fiber runs with.
-          if (typeof input === "function") {
-            make = input as Job["make"]
-          } else if (Effect.isEffect(input)) {
-            const effect = input as Effect.Effect<unknown, unknown>
-            make = () => effect
-          } else {
+          // The job's requirements R are met by its context, which its fiber runs with.
+          const isEffect = Effect.isEffect(input)
+          if (!isEffect && typeof input !== "function") {
             return Effect.fail(
               optionError("job", input, "must be an Effect or a function returning one"),
             )
           }
-          const jobContext =
-            callerContext === (context as Context.Context<unknown>)
-              ? (context as Context.Context<never>)
-              : (Context.merge(context, callerContext) as Context.Context<never>)
-          const id = kernel.schedule(
-            { ...o, job: { make, timeoutMs, context: jobContext } },
-            engine.now(),
-          )
+          const job: Job = {
+            effect: isEffect ? (input as Effect.Effect<unknown, unknown>) : undefined,
+            make: isEffect ? undefined : (input as Job["make"]),
+            timeoutMs,
+            context: contextFor(callerContext as Context.Context<never>),
+          }
+          const id = kernel.schedule({ ...o, job }, engine.now())
           if (typeof id !== "string") return Effect.fail(id)
           // Listeners hear of the task before the actor may start it.
           if (listener?.accepted !== undefined) {
@@ -368,7 +375,7 @@ export const make = (
       status: (id) => Effect.sync(() => kernel.status(id)),
       info: (id) => Effect.sync(() => Option.fromNullishOr(kernel.info(id))),
       tasks: Effect.sync(() => kernel.taskIds().map((id) => kernel.info(id) as Task.TaskInfo)),
-      ledger: (id) => Effect.sync(() => engine.ledger.get(id)),
+      ledger: (id) => Effect.sync(() => engine.history(id)),
       occurrences: Stream.fromPubSub(occurrences),
       stats: Effect.sync(() => ({
         ...kernel.stats(),

@@ -40,7 +40,9 @@ const YIELD_EVERY = 64
 
 /** A job as the kernel holds it. */
 export interface Job {
-  readonly make: (run: Task.RunInfo) => Effect.Effect<unknown, unknown>
+  /** The job when it is an Effect; otherwise `make` builds one per run. */
+  readonly effect: Effect.Effect<unknown, unknown> | undefined
+  readonly make: ((run: Task.RunInfo) => Effect.Effect<unknown, unknown>) | undefined
   /** Run timeout in ms; 0 = none. */
   readonly timeoutMs: number
   /**
@@ -130,6 +132,8 @@ export class Engine {
   private readonly slotFibers: Array<Fiber.Fiber<unknown, unknown> | undefined>
   /** Indices of free entries in `slots`. */
   private readonly freeSlots: Array<number>
+  /** One exit observer per worker slot, made once: a run's fiber reports through its slot's. */
+  private readonly observers: Array<(exit: Exit.Exit<unknown, unknown>) => void>
   /** Finished runs not yet applied by the actor, in the order they ended (three parallel lists). */
   private endedRuns: Array<Kernel.Run<Job>> = []
   private endedExits: Array<Exit.Exit<unknown, unknown>> = []
@@ -171,6 +175,16 @@ export class Engine {
     this.slotRuns = new Array(config.workers).fill(undefined)
     this.slotFibers = new Array(config.workers).fill(undefined)
     this.freeSlots = Array.from({ length: config.workers }, (_, k) => config.workers - 1 - k)
+    this.observers = Array.from({ length: config.workers }, (_, slot) => (exit) => {
+      const run = this.slotRuns[slot] as Kernel.Run<Job>
+      this.slotRuns[slot] = undefined
+      this.slotFibers[slot] = undefined
+      this.freeSlots.push(slot)
+      this.endedRuns.push(run)
+      this.endedExits.push(exit)
+      this.endedAt.push(this.now())
+      this.wake()
+    })
   }
 
   /** The current time on the layer's Clock, epoch ms. */
@@ -289,10 +303,14 @@ export class Engine {
     Metrics.lateness.updateUnsafe(run.startedAt - run.scheduledFor, this.context)
     this.config.listener?.started?.(run)
     let effect: Effect.Effect<unknown, unknown>
-    try {
-      effect = job.make(run)
-    } catch (defect) {
-      effect = Effect.die(defect)
+    if (job.effect !== undefined) {
+      effect = job.effect
+    } else {
+      try {
+        effect = (job.make as (run: Task.RunInfo) => Effect.Effect<unknown, unknown>)(run)
+      } catch (defect) {
+        effect = Effect.die(defect)
+      }
     }
     if (job.timeoutMs > 0) {
       const afterMs = job.timeoutMs
@@ -331,18 +349,11 @@ export class Engine {
       })
     }
     const slot = this.freeSlots.pop() as number
-    const fiber = Effect.runForkWith(context)(effect)
     this.slotRuns[slot] = run
+    const fiber = Effect.runForkWith(context)(effect)
     this.slotFibers[slot] = fiber
-    fiber.addObserver((exit) => {
-      this.slotRuns[slot] = undefined
-      this.slotFibers[slot] = undefined
-      this.freeSlots.push(slot)
-      this.endedRuns.push(run)
-      this.endedExits.push(exit)
-      this.endedAt.push(this.now())
-      this.wake()
-    })
+    // Called at once when the job finished synchronously.
+    fiber.addObserver(this.observers[slot] as (exit: Exit.Exit<unknown, unknown>) => void)
   }
 
   /** Applies finished runs in the order they ended. */
@@ -369,17 +380,17 @@ export class Engine {
     if (record.merged !== undefined) {
       // Merged into this run before it started, so recorded before it.
       const merged = Ledger.merged(record, record.merged)
-      this.ledger.add(merged, false)
+      this.ledger.add(run.index, merged, false)
       PubSub.publishUnsafe(this.occurrences, merged)
     }
     const dropped = record.dropped
     const ran = Ledger.ran(record)
-    this.ledger.add(ran, record.continuation === "final")
+    this.ledger.add(run.index, ran, record.continuation === "final")
     PubSub.publishUnsafe(this.occurrences, ran)
     if (dropped !== undefined) {
       // Decided when the run ended, so recorded after it.
       const missed = Ledger.missed(record, dropped)
-      this.ledger.add(missed, false)
+      this.ledger.add(run.index, missed, false)
       PubSub.publishUnsafe(this.occurrences, missed)
     }
     this.config.listener?.completed?.(record)
@@ -404,6 +415,12 @@ export class Engine {
 
   // ---------------------------------------------------------------- calls from users
 
+  /** The recent occurrences of a task, oldest first. */
+  history(id: string): ReadonlyArray<Ledger.Occurrence> {
+    const info = this.kernel.info(id)
+    return info === undefined ? [] : this.ledger.get(this.kernel.rowOf(id), info.generation)
+  }
+
   /** Cancels a task (SPEC §8); with `interrupt`, also interrupts its running fiber and waits for it. */
   cancel(id: string, interrupt: boolean): Effect.Effect<boolean> {
     return Effect.suspend(() => {
@@ -427,6 +444,7 @@ export class Engine {
     if (info === undefined || (info.state !== "scheduled" && info.state !== "running")) {
       return undefined
     }
+    const row = this.kernel.rowOf(id)
     this.kernel.cancel(id, this.now())
     const fibers: Array<Fiber.Fiber<unknown, unknown>> = []
     if (info.state === "running" && interrupt) {
@@ -443,7 +461,7 @@ export class Engine {
       interrupted: fibers.length > 0,
       at: this.now(),
     }
-    this.ledger.add(occurrence, true)
+    this.ledger.add(row, occurrence, true)
     PubSub.publishUnsafe(this.occurrences, occurrence)
     this.config.listener?.cancelled?.(occurrence)
     return fibers
