@@ -4,9 +4,9 @@
  *
  *   pnpm bench:core               parts 1–2, ceiling and core only, 1M tasks, with targets
  *   pnpm bench                    every part
- *   pnpm bench --parts 3,4        some parts
+ *   pnpm bench --parts 3,5        some parts (5: burst throughput of the runtime)
  *
- * Options: --parts 1,2,3,4  --sizes 100000,1000000  --reps 3  --seed 42  --cutoff 15 (s)
+ * Options: --parts 1,2,3,4,5  --sizes 100000,1000000  --reps 3  --seed 42  --cutoff 15 (s)
  *          --contenders key,key  --out file.json  --core
  */
 import { writeFileSync } from "node:fs"
@@ -18,6 +18,7 @@ import { cancelContenders, realtimeContenders, virtualContenders } from "./conte
 import type { VirtualContender } from "./contenders/virtual.ts"
 import { canCollect, environment, header, loadAverage } from "./lib/env.ts"
 import { fixed } from "./lib/format.ts"
+import { burstContenders, burstTable, runBurst, summarizeBurst } from "./parts/burst.ts"
 import { cancelTable, runCancel, summarizeCancel } from "./parts/cancel.ts"
 import { latenessTable, runLateness, summarizeLateness } from "./parts/lateness.ts"
 import {
@@ -31,7 +32,7 @@ import {
 
 const { values: args } = parseArgs({
   options: {
-    parts: { type: "string", default: "1,2,3,4" },
+    parts: { type: "string", default: "1,2,3,4,5" },
     sizes: { type: "string" },
     reps: { type: "string" },
     seed: { type: "string", default: "42" },
@@ -69,7 +70,7 @@ const ints = (s: string): Array<number> =>
     })
 
 const parts = new Set(args.core ? [1, 2] : ints(args.parts))
-for (const p of parts) if (p > 4) throw new Error(`no part ${p}: parts are 1, 2, 3 and 4`)
+for (const p of parts) if (p > 5) throw new Error(`no part ${p}: parts are 1 to 5`)
 const repsArg = args.reps === undefined ? undefined : (ints(args.reps)[0] as number)
 const seed = Number(args.seed)
 if (!Number.isSafeInteger(seed)) throw new Error(`--seed must be an integer, got ${args.seed}`)
@@ -218,6 +219,23 @@ const main = async (): Promise<void> => {
       summaries,
       rows,
     }
+  }
+
+  if (parts.has(5)) {
+    const contenders = pick(burstContenders)
+    const reps = repsArg ?? 3
+    const sizes = args.sizes !== undefined ? ints(args.sizes) : [1_000_000]
+    const [rows, seconds] = await timed(() =>
+      runBurst({ sizes, reps, contenders, partBudgetMs: PART_BUDGET_MS }),
+    )
+    const summaries = summarizeBurst(rows)
+    section(
+      `Part 5 — burst: N one-shot no-op jobs all due at once; tasks/s from due to the last finished (${reps} reps; the runtime on TestClock, baselines on the real clock)`,
+    )
+    console.log(burstTable(summaries))
+    console.log(`
+part 5 took ${seconds.toFixed(1)} s`)
+    partResults.burst = { seconds, sizes, reps, partBudgetMs: PART_BUDGET_MS, summaries, rows }
   }
 
   const total = (performance.now() - started) / 1000

@@ -7,7 +7,8 @@ import { ceiling } from "./ceiling.ts"
 import { coreDriver, coreKernel } from "./core.ts"
 import { effectTestClock } from "./effectTestClock.ts"
 import { objectHeap } from "./objectHeap.ts"
-import { realtimeContenders } from "./realtime.ts"
+import { realtimeContenders as baselines } from "./realtime.ts"
+import { runtimeRealtime, runtimeVirtual } from "./runtime.ts"
 import type { VirtualContender } from "./virtual.ts"
 import { xstateActor } from "./xstateActor.ts"
 
@@ -19,9 +20,11 @@ export const virtualContenders: ReadonlyArray<VirtualContender> = [
   xstateActor,
   coreDriver,
   coreKernel,
+  runtimeVirtual(8, "runtime", "tickwork runtime (TestClock, 8 workers)"),
 ]
 
 /** Part 4: the virtual contenders that can cancel. */
 export const cancelContenders: ReadonlyArray<VirtualContender> = [ceiling, objectHeap, coreDriver]
 
-export { realtimeContenders }
+/** Part 3, in row order; the first is the limit. */
+export const realtimeContenders = [...baselines, runtimeRealtime(8)]
