@@ -28,6 +28,10 @@ export default defineConfig({
         root,
         // Vitest 4's default exclude no longer skips dist/: look at sources only.
         include: ["test/**/*.test.ts"],
+        // A project that needs a service for its run (e.g. a database) starts it here.
+        ...(existsSync(join(root, "test/setup/global.ts"))
+          ? { globalSetup: [join(root, "test/setup/global.ts")] }
+          : {}),
       },
     })),
   },
