@@ -207,6 +207,13 @@ export interface DurableSchedulerShape {
   readonly stats: Effect.Effect<DurableStats, StoreError>
   /** Wakes the dispatcher now (e.g. after writing to the store from elsewhere). */
   readonly poll: Effect.Effect<void>
+  /**
+   * Whether there is nothing to do right now: the dispatcher waits (for the next due time, a
+   * poll or an insert) and this process holds no run. Tests under `TestClock` can yield until
+   * it holds before moving the clock (work started by a test's own calls is not awaited by
+   * `TestClock.adjust`, only work woken by the clock).
+   */
+  readonly idle: Effect.Effect<boolean>
 }
 
 /**
@@ -320,7 +327,6 @@ interface Held {
   /** The row as claimed (slot moved by a claim-time decision). */
   readonly row: TaskRow
   readonly runtimeId: string
-  readonly merged: MissedRun.Dropped | undefined
   started: boolean
   /** The runtime reported its end. */
   finished: boolean
@@ -517,7 +523,6 @@ export const make = <H extends Handler.Any>(
           outcome: record.outcome,
           startedAt: record.startedAt,
           finishedAt: record.finishedAt,
-          merged: h.merged,
           seq: nextSeq(),
         },
         random,
@@ -548,7 +553,10 @@ export const make = <H extends Handler.Any>(
         for (;;) {
           const result = yield* Effect.result(store.commit(changes))
           if (Result.isSuccess(result)) return result.success
-          yield* Effect.logWarning(`tickwork durable: ${result.failure.message}; retrying`)
+          yield* Effect.logWarning(
+            `tickwork durable: ${result.failure.message}; retrying`,
+            result.failure.cause,
+          )
           yield* Effect.sleep(250)
         }
       })
@@ -608,7 +616,7 @@ export const make = <H extends Handler.Any>(
           )
     }
 
-    const start = (row: TaskRow, merged: MissedRun.Dropped | undefined) =>
+    const start = (row: TaskRow) =>
       Effect.gen(function* () {
         const handler = handlers.get(row.handler) as Handler.Any
         const previous = heldByTask.get(row.id)
@@ -624,7 +632,6 @@ export const make = <H extends Handler.Any>(
         const h: Held = {
           row,
           runtimeId,
-          merged,
           started: false,
           finished: false,
           lost: false,
@@ -673,68 +680,56 @@ export const make = <H extends Handler.Any>(
         }
       })
 
-    /** Applies claim-time decisions (catch-up window, coalesce), then starts what runs. */
+    /**
+     * Applies claim-time decisions (catch-up window, coalesce): a moved row goes back to the
+     * store at its new slot and is claimed again in its turn. Starts the rest.
+     */
     const startAll = (rows: ReadonlyArray<TaskRow>, at: number) =>
       Effect.gen(function* () {
         const changes: Array<Change> = []
-        const toStart: Array<{ row: TaskRow; merged: MissedRun.Dropped | undefined }> = []
-        const parked: Array<number> = []
+        const toStart: Array<TaskRow> = []
         for (const row of rows) {
-          const d = Rules.atClaim(row, at, windowMs)
-          if (d.kind === "run" && d.skipped === undefined && d.merged === undefined) {
-            toStart.push({ row, merged: undefined })
+          const move = Rules.atClaim(row, at, windowMs)
+          if (move === undefined) {
+            toStart.push(row)
             continue
           }
           const events: Array<EventEntry> = []
-          if (d.skipped !== undefined)
-            events.push(Rules.windowEvent(d.skipped, row, owner, at, windowMs))
-          if (d.kind === "run") {
-            if (d.merged !== undefined) {
-              events.push({
-                taskId: row.id,
-                generation: row.generation,
-                kind: "coalesced",
-                firstSlot: d.merged.first,
-                lastSlot: d.merged.last,
-                count: d.merged.count,
-                cause: "late",
-                at,
-                fence: row.fence,
-                owner,
-                detail: `merged into the run of slot ${d.slot}`,
-              })
-            }
-            changes.push({
-              id: row.id,
-              fence: row.fence,
-              update: Rules.moveTo(row, d.slot, at),
-              events,
-              fencedOut: Rules.fencedOutEvent(row, owner, at, "claim-time decision"),
-            })
-            toStart.push({ row: { ...row, slot: d.slot, runAt: d.slot }, merged: d.merged })
-          } else {
-            changes.push({
-              id: row.id,
-              fence: row.fence,
-              update: Rules.parkAt(
-                row,
-                d.kind === "reschedule" ? d.slot : undefined,
-                at,
-                nextSeq(),
-              ),
-              events,
-              fencedOut: Rules.fencedOutEvent(row, owner, at, "claim-time decision"),
-            })
-            parked.push(changes.length - 1)
+          if (move.skipped !== undefined) {
+            events.push(Rules.windowEvent(move.skipped, row, owner, at, windowMs))
           }
+          if (move.merged !== undefined) {
+            events.push({
+              taskId: row.id,
+              generation: row.generation,
+              kind: "coalesced",
+              firstSlot: move.merged.first,
+              lastSlot: move.merged.last,
+              count: move.merged.count,
+              cause: "late",
+              at,
+              fence: row.fence,
+              owner,
+              detail: `merged into the run of slot ${move.slot}`,
+            })
+          }
+          changes.push({
+            id: row.id,
+            fence: row.fence,
+            update: Rules.parkAt(row, move.slot, at, nextSeq()),
+            events,
+            fencedOut: Rules.fencedOutEvent(row, owner, at, "claim-time decision"),
+          })
         }
         if (changes.length > 0) {
           const results = yield* store.commit(changes)
           for (let k = 0; k < changes.length; k++) {
             if (results[k] === "applied") for (const e of (changes[k] as Change).events) publish(e)
           }
+          // A moved row may be due at once: claim again before sleeping.
+          wakeRequested = true
         }
-        for (const s of toStart) yield* start(s.row, s.merged)
+        for (const row of toStart) yield* start(row)
       })
 
     /** One pass: claim what is due and start it, then sleep until the next due time or a wake. */
@@ -1085,6 +1080,7 @@ export const make = <H extends Handler.Any>(
         closed,
       })),
       poll: Effect.sync(wake),
+      idle: Effect.sync(() => parked !== undefined && !wakeRequested && held.size === 0),
     })
     return { durable, runtime }
   })

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, type Layer, Schema, type Scope } from "effect"
+import { TestClock } from "effect/testing"
 import { DurableScheduler, Handler, Sqlite, type TaskStore } from "../src/index.ts"
 
 /** A fresh directory for one test's files, deleted by `cleanup`. */
@@ -59,9 +60,28 @@ export const withScheduler = <A, E, H extends Handler.Any>(
   options: DurableScheduler.DurableSchedulerOptions<H>,
   body: (d: DurableScheduler.DurableSchedulerShape) => Effect.Effect<A, E, Scope.Scope>,
 ): Effect.Effect<A, unknown, Handler.Services<H>> =>
+  // The scheduler's scope closes before the store's: it completes or releases its runs first.
   Effect.scoped(
     Effect.gen(function* () {
       const { durable } = yield* DurableScheduler.make(options)
       return yield* body(durable)
-    }).pipe(Effect.provide(store)),
-  )
+    }),
+  ).pipe(Effect.provide(store))
+
+/**
+ * Lets work started outside the clock (a test's own `schedule` calls) finish: yields until the
+ * scheduler is idle. `TestClock.adjust` awaits only work that its own wake-ups start.
+ */
+export const settle = (d: DurableScheduler.DurableSchedulerShape): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    for (let k = 0; k < 10_000; k++) {
+      yield* Effect.yieldNow
+      if (yield* d.idle) return
+    }
+  })
+
+/** Settles, then moves the TestClock by `ms`, then settles again. */
+export const advance = (
+  d: DurableScheduler.DurableSchedulerShape,
+  ms: number,
+): Effect.Effect<void> => Effect.andThen(settle(d), Effect.andThen(TestClock.adjust(ms), settle(d)))

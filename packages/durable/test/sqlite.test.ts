@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Schedule } from "@tickwork/core"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
-import { recording, sqlite, tempDir, withScheduler } from "./helpers.ts"
+import { advance, recording, sqlite, tempDir, withScheduler } from "./helpers.ts"
 
 describe("SQLite store under TestClock", () => {
   it.effect("runs once, fixed-rate, fixed-delay and cron tasks at their slots", () =>
@@ -18,7 +18,7 @@ describe("SQLite store under TestClock", () => {
             payload: { n: 2 },
             schedule: Schedule.fixedRate(25, { delay: 5 }),
           })
-          yield* TestClock.adjust(60)
+          yield* advance(d, 60)
         }),
       )
       expect(seen.map((s) => `${s.id}@${s.startedAt}`)).toEqual([

@@ -19,21 +19,18 @@ import { Ledger } from "@tickwork/runtime"
 import * as Spec from "../Spec.ts"
 import type { EventEntry, RowUpdate, RunEntry, TaskRow } from "../TaskStore.ts"
 
-/** What to do with a freshly claimed row. */
-export type ClaimDecision =
-  | {
-      readonly kind: "run"
-      /** The slot to run (moved when slots were skipped or coalesced). */
-      readonly slot: number
-      readonly skipped: MissedRun.Dropped | undefined
-      readonly merged: MissedRun.Dropped | undefined
-    }
-  /** Every slot up to now was older than the window: wait for `slot`. */
-  | { readonly kind: "reschedule"; readonly slot: number; readonly skipped: MissedRun.Dropped }
-  /** The grid ended inside the skipped range. */
-  | { readonly kind: "done"; readonly skipped: MissedRun.Dropped }
-
-const RUN_AS_IS: ClaimDecision = { kind: "run", slot: 0, skipped: undefined, merged: undefined }
+/**
+ * A claim-time decision that moves a row before it runs: to `slot` (due now or later; it goes
+ * back to `scheduled` and is claimed again in its turn, as the kernel pushes a coalesced slot
+ * back into its heap), or to `done` when the grid ended (`slot` undefined).
+ */
+export interface Move {
+  readonly slot: number | undefined
+  /** Slots older than the catch-up window. */
+  readonly skipped: MissedRun.Dropped | undefined
+  /** Slots merged into the run of `slot` (policy `coalesce`). */
+  readonly merged: MissedRun.Dropped | undefined
+}
 
 const gridOf = (row: TaskRow): MissedRun.Grid | undefined => {
   const plan = Spec.plan(row.schedule)
@@ -43,28 +40,27 @@ const gridOf = (row: TaskRow): MissedRun.Grid | undefined => {
 }
 
 /**
- * The claim-time decision for a grid task's first delivery of a late first attempt (a retry, a
- * re-delivery after a crash, a one-shot or fixed-delay task always runs as it is):
+ * The claim-time decision for a grid task's first delivery of a late first attempt, or
+ * `undefined` to run it as it is (a retry, a re-delivery after a crash, a one-shot or
+ * fixed-delay task always runs as it is):
  * 1. slots older than `now - windowMs` are skipped; the task moves to the first grid slot inside
- *    the window (and waits for it if that is still ahead);
+ *    the window;
  * 2. then, as the kernel does when it takes a late slot, `coalesce` moves the run to the latest
  *    grid slot `<= now`, merging the ones before it. `catch-up` runs each slot in turn (the next
  *    one is due at once when this run ends) and `skip` drops the ones that passed when this run
  *    ends — both by `Schedule.nextAfterRun`, at completion.
  */
-export const atClaim = (row: TaskRow, now: number, windowMs: number): ClaimDecision => {
-  if (row.attempt !== 1 || row.deliveries !== 1 || row.slot >= now) return RUN_AS_IS
+export const atClaim = (row: TaskRow, now: number, windowMs: number): Move | undefined => {
+  if (row.attempt !== 1 || row.deliveries !== 1 || row.slot >= now) return undefined
   const grid = gridOf(row)
-  if (grid === undefined) return RUN_AS_IS
+  if (grid === undefined) return undefined
   let slot = row.slot
   let skipped: MissedRun.Dropped | undefined
   if (windowMs < now - slot) {
     const cutoff = now - windowMs
     const kept = grid.after(cutoff - 1)
-    const last = grid.atOrBefore(cutoff - 1) ?? slot
-    skipped = MissedRun.range(grid, slot, last)
-    if (kept === undefined) return { kind: "done", skipped }
-    if (kept > now) return { kind: "reschedule", slot: kept, skipped }
+    skipped = MissedRun.range(grid, slot, grid.atOrBefore(cutoff - 1) ?? slot)
+    if (kept === undefined || kept > now) return { slot: kept, skipped, merged: undefined }
     slot = kept
   }
   let merged: MissedRun.Dropped | undefined
@@ -75,9 +71,7 @@ export const atClaim = (row: TaskRow, now: number, windowMs: number): ClaimDecis
       slot = latest
     }
   }
-  return skipped === undefined && merged === undefined
-    ? RUN_AS_IS
-    : { kind: "run", slot, skipped, merged }
+  return skipped === undefined && merged === undefined ? undefined : { slot, skipped, merged }
 }
 
 /** A row's lifecycle counters, as the machine's context. */
@@ -139,7 +133,6 @@ export const afterRun = (
     readonly outcome: Task.Outcome
     readonly startedAt: number
     readonly finishedAt: number
-    readonly merged: MissedRun.Dropped | undefined
     /** The push order to give the row if it is scheduled again. */
     readonly seq: number
   },
@@ -204,7 +197,7 @@ export const afterRun = (
     continuation,
     nextSlot: runAt ?? undefined,
     dropped,
-    merged: run.merged,
+    merged: undefined,
   }
   const events: Array<EventEntry> = []
   if (dropped !== undefined) {
@@ -302,24 +295,7 @@ export const release = (row: TaskRow, now: number, started: boolean): RowUpdate 
   updatedAt: now,
 })
 
-/** The row update that keeps a claimed row running, moved to `slot` (claim-time decision). */
-export const moveTo = (row: TaskRow, slot: number, now: number): RowUpdate => ({
-  state: "running",
-  slot,
-  runAt: slot,
-  dueAt: row.dueAt,
-  attempt: row.attempt,
-  runNumber: row.runNumber,
-  consecutiveFailures: row.consecutiveFailures,
-  deliveries: row.deliveries,
-  leaseOwner: row.leaseOwner,
-  finishedAt: null,
-  lastError: row.lastError,
-  seq: row.seq,
-  updatedAt: now,
-})
-
-/** The row update for a claim-time decision that does not run: wait for `slot`, or end. */
+/** The row update for a claim-time {@link Move}: scheduled at `slot` (a new push), or done. */
 export const parkAt = (
   row: TaskRow,
   slot: number | undefined,
