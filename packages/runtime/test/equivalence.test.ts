@@ -8,46 +8,22 @@ import { TestClock } from "effect/testing"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { Schedule, Scheduler, type Task } from "../src/index.ts"
+import * as Commands from "../src/testing/commands.ts"
+import { TestScheduler } from "../src/testing/index.ts"
 
-interface Spec {
-  readonly kind: "once" | "at" | "fixed-rate" | "fixed-delay" | "cron" | "custom"
-  readonly delay: number
-  readonly period: number
-  readonly priority: Task.Priority
-  readonly maxRetries: number
-  readonly jitter: "none" | "full" | "equal"
-  readonly missedRuns: "catch-up" | "coalesce" | "skip"
-  readonly pauseAfter: number
-  /** Run k fails when fails[k % fails.length]. */
-  readonly fails: ReadonlyArray<boolean>
-  /** On its first run, the job schedules a child task due this long after. */
-  readonly spawn: number | undefined
-  /** The job cancels itself on this run number. */
-  readonly cancelSelfOn: number | undefined
-}
+// The random tasks (every kind of schedule, retry, missed-run and failure policy, re-entrant
+// jobs) and the scheduler's test layer are those of `@tickwork/runtime/testing`; this property
+// compares whole runs, as the jobs see them, where the command model compares after every step.
+type Spec = Commands.TaskSpec
 
 type Step =
   | { readonly type: "schedule"; readonly spec: Spec }
   | { readonly type: "advance"; readonly ms: number }
   | { readonly type: "cancel"; readonly target: number }
 
-const spec: fc.Arbitrary<Spec> = fc.record({
-  kind: fc.constantFrom("once", "at", "fixed-rate", "fixed-delay", "cron", "custom"),
-  delay: fc.integer({ min: 0, max: 60 }),
-  period: fc.integer({ min: 1, max: 25 }),
-  priority: fc.constantFrom("high", "normal", "low"),
-  maxRetries: fc.integer({ min: 0, max: 2 }),
-  jitter: fc.constantFrom("none", "full", "equal"),
-  missedRuns: fc.constantFrom("catch-up", "coalesce", "skip"),
-  pauseAfter: fc.integer({ min: 0, max: 3 }),
-  fails: fc.array(fc.boolean(), { minLength: 1, maxLength: 4 }),
-  spawn: fc.option(fc.integer({ min: 0, max: 20 }), { nil: undefined }),
-  cancelSelfOn: fc.option(fc.integer({ min: 1, max: 4 }), { nil: undefined }),
-})
-
 const steps: fc.Arbitrary<ReadonlyArray<Step>> = fc.array(
   fc.oneof(
-    { weight: 3, arbitrary: spec.map((s): Step => ({ type: "schedule", spec: s })) },
+    { weight: 3, arbitrary: Commands.taskSpec.map((s): Step => ({ type: "schedule", spec: s })) },
     {
       weight: 3,
       arbitrary: fc.integer({ min: 0, max: 40 }).map((ms): Step => ({ type: "advance", ms })),
@@ -56,29 +32,6 @@ const steps: fc.Arbitrary<ReadonlyArray<Step>> = fc.array(
   ),
   { maxLength: 25 },
 )
-
-const scheduleOf = (s: Spec, now: number): Schedule.Schedule => {
-  switch (s.kind) {
-    case "once":
-      return Schedule.once(s.delay)
-    case "at":
-      return Schedule.at(now + s.delay - 30) // sometimes in the past
-    case "fixed-rate":
-      return Schedule.fixedRate(s.period, { delay: s.delay })
-    case "fixed-delay":
-      return Schedule.fixedDelay(s.period, { delay: s.delay })
-    case "cron":
-      return Schedule.cron(`*/${(s.period % 5) + 1} * * * * *`) // every 1–5 seconds
-    case "custom":
-      return Schedule.custom((slot, finishedAt) =>
-        slot === undefined
-          ? finishedAt + s.delay
-          : slot < 200
-            ? Math.max(slot, finishedAt) + s.period
-            : undefined,
-      )
-  }
-}
 
 /** What a task's job does on a run, in terms of the side effects both drivers can perform. */
 interface Effects {
@@ -99,14 +52,6 @@ const effectsOf = (s: Spec, runNumber: number): Effects => ({
 const line = (id: string, r: Task.RunInfo) =>
   `${id} slot=${r.scheduledFor} start=${r.startedAt} attempt=${r.attempt} run=${r.runNumber}`
 
-const taskOptions = (s: Spec, now: number) => ({
-  schedule: scheduleOf(s, now),
-  priority: s.priority,
-  retry: { maxRetries: s.maxRetries, base: 3, factor: 2, jitter: s.jitter },
-  missedRuns: s.missedRuns,
-  pauseAfterConsecutiveFailures: s.pauseAfter,
-})
-
 const SEED = 1234
 
 const viaDriver = (program: ReadonlyArray<Step>): Array<string> => {
@@ -118,7 +63,7 @@ const viaDriver = (program: ReadonlyArray<Step>): Array<string> => {
     const id = `t${n++}`
     driver.scheduleUnsafe({
       id,
-      ...taskOptions(s, clock.now()),
+      ...Commands.taskOptions(s, clock.now()),
       job: (run) => {
         trace.push(line(id, run))
         const e = effectsOf(s, run.runNumber)
@@ -141,7 +86,7 @@ const viaDriver = (program: ReadonlyArray<Step>): Array<string> => {
 
 const viaRuntime = (program: ReadonlyArray<Step>) =>
   Effect.gen(function* () {
-    const s = yield* Scheduler.make({ workers: 1, seed: SEED, spans: false })
+    const s = yield* Scheduler.Scheduler
     const trace: Array<string> = []
     let n = 0
     const add = (spec: Spec): Effect.Effect<void, unknown> =>
@@ -150,7 +95,7 @@ const viaRuntime = (program: ReadonlyArray<Step>) =>
         const now = yield* Effect.clockWith((c) => c.currentTimeMillis)
         yield* s.schedule({
           id,
-          ...taskOptions(spec, now),
+          ...Commands.taskOptions(spec, now),
           job: (run) =>
             Effect.gen(function* () {
               trace.push(line(id, run))
@@ -162,15 +107,7 @@ const viaRuntime = (program: ReadonlyArray<Step>) =>
         })
       })
     // Lets the actor start whatever is due now (jobs here finish at once, so this ends).
-    const settle = Effect.gen(function* () {
-      for (;;) {
-        yield* Effect.yieldNow
-        const stats = yield* s.stats
-        const next = yield* s.nextSlot
-        const now = yield* Effect.clockWith((c) => c.currentTimeMillis)
-        if (stats.inFlight === 0 && (next._tag === "None" || next.value > now)) return
-      }
-    })
+    const settle = TestScheduler.settle()
     for (const step of program) {
       if (step.type === "schedule") yield* add(step.spec)
       else if (step.type === "advance") yield* TestClock.adjust(step.ms)
@@ -179,7 +116,7 @@ const viaRuntime = (program: ReadonlyArray<Step>) =>
     }
     for (let k = 0; k < n; k++) trace.push(`t${k}: ${yield* s.status(`t${k}`)}`)
     return trace
-  }).pipe(Effect.scoped, Effect.provide(TestClock.layer()), Effect.provide(Logger.layer([])))
+  }).pipe(Effect.scoped, Effect.provide(TestScheduler.layer({ seed: SEED, logLevel: "None" })))
 
 describe("equivalence with the deterministic driver (SPEC §11)", () => {
   it("a retry due at once goes before a lower-priority run due at the same slot", async () => {
