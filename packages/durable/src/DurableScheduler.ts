@@ -1049,14 +1049,25 @@ export const make = <H extends Handler.Any>(
         ),
       )
 
+    /**
+     * At equal times and fences, a cancel comes before the run it cut short, and slots a run's
+     * policy skipped or coalesced come after it.
+     */
+    const rank = (o: DurableOccurrence): number =>
+      o.kind === "ran" ? 1 : o.kind === "skipped" || o.kind === "coalesced" ? 2 : 0
     const ledger: DurableSchedulerShape["ledger"] = (id) =>
       Effect.map(Effect.all([store.runs(id), store.events(id)]), ([runs, events]) => {
-        const out: Array<{ at: number; o: DurableOccurrence }> = [
-          ...runs.map((r) => ({ at: r.finishedAt, o: { kind: "ran" as const, ...r } })),
-          ...events.map((e) => ({ at: e.at, o: e })),
+        const out: Array<{ at: number; fence: number; o: DurableOccurrence }> = [
+          ...runs.map((r) => ({
+            at: r.finishedAt,
+            fence: r.fence,
+            o: { kind: "ran" as const, ...r },
+          })),
+          ...events.map((e) => ({ at: e.at, fence: e.fence ?? 0, o: e })),
         ]
-        // Stable: runs first, then events, at equal times (an event is decided as a run ends).
-        return out.sort((a, b) => a.at - b.at).map((x) => x.o)
+        return out
+          .sort((a, b) => a.at - b.at || a.fence - b.fence || rank(a.o) - rank(b.o))
+          .map((x) => x.o)
       })
 
     const durable = DurableScheduler.of({

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { Schedule } from "@tickwork/core"
-import { Effect, Layer } from "effect"
-import { Postgres, TaskStore } from "../src/index.ts"
+import { Effect } from "effect"
+import { Postgres } from "../src/index.ts"
 import { recording, withScheduler } from "./helpers.ts"
 import { freshDatabase } from "./pg.ts"
 
