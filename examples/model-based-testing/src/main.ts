@@ -66,6 +66,6 @@ const model = await Commands.check({
   invariant: rules,
 })
 console.log(
-  `  ${model.runs} runs, ${model.commands} commands: trace, tasks and counts equal after every ` +
-    `command, the app's rules held (${seconds(model.ms)})`,
+  `  ${model.runs} runs, ${model.commands} commands, ${model.occurrences} occurrences: traces, ` +
+    `tasks and counts equal after every command, the app's rules held (${seconds(model.ms)})`,
 )

@@ -20,6 +20,7 @@ describe(`the command model (${RUNS} runs)`, () => {
       const report = await Commands.check({ numRuns: RUNS })
       expect(report.runs).toBe(RUNS)
       expect(report.commands).toBeGreaterThan(RUNS)
+      expect(report.occurrences).toBeGreaterThan(RUNS)
     },
     TIMEOUT,
   )

@@ -44,7 +44,7 @@ import {
 } from "@tickwork/core"
 import { Effect, Exit, ManagedRuntime, Option, Scope } from "effect"
 import fc from "fast-check"
-import type * as Ledger from "../Ledger.ts"
+import * as Ledger from "../Ledger.ts"
 import * as Scheduler from "../Scheduler.ts"
 import * as TestScheduler from "./TestScheduler.ts"
 import * as Trace from "./Trace.ts"
@@ -406,45 +406,12 @@ export class Model {
   }
 }
 
-/** The records the runtime publishes for one run (the same as `Ledger.fromRun`, without mutating). */
-const fromRun = (record: Task.RunRecord): Array<Ledger.Occurrence> => {
-  const out: Array<Ledger.Occurrence> = []
-  if (record.merged !== undefined) {
-    out.push({
-      kind: "coalesced",
-      id: record.id,
-      generation: record.generation,
-      first: record.merged.first,
-      last: record.merged.last,
-      count: record.merged.count,
-      exact: record.merged.exact,
-      cause: "late",
-      nextSlot: record.scheduledFor,
-      at: record.startedAt,
-    })
-  }
-  out.push({ ...record, kind: record.continuation === "retry" ? "retried" : "ran" })
-  if (record.dropped !== undefined) {
-    const late = record.dropped.first <= record.startedAt
-    const overlap = record.dropped.last > record.startedAt
-    out.push({
-      kind:
-        record.nextSlot !== undefined && record.nextSlot <= record.finishedAt
-          ? "coalesced"
-          : "skipped",
-      id: record.id,
-      generation: record.generation,
-      first: record.dropped.first,
-      last: record.dropped.last,
-      count: record.dropped.count,
-      exact: record.dropped.exact,
-      cause: late && overlap ? "late-and-overlap" : late ? "late" : "overlap",
-      nextSlot: record.nextSlot,
-      at: record.finishedAt,
-    })
-  }
-  return out
-}
+/**
+ * The records the runtime publishes for one run: `Ledger.fromRun` (on a copy, as it takes over
+ * the record it is given).
+ */
+const fromRun = (record: Task.RunRecord): ReadonlyArray<Ledger.Occurrence> =>
+  Ledger.fromRun({ ...record })
 
 /** @internal */
 interface Snapshot {
@@ -768,7 +735,9 @@ const pattern = fc.array(fc.boolean(), { minLength: 1, maxLength: 4 })
  * import * as Commands from "@tickwork/runtime/testing/commands"
  *
  * await fc.assert(
- *   fc.asyncProperty(Commands.commands(), (cmds) => Commands.run(cmds)),
+ *   fc.asyncProperty(Commands.commands(), async (cmds) => {
+ *     await Commands.run(cmds)
+ *   }),
  *   { numRuns: 50, seed: 42 },
  * )
  * ```
@@ -803,8 +772,9 @@ export const commands = (options: Options = {}): fc.Arbitrary<Iterable<Scheduler
 }
 
 /**
- * Runs one command sequence on a fresh reference and a fresh scheduler (closed afterwards);
- * rejects with a message naming the command after which they differ.
+ * Runs one command sequence on a fresh reference and a fresh scheduler (closed afterwards), and
+ * returns how many occurrences both recorded; rejects with a message naming the command after
+ * which they differ.
  *
  * **Example** (One sequence)
  *
@@ -822,12 +792,14 @@ export const commands = (options: Options = {}): fc.Arbitrary<Iterable<Scheduler
 export const run = async (
   cmds: Iterable<SchedulerCommand>,
   options: Options = {},
-): Promise<void> => {
+): Promise<number> => {
   const seed = options.seed ?? 1234
   const startAt = startOf(options)
   const system = await System.make({ seed, startAt, workers: 1, logLevel: "None" })
+  const model = new Model({ seed, startAt })
   try {
-    await fc.asyncModelRun(() => ({ model: new Model({ seed, startAt }), real: system }), cmds)
+    await fc.asyncModelRun(() => ({ model, real: system }), cmds)
+    return model.occurrences.length
   } finally {
     await system.close()
   }
@@ -844,6 +816,8 @@ export interface Report {
   readonly runs: number
   /** Commands applied in all. */
   readonly commands: number
+  /** Occurrences (runs, retries, missed slots, cancellations) both systems recorded, in all. */
+  readonly occurrences: number
   /** Wall-clock time, ms. */
   readonly ms: number
 }
@@ -860,7 +834,7 @@ export interface Report {
  * import * as Commands from "@tickwork/runtime/testing/commands"
  *
  * const report = await Commands.check({ numRuns: 200 })
- * console.log(`${report.runs} runs, ${report.commands} commands in ${report.ms} ms`)
+ * console.log(`${report.runs} runs, ${report.commands} commands, ${report.occurrences} occurrences in ${report.ms} ms`)
  * ```
  *
  * @category runners
@@ -876,14 +850,15 @@ export const check = async (
   const numRuns = options.numRuns ?? Number(process.env.FC_RUNS_MODEL ?? 100)
   let runs = 0
   let total = 0
+  let occurrences = 0
   const started = Date.now()
   await fc.assert(
     fc.asyncProperty(commands(options), async (cmds) => {
       runs++
       total += [...cmds].length
-      await run(cmds, options)
+      occurrences += await run(cmds, options)
     }),
     { numRuns, ...(options.fcSeed === undefined ? {} : { seed: options.fcSeed }) },
   )
-  return { runs, commands: total, ms: Date.now() - started }
+  return { runs, commands: total, occurrences, ms: Date.now() - started }
 }
