@@ -439,7 +439,7 @@ export interface PlayResult {
   readonly path: string
   readonly id: Task.TaskId
   readonly steps: number
-  /** The task's ledger when the path ended, as lines (see `Trace.line`). */
+  /** The task's ledger when the path ended (format it with `Trace.line`). */
   readonly ledger: ReadonlyArray<Ledger.Occurrence>
 }
 
