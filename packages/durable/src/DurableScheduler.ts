@@ -235,6 +235,11 @@ export class DurableScheduler extends Context.Service<DurableScheduler, DurableS
 export interface DurableSchedulerOptions<H extends Handler.Any = Handler.Any> {
   /** The handlers this process can run; it claims only tasks naming one of them. */
   readonly handlers: ReadonlyArray<H>
+  /**
+   * `false`: schedule only — this process writes tasks but never claims runs (an API process
+   * beside worker processes). Default true.
+   */
+  readonly claim?: boolean | undefined
   /** Runs in flight at most (the runtime pool's size, and the claims held). Default 4. */
   readonly workers?: number | undefined
   /**
@@ -406,6 +411,8 @@ export const make = <H extends Handler.Any>(
       return yield* optionError("owner", owner, "must be a non-empty string")
     }
     const random = Random.seeded(seed)
+    /** Inserts due sooner than this are announced to other processes (when the store can). */
+    const notifyWithinMs = Number.isFinite(pollMs) ? pollMs : 0
     /** Push order (SPEC §4) for rows this process writes: increasing, and ahead of earlier runs. */
     let lastSeq = 0
     const nextSeq = (): number => {
@@ -806,6 +813,31 @@ export const make = <H extends Handler.Any>(
       }
     })
 
+    /** Other processes' notices that work is due soon: look now instead of at the next poll. */
+    const listener = Effect.gen(function* () {
+      const signal = store.signal
+      if (signal === undefined) return
+      for (;;) {
+        const listened = yield* Effect.result(
+          Effect.scoped(
+            Effect.gen(function* () {
+              const notices = yield* signal.listen
+              for (;;) {
+                yield* Queue.take(notices)
+                wake()
+              }
+            }),
+          ),
+        )
+        if (Result.isFailure(listened)) {
+          yield* Effect.logWarning(
+            `tickwork durable: ${String((listened.failure as { message?: unknown }).message ?? listened.failure)}; polling only, listening again in 5 s`,
+          )
+        }
+        yield* Effect.sleep(5_000)
+      }
+    })
+
     const pruner = Effect.gen(function* () {
       for (;;) {
         yield* store
@@ -825,8 +857,11 @@ export const make = <H extends Handler.Any>(
       }
     }
     yield* Effect.forkScoped(completer)
-    const dispatcherFiber = yield* Effect.forkScoped(dispatcher)
+    const dispatcherFiber = yield* Effect.forkScoped(
+      options.claim === false ? Effect.void : dispatcher,
+    )
     yield* Effect.forkScoped(renewer)
+    if (store.signal !== undefined && Number.isFinite(pollMs)) yield* Effect.forkScoped(listener)
     if (Number.isFinite(retentionMs)) yield* Effect.forkScoped(pruner)
 
     // Finalizers run in reverse: this one runs before the fibers above are interrupted and
@@ -960,10 +995,18 @@ export const make = <H extends Handler.Any>(
       }
     }
 
-    const inserted = (tasks: ReadonlyArray<NewTask>): void => {
+    /**
+     * After an insert: wakes the dispatcher if the new work is due before it would look again,
+     * and tells other processes (they would otherwise see it at their next poll).
+     */
+    const inserted = (tasks: ReadonlyArray<NewTask>, t: number): Effect.Effect<void> => {
       let earliest = Number.POSITIVE_INFINITY
-      for (const t of tasks) if (t.slot < earliest) earliest = t.slot
+      for (const task of tasks) if (task.slot < earliest) earliest = task.slot
       if (earliest < sleepingUntil) wake()
+      const signal = store.signal
+      return signal !== undefined && earliest <= t + notifyWithinMs
+        ? Effect.ignore(signal.notify)
+        : Effect.void
     }
 
     const scheduleAll: DurableSchedulerShape["scheduleAll"] = (list) =>
@@ -978,24 +1021,22 @@ export const make = <H extends Handler.Any>(
           tasks.push(p)
         }
         if (tasks.length === 0) return Effect.succeed([])
-        return store.insert(tasks as unknown as readonly [NewTask, ...Array<NewTask>]).pipe(
-          Effect.map(() => {
-            inserted(tasks)
-            return tasks.map((x) => x.id as Task.TaskId)
-          }),
-        )
+        return store
+          .insert(tasks as unknown as readonly [NewTask, ...Array<NewTask>])
+          .pipe(
+            Effect.andThen(inserted(tasks, t)),
+            Effect.as(tasks.map((x) => x.id as Task.TaskId)),
+          )
       })
 
     const schedule: DurableSchedulerShape["schedule"] = (o) =>
       Effect.suspend((): Effect.Effect<Task.TaskId, DurableScheduleError> => {
-        const p = prepare(o as DurableTaskOptions, now())
+        const t = now()
+        const p = prepare(o as DurableTaskOptions, t)
         if (!("slot" in p)) return Effect.fail(p)
-        return store.insert([p]).pipe(
-          Effect.map(() => {
-            inserted([p])
-            return p.id as Task.TaskId
-          }),
-        )
+        return store
+          .insert([p])
+          .pipe(Effect.andThen(inserted([p], t)), Effect.as(p.id as Task.TaskId))
       })
 
     const cancel: DurableSchedulerShape["cancel"] = (id, cancelOptions) =>
@@ -1091,7 +1132,10 @@ export const make = <H extends Handler.Any>(
         closed,
       })),
       poll: Effect.sync(wake),
-      idle: Effect.sync(() => parked !== undefined && !wakeRequested && held.size === 0),
+      idle: Effect.sync(
+        () =>
+          (options.claim === false || (parked !== undefined && !wakeRequested)) && held.size === 0,
+      ),
     })
     return { durable, runtime }
   })

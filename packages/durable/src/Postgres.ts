@@ -22,7 +22,7 @@ import { PgClient } from "@effect/sql-pg"
 import { type Duration, Effect, Layer, Redacted } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { SqlClient } from "effect/sql/SqlClient"
-import { StoreUnavailable } from "./Errors.ts"
+import { StoreError, StoreUnavailable } from "./Errors.ts"
 import * as TaskStore from "./TaskStore.ts"
 
 /**
@@ -43,6 +43,9 @@ export interface PostgresStoreConfig {
   /** How long connecting may take. Default 5 seconds. */
   readonly connectTimeout?: Duration.Input | undefined
 }
+
+/** The `LISTEN`/`NOTIFY` channel on which processes tell each other that work is due soon. */
+const CHANNEL = "tickwork_due"
 
 /** `host:port/database` without credentials, for messages. */
 const target = (config: PostgresStoreConfig): string => {
@@ -98,9 +101,19 @@ export const layer = (
         maxConnections: config.maxConnections ?? 8,
         applicationName: "tickwork",
       })
-      return yield* TaskStore.make({ exclusive: false }).pipe(
-        Effect.provideService(SqlClient, client),
-      )
+      const fail = (operation: string) => (error: { readonly message: string }) =>
+        new StoreError({
+          operation,
+          message: `the task store failed to ${operation}: ${error.message}`,
+          cause: error,
+        })
+      return yield* TaskStore.make({
+        exclusive: false,
+        signal: {
+          notify: client.notify(CHANNEL, "").pipe(Effect.mapError(fail("notify other processes"))),
+          listen: client.listen(CHANNEL).pipe(Effect.mapError(fail("listen for other processes"))),
+        },
+      }).pipe(Effect.provideService(SqlClient, client))
     }).pipe(Effect.mapError(unavailable)),
   ).pipe(Layer.provide(Reactivity.layer))
 }

@@ -25,7 +25,7 @@
  * @since 0.1.0
  */
 import { Errors, type MissedRun, type Retry, type Task } from "@tickwork/core"
-import { Array as Arr, Context, Effect, Option } from "effect"
+import { Array as Arr, Context, Effect, Option, type Queue, type Scope } from "effect"
 import * as Migrator from "effect/sql/Migrator"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
@@ -312,6 +312,18 @@ export interface TaskStoreShape {
   readonly counts: Effect.Effect<Counts, StoreError>
   /** Deletes ledger rows and final tasks that ended before `before`. */
   readonly prune: (before: number) => Effect.Effect<void, StoreError>
+  /**
+   * Cross-process wake-ups, for a shared store that has them (PostgreSQL `LISTEN`/`NOTIFY`):
+   * `notify` tells every listening process that a task is due soon; `listen` delivers those
+   * notices (its own included) while the scope lasts. Without it, other processes see new
+   * work at their next poll.
+   */
+  readonly signal?:
+    | {
+        readonly notify: Effect.Effect<void, StoreError>
+        readonly listen: Effect.Effect<Queue.Dequeue<unknown, unknown>, StoreError, Scope.Scope>
+      }
+    | undefined
 }
 
 /**
@@ -557,6 +569,8 @@ const CHUNK = 400
  */
 export const make = (options: {
   readonly exclusive: boolean
+  /** LISTEN/NOTIFY on PostgreSQL: see {@link TaskStoreShape.signal}. */
+  readonly signal?: TaskStoreShape["signal"]
 }): Effect.Effect<TaskStoreShape, Migrator.MigrationError | SqlError, SqlClient> =>
   Effect.gen(function* () {
     const sql = yield* SqlClient
@@ -866,5 +880,6 @@ export const make = (options: {
       events,
       counts,
       prune,
+      signal: options.signal,
     })
   })

@@ -55,11 +55,11 @@ export const sqlite = (file: string): Layer.Layer<TaskStore.TaskStore, unknown> 
   Sqlite.layer({ filename: file })
 
 /** Runs `body` with a durable scheduler (and its store) living for the body's duration. */
-export const withScheduler = <A, E, H extends Handler.Any>(
+export const withScheduler = <A, E, R, H extends Handler.Any>(
   store: Layer.Layer<TaskStore.TaskStore, unknown>,
   options: DurableScheduler.DurableSchedulerOptions<H>,
-  body: (d: DurableScheduler.DurableSchedulerShape) => Effect.Effect<A, E, Scope.Scope>,
-): Effect.Effect<A, unknown, Handler.Services<H>> =>
+  body: (d: DurableScheduler.DurableSchedulerShape) => Effect.Effect<A, E, R>,
+): Effect.Effect<A, unknown, Exclude<R, Scope.Scope> | Handler.Services<H>> =>
   // The scheduler's scope closes before the store's: it completes or releases its runs first.
   Effect.scoped(
     Effect.gen(function* () {

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { Schedule } from "@tickwork/core"
-import { Effect } from "effect"
-import { Postgres } from "../src/index.ts"
+import { Effect, Schema } from "effect"
+import { Handler, Postgres, TaskStore } from "../src/index.ts"
 import { recording, withScheduler } from "./helpers.ts"
 import { freshDatabase } from "./pg.ts"
 
@@ -11,6 +11,27 @@ beforeEach(async () => {
 })
 afterEach(async () => {
   await db.drop()
+})
+
+const newTask = (id: string, slot: number): TaskStore.NewTask => ({
+  id,
+  handler: "record",
+  payload: '{"n":1}',
+  schedule: { kind: "once", at: slot },
+  priority: 1,
+  retry: {
+    maxRetries: 0,
+    base: 1000,
+    factor: 2,
+    maxDelay: Number.MAX_SAFE_INTEGER,
+    jitter: "none",
+  },
+  missedRuns: "catch-up",
+  pauseAfter: 0,
+  timeoutMs: 0,
+  slot,
+  seq: 1,
+  now: 0,
 })
 
 describe("PostgreSQL store", () => {
@@ -36,5 +57,185 @@ describe("PostgreSQL store", () => {
       expect(seen.filter((s) => s.id === "a")).toHaveLength(1)
       for (const s of seen) expect(s.startedAt).toBeGreaterThanOrEqual(s.scheduledFor)
     }),
+  )
+
+  it.live(
+    "a late completion after its lease passed to another claim is fenced out and recorded",
+    () =>
+      Effect.gen(function* () {
+        const s = yield* TaskStore.TaskStore
+        yield* s.insert([newTask("t", 0)])
+        const [a] = yield* s.claim({
+          owner: "A",
+          now: 1_000,
+          limit: 10,
+          leaseMs: 300,
+          handlers: ["record"],
+        })
+        // Not due for anyone while A's lease lasts.
+        expect(
+          yield* s.claim({ owner: "B", now: 1_200, limit: 10, leaseMs: 300, handlers: ["record"] }),
+        ).toEqual([])
+        const [b] = yield* s.claim({
+          owner: "B",
+          now: 1_301,
+          limit: 10,
+          leaseMs: 300,
+          handlers: ["record"],
+        })
+        expect([a?.fence, a?.deliveries, b?.fence, b?.deliveries, b?.leaseOwner]).toEqual([
+          1,
+          1,
+          2,
+          2,
+          "B",
+        ])
+        // A renews too late: its lease is gone.
+        expect(yield* s.renew("A", [{ id: "t", fence: 1 }], 1_350, 300)).toEqual(new Set())
+        const change = (row: TaskStore.TaskRow, owner: string, at: number): TaskStore.Change => ({
+          id: row.id,
+          fence: row.fence,
+          update: {
+            state: "done",
+            slot: row.slot,
+            runAt: row.runAt,
+            dueAt: row.runAt,
+            attempt: 1,
+            runNumber: 1,
+            consecutiveFailures: 0,
+            deliveries: 0,
+            leaseOwner: null,
+            finishedAt: at,
+            lastError: null,
+            seq: row.seq,
+            updatedAt: at,
+          },
+          run: {
+            taskId: row.id,
+            generation: row.generation,
+            slot: row.slot,
+            attempt: 1,
+            runAt: row.runAt,
+            startedAt: at - 10,
+            finishedAt: at,
+            outcome: "succeeded",
+            error: null,
+            fence: row.fence,
+            owner,
+            delivery: row.deliveries,
+            state: "done",
+            nextRunAt: null,
+          },
+          events: [],
+          fencedOut: {
+            taskId: row.id,
+            generation: row.generation,
+            kind: "fenced-out",
+            firstSlot: row.slot,
+            lastSlot: row.slot,
+            count: 1,
+            cause: null,
+            at,
+            fence: row.fence,
+            owner,
+            detail: "late",
+          },
+        })
+        expect(yield* s.commit([change(a as TaskStore.TaskRow, "A", 1_400)])).toEqual([
+          "fenced-out",
+        ])
+        expect(yield* s.commit([change(b as TaskStore.TaskRow, "B", 1_450)])).toEqual(["applied"])
+        const runs = yield* s.runs("t")
+        expect(runs.map((r) => [r.owner, r.fence, r.delivery])).toEqual([["B", 2, 2]])
+        const events = yield* s.events("t")
+        expect(events.map((e) => [e.kind, e.owner, e.fence])).toEqual([["fenced-out", "A", 1]])
+      }).pipe(Effect.provide(Postgres.layer({ url: db.url }))),
+  )
+
+  it.live(
+    "two schedulers on one database run every task once, and long runs keep their lease",
+    () =>
+      Effect.gen(function* () {
+        const a = recording()
+        const b = recording()
+        const slow = (seen: Array<string>) =>
+          Handler.make("slow", Schema.Struct({ ms: Schema.Number }), (p, run) =>
+            Effect.andThen(
+              Effect.sleep(p.ms),
+              Effect.sync(() => seen.push(`${run.id}#${run.delivery}`)),
+            ),
+          )
+        const slowSeen: Array<string> = []
+        const store = Postgres.layer({ url: db.url })
+        const options = (h: typeof a.handler, owner: string) => ({
+          handlers: [h, slow(slowSeen)],
+          owner,
+          workers: 8,
+          lease: 300,
+          pollInterval: 50,
+        })
+        yield* withScheduler(store, options(a.handler, "A"), (da) =>
+          withScheduler(store, options(b.handler, "B"), (db) =>
+            Effect.gen(function* () {
+              yield* da.scheduleAll(
+                Array.from({ length: 300 }, (_, k) => ({
+                  id: `t${k}`,
+                  handler: "record",
+                  payload: { n: k },
+                  schedule: Schedule.once(k % 50),
+                })),
+              )
+              // Runs for four lease periods: renewed every third of one, never claimed twice.
+              yield* db.schedule({
+                id: "long",
+                handler: "slow",
+                payload: { ms: 1_200 },
+                schedule: Schedule.once(0),
+              })
+              for (let k = 0; k < 100; k++) {
+                const stats = yield* da.stats
+                if (stats.tasks.done === 301) break
+                yield* Effect.sleep(50)
+              }
+              expect((yield* da.stats).tasks.done).toBe(301)
+            }),
+          ),
+        )
+        const ids = [...a.seen, ...b.seen].map((s) => s.id).sort()
+        expect(ids).toEqual(Array.from({ length: 300 }, (_, k) => `t${k}`).sort())
+        expect(a.seen.length).toBeGreaterThan(0)
+        expect(b.seen.length).toBeGreaterThan(0)
+        expect(slowSeen).toEqual(["long#1"])
+      }),
+  )
+
+  it.live(
+    "a process that only schedules wakes the workers at once (LISTEN/NOTIFY), not at their poll",
+    () =>
+      Effect.gen(function* () {
+        const { seen, handler } = recording()
+        const store = Postgres.layer({ url: db.url })
+        const lateness: Array<number> = []
+        yield* withScheduler(store, { handlers: [handler], pollInterval: "10 seconds" }, (worker) =>
+          withScheduler(store, { handlers: [handler], claim: false }, (api) =>
+            Effect.gen(function* () {
+              yield* Effect.sleep(200) // the worker is listening and asleep
+              for (let k = 0; k < 5; k++) {
+                yield* api.schedule({
+                  id: `n${k}`,
+                  handler,
+                  payload: { n: k },
+                  schedule: Schedule.once(0),
+                })
+                yield* Effect.sleep(100)
+              }
+              void worker
+            }),
+          ),
+        )
+        for (const s of seen) lateness.push(s.startedAt - s.scheduledFor)
+        expect(seen).toHaveLength(5)
+        expect(Math.max(...lateness)).toBeLessThan(500)
+      }),
   )
 })

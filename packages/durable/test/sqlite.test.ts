@@ -130,8 +130,8 @@ describe("SQLite store under TestClock", () => {
           }),
         )
         expect(runs).toHaveLength(2)
-        const [first, second] = runs
-        expect(DateTime.isDateTime((first?.payload as { due: unknown }).due)).toBe(true)
+        const [first, second] = runs as [(typeof runs)[number], (typeof runs)[number]]
+        expect(DateTime.isDateTime((first.payload as { due: unknown }).due)).toBe(true)
         expect(first?.run).toMatchObject({
           id: "t",
           slot: 100,
