@@ -267,9 +267,10 @@ export const make = (
     // Effect's live Clock reads Date.now(), which jumps when the wall clock is stepped: a delay
     // could then fire early. Unless a Clock was provided (TestClock, or the application's own),
     // the scheduler reads the monotonic clock as epoch ms instead (as the core's system clock).
-    const clock = context.mapUnsafe.has(Clock.Clock.key)
-      ? (yield* Clock.Clock).currentTimeMillisUnsafe.bind(yield* Clock.Clock)
-      : monotonicNow
+    const liveClock = !context.mapUnsafe.has(Clock.Clock.key)
+    const clock = liveClock
+      ? monotonicNow
+      : (yield* Clock.Clock).currentTimeMillisUnsafe.bind(yield* Clock.Clock)
     const occurrences = yield* PubSub.sliding<Ledger.Occurrence>(streamCapacity)
     const drained = yield* Deferred.make<void>()
     const inspection = options.inspect === undefined ? undefined : new Inspection(options.inspect)
@@ -293,6 +294,7 @@ export const make = (
       },
       context,
       clock,
+      liveClock,
       occurrences,
       drained,
     )

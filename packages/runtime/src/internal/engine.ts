@@ -135,15 +135,21 @@ export class Engine {
   /** One exit observer per worker slot, made once: a run's fiber reports through its slot's. */
   private readonly observers: Array<(exit: Exit.Exit<unknown, unknown>) => void>
   /** Finished runs not yet applied by the actor, in the order they ended (three parallel lists). */
-  private endedRuns: Array<Kernel.Run<Job>> = []
-  private endedExits: Array<Exit.Exit<unknown, unknown>> = []
-  private endedAt: Array<number> = []
+  private readonly endedRuns: Array<Kernel.Run<Job>> = []
+  private readonly endedExits: Array<Exit.Exit<unknown, unknown>> = []
+  private readonly endedAt: Array<number> = []
   /** The actor's wake-up, while it is parked. */
   private parked: ((effect: Effect.Effect<void>) => void) | undefined = undefined
   /** A wake that came while the actor was busy: its next park returns at once. */
   private wakeRequested = false
   /** Inserts with a slot before this wake the actor; -Infinity while it is busy or the pool is full. */
   private wakeBefore = Number.NEGATIVE_INFINITY
+  /**
+   * Sleep with one Node timer inside the park instead of racing the park against Effect.sleep
+   * (two fibers and a timer per sleep). Only when the scheduler reads the live monotonic clock:
+   * under TestClock or a provided Clock, sleeping must go through Effect's Clock.
+   */
+  private readonly timerSleeps: boolean
   /** Times the actor has woken from a park or a sleep (a busy-waiting actor would show here). */
   wakes = 0
   /** Set by shutdown: take no more runs; end once nothing is in flight. */
@@ -162,6 +168,7 @@ export class Engine {
     config: EngineConfig,
     context: Context.Context<never>,
     clock: () => number,
+    timerSleeps: boolean,
     occurrences: PubSub.PubSub<Ledger.Occurrence>,
     drained: Deferred.Deferred<void>,
   ) {
@@ -169,6 +176,7 @@ export class Engine {
     this.kernel = config.kernel
     this.context = context
     this.clock = clock
+    this.timerSleeps = timerSleeps
     this.ledger = new Ledger.Store(config.ledgerPerTask, config.ledgerFinalTasks)
     this.occurrences = occurrences
     this.drained = drained
@@ -254,15 +262,20 @@ export class Engine {
           yield* self.park()
         } else {
           self.wakeBefore = next
-          yield* Effect.raceFirst(self.park(), Effect.sleep(Math.min(next - now, MAX_SLEEP_MS)))
+          const ms = Math.min(next - now, MAX_SLEEP_MS)
+          yield* self.timerSleeps ? self.park(ms) : Effect.raceFirst(self.park(), Effect.sleep(ms))
         }
         self.wakes++
       }
     })
   }
 
-  /** Suspends the actor until {@link wake}; returns at once if a wake came while it was busy. */
-  private park(): Effect.Effect<void> {
+  /**
+   * Suspends the actor until {@link wake} — or, given `ms`, until a Node timer fires after `ms`
+   * (only on the live monotonic clock; see `timerSleeps`). Returns at once if a wake came while
+   * the actor was busy.
+   */
+  private park(ms?: number): Effect.Effect<void> {
     return Effect.callback<void>((resume) => {
       if (this.wakeRequested) {
         this.wakeRequested = false
@@ -270,7 +283,15 @@ export class Engine {
         return
       }
       this.parked = resume
+      const timer =
+        ms === undefined
+          ? undefined
+          : setTimeout(() => {
+              if (this.parked === resume) this.parked = undefined
+              resume(Effect.void)
+            }, ms)
       return Effect.sync(() => {
+        if (timer !== undefined) clearTimeout(timer)
         if (this.parked === resume) this.parked = undefined
       })
     })
@@ -356,21 +377,17 @@ export class Engine {
     fiber.addObserver(this.observers[slot] as (exit: Exit.Exit<unknown, unknown>) => void)
   }
 
-  /** Applies finished runs in the order they ended. */
+  /** Applies finished runs in the order they ended. Applying starts no job, so none is added meanwhile. */
   private applyEvents(): void {
     const runs = this.endedRuns
     const exits = this.endedExits
     const at = this.endedAt
-    this.endedRuns = []
-    this.endedExits = []
-    this.endedAt = []
     for (let k = 0; k < runs.length; k++) {
-      this.apply(
-        runs[k] as Kernel.Run<Job>,
-        exits[k] as Exit.Exit<unknown, unknown>,
-        at[k] as number,
-      )
+      this.apply(runs[k] as Kernel.Run<Job>, exits[k] as Exit.Exit<unknown, unknown>, at[k] as number)
     }
+    runs.length = 0
+    exits.length = 0
+    at.length = 0
   }
 
   private apply(run: Kernel.Run<Job>, exit: Exit.Exit<unknown, unknown>, finishedAt: number): void {
