@@ -999,15 +999,16 @@ export const make = <H extends Handler.Any>(
      * After an insert: wakes the dispatcher if the new work is due before it would look again,
      * and tells other processes (they would otherwise see it at their next poll).
      */
-    const inserted = (tasks: ReadonlyArray<NewTask>, t: number): Effect.Effect<void> => {
-      let earliest = Number.POSITIVE_INFINITY
-      for (const task of tasks) if (task.slot < earliest) earliest = task.slot
-      if (earliest < sleepingUntil) wake()
-      const signal = store.signal
-      return signal !== undefined && earliest <= t + notifyWithinMs
-        ? Effect.ignore(signal.notify)
-        : Effect.void
-    }
+    const inserted = (tasks: ReadonlyArray<NewTask>, t: number): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        let earliest = Number.POSITIVE_INFINITY
+        for (const task of tasks) if (task.slot < earliest) earliest = task.slot
+        if (earliest < sleepingUntil) wake()
+        const signal = store.signal
+        return signal !== undefined && earliest <= t + notifyWithinMs
+          ? Effect.ignore(signal.notify)
+          : Effect.void
+      })
 
     const scheduleAll: DurableSchedulerShape["scheduleAll"] = (list) =>
       Effect.suspend((): Effect.Effect<ReadonlyArray<Task.TaskId>, DurableScheduleError> => {

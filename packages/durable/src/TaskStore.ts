@@ -726,50 +726,88 @@ export const make = (options: {
             Effect.mapError(fail("claim due tasks")),
           )
 
-    const applyOne = (c: Change) =>
+    /** Applies a chunk of row updates in one statement; returns the `id:fence` keys applied. */
+    const updateChunk = (chunk: ReadonlyArray<Change>) =>
+      Effect.map(
+        sql<Raw>`
+          WITH v (id, fence, state, slot, run_at, due_at, attempt, run_number,
+                  consecutive_failures, deliveries, lease_owner, finished_at, last_error, seq,
+                  updated_at) AS (
+            VALUES ${sql.csv(
+              chunk.map((c) => {
+                const u = c.update
+                return sql`(${c.id}, ${c.fence}, ${u.state}, ${u.slot}, ${u.runAt}, ${u.dueAt},
+                  ${u.attempt}, ${u.runNumber}, ${u.consecutiveFailures}, ${u.deliveries},
+                  ${u.leaseOwner}, ${u.finishedAt}, ${u.lastError}, ${u.seq}, ${u.updatedAt})`
+              }),
+            )})
+          UPDATE tickwork_tasks SET state = v.state, slot = CAST(v.slot AS BIGINT),
+            run_at = CAST(v.run_at AS BIGINT), due_at = CAST(v.due_at AS BIGINT),
+            attempt = CAST(v.attempt AS INTEGER), run_number = CAST(v.run_number AS INTEGER),
+            consecutive_failures = CAST(v.consecutive_failures AS INTEGER),
+            deliveries = CAST(v.deliveries AS INTEGER), lease_owner = v.lease_owner,
+            finished_at = CAST(v.finished_at AS BIGINT), last_error = v.last_error,
+            seq = CAST(v.seq AS BIGINT), updated_at = CAST(v.updated_at AS BIGINT)
+          FROM v
+          WHERE tickwork_tasks.id = v.id AND tickwork_tasks.fence = CAST(v.fence AS BIGINT)
+            AND tickwork_tasks.state = 'running'
+          RETURNING tickwork_tasks.id, tickwork_tasks.fence`,
+        (rows) => new Set(rows.map((r) => `${String(r.id)}:${num(r.fence)}`)),
+      )
+
+    /** Why a change did not apply: its task was cancelled while it ran, or it was fenced out. */
+    const whyNot = (c: Change) =>
+      Effect.map(
+        sql<Raw>`SELECT state, fence FROM tickwork_tasks WHERE id = ${c.id}`,
+        (rows): ChangeResult => {
+          const row = rows[0]
+          return row !== undefined &&
+            num(row.fence) === c.fence &&
+            String(row.state) === "cancelled"
+            ? "cancelled"
+            : "fenced-out"
+        },
+      )
+
+    // A few statements per batch, not per run: one UPDATE, then multi-row INSERTs.
+    const commitAll = (changes: ReadonlyArray<Change>) =>
       Effect.gen(function* () {
-        const u = c.update
-        const kept = yield* sql`
-          UPDATE tickwork_tasks SET state = ${u.state}, slot = ${u.slot}, run_at = ${u.runAt},
-            due_at = ${u.dueAt}, attempt = ${u.attempt}, run_number = ${u.runNumber},
-            consecutive_failures = ${u.consecutiveFailures}, deliveries = ${u.deliveries},
-            lease_owner = ${u.leaseOwner}, finished_at = ${u.finishedAt},
-            last_error = ${u.lastError}, seq = ${u.seq}, updated_at = ${u.updatedAt}
-          WHERE id = ${c.id} AND fence = ${c.fence} AND state = 'running'
-          RETURNING id`
-        let result: ChangeResult = "applied"
-        if (kept.length === 0) {
-          const now = yield* sql<Raw>`SELECT state, fence FROM tickwork_tasks WHERE id = ${c.id}`
-          const row = now[0]
-          result =
-            row !== undefined && num(row.fence) === c.fence && String(row.state) === "cancelled"
-              ? "cancelled"
-              : "fenced-out"
+        const applied = new Set<string>()
+        for (const chunk of Arr.chunksOf(changes, 200)) {
+          for (const key of yield* updateChunk(chunk)) applied.add(key)
         }
-        if (result === "fenced-out") {
-          yield* sql`INSERT INTO tickwork_events ${sql.insert(eventRecord(c.fencedOut))}`
-          return result
+        const results: Array<ChangeResult> = []
+        const runs: Array<ReturnType<typeof runRecord>> = []
+        const events: Array<ReturnType<typeof eventRecord>> = []
+        for (const c of changes) {
+          const result = applied.has(`${c.id}:${c.fence}`) ? "applied" : yield* whyNot(c)
+          results.push(result)
+          if (result === "fenced-out") {
+            events.push(eventRecord(c.fencedOut))
+            continue
+          }
+          if (c.run !== undefined) {
+            runs.push(
+              runRecord(
+                result === "cancelled" ? { ...c.run, state: "cancelled", nextRunAt: null } : c.run,
+              ),
+            )
+          }
+          if (result === "applied") for (const e of c.events) events.push(eventRecord(e))
         }
-        if (c.run !== undefined) {
-          const run =
-            result === "cancelled"
-              ? { ...c.run, state: "cancelled" as const, nextRunAt: null }
-              : c.run
-          yield* sql`INSERT INTO tickwork_runs ${sql.insert(runRecord(run))}
-            ON CONFLICT DO NOTHING`
+        for (const chunk of Arr.chunksOf(runs, CHUNK)) {
+          yield* sql`INSERT INTO tickwork_runs ${sql.insert(chunk)} ON CONFLICT DO NOTHING`
         }
-        if (result === "applied" && Arr.isReadonlyArrayNonEmpty(c.events)) {
-          yield* sql`INSERT INTO tickwork_events ${sql.insert(Arr.map(c.events, eventRecord))}`
+        for (const chunk of Arr.chunksOf(events, CHUNK)) {
+          yield* sql`INSERT INTO tickwork_events ${sql.insert(chunk)}`
         }
-        return result
+        return results
       })
 
     const commit: TaskStoreShape["commit"] = (changes) =>
       changes.length === 0
         ? Effect.succeed([])
-        : sql
-            .withTransaction(Effect.forEach(changes, applyOne))
-            .pipe(Effect.mapError(fail("complete runs")))
+        : sql.withTransaction(commitAll(changes)).pipe(Effect.mapError(fail("complete runs")))
 
     const renew: TaskStoreShape["renew"] = (owner, held, now, leaseMs) =>
       held.length === 0
