@@ -5,8 +5,9 @@
  *   pnpm bench:core               parts 1–2, ceiling and core only, 1M tasks, with targets
  *   pnpm bench                    every part
  *   pnpm bench --parts 3,5        some parts (5: burst throughput of the runtime)
+ *   pnpm bench --parts 6          the durable store beside raw SQLite / PostgreSQL
  *
- * Options: --parts 1,2,3,4,5  --sizes 100000,1000000  --reps 3  --seed 42  --cutoff 15 (s)
+ * Options: --parts 1,2,3,4,5,6  --sizes 100000,1000000  --reps 3  --seed 42  --cutoff 15 (s)
  *          --contenders key,key  --out file.json  --core
  */
 import { writeFileSync } from "node:fs"
@@ -20,6 +21,7 @@ import { canCollect, environment, header, loadAverage } from "./lib/env.ts"
 import { fixed } from "./lib/format.ts"
 import { burstContenders, burstTable, runBurst, summarizeBurst } from "./parts/burst.ts"
 import { cancelTable, runCancel, summarizeCancel } from "./parts/cancel.ts"
+import { durableTables, runDurable } from "./parts/durable.ts"
 import { latenessTable, runLateness, summarizeLateness } from "./parts/lateness.ts"
 import {
   type Measure,
@@ -32,7 +34,7 @@ import {
 
 const { values: args } = parseArgs({
   options: {
-    parts: { type: "string", default: "1,2,3,4,5" },
+    parts: { type: "string", default: "1,2,3,4,5,6" },
     sizes: { type: "string" },
     reps: { type: "string" },
     seed: { type: "string", default: "42" },
@@ -70,7 +72,7 @@ const ints = (s: string): Array<number> =>
     })
 
 const parts = new Set(args.core ? [1, 2] : ints(args.parts))
-for (const p of parts) if (p > 5) throw new Error(`no part ${p}: parts are 1 to 5`)
+for (const p of parts) if (p > 6) throw new Error(`no part ${p}: parts are 1 to 6`)
 const repsArg = args.reps === undefined ? undefined : (ints(args.reps)[0] as number)
 const seed = Number(args.seed)
 if (!Number.isSafeInteger(seed)) throw new Error(`--seed must be an integer, got ${args.seed}`)
@@ -236,6 +238,17 @@ const main = async (): Promise<void> => {
     console.log(`
 part 5 took ${seconds.toFixed(1)} s`)
     partResults.burst = { seconds, sizes, reps, partBudgetMs: PART_BUDGET_MS, summaries, rows }
+  }
+
+  if (parts.has(6)) {
+    const reps = repsArg ?? 3
+    const [durable, seconds] = await timed(() => runDurable({ reps, partBudgetMs: PART_BUDGET_MS }))
+    section(
+      `Part 6 — durable store: the DurableScheduler beside raw better-sqlite3 / PostgreSQL on the same table, same run (${reps} reps)`,
+    )
+    console.log(durableTables(durable))
+    console.log(`\npart 6 took ${seconds.toFixed(1)} s`)
+    partResults.durable = { seconds, reps, partBudgetMs: PART_BUDGET_MS, ...durable }
   }
 
   const total = (performance.now() - started) / 1000
