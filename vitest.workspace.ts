@@ -8,11 +8,18 @@ import { defineConfig } from "vitest/config"
 
 const repoRoot = fileURLToPath(new URL(".", import.meta.url))
 
-// Every folder under packages/ and examples/ with a package.json is one project, named after it.
-const projectDirs = ["packages", "examples"].flatMap((group) =>
+// Every folder under packages/ and examples/ with a package.json is one project, named after it;
+// an example named like a package (examples/durable beside packages/durable) is "example-<name>".
+const folders = (group: string) =>
   readdirSync(join(repoRoot, group), { withFileTypes: true })
     .filter((d) => d.isDirectory() && existsSync(join(repoRoot, group, d.name, "package.json")))
-    .map((d) => ({ name: d.name, root: join(repoRoot, group, d.name) })),
+    .map((d) => d.name)
+const packageNames = new Set(folders("packages"))
+const projectDirs = ["packages", "examples"].flatMap((group) =>
+  folders(group).map((name) => ({
+    name: group === "examples" && packageNames.has(name) ? `example-${name}` : name,
+    root: join(repoRoot, group, name),
+  })),
 )
 
 export default defineConfig({
