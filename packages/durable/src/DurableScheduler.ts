@@ -478,6 +478,9 @@ export const make = <H extends Handler.Any>(
 
     // ---------------------------------------------------------------- the runtime pool
     const userListener = options.runtime?.listener
+    // The pool reads the same clock as the store's times: wall-clock epoch ms (Effect's Clock),
+    // which survive a restart and agree across processes. (Left alone, the runtime reads the
+    // process's monotonic clock, which drifts from the wall clock over a long uptime.)
     const runtime = yield* Scheduler.make({
       ...options.runtime,
       workers,
@@ -492,7 +495,7 @@ export const make = <H extends Handler.Any>(
           }
         },
       },
-    })
+    }).pipe(Effect.provideService(Clock.Clock, clock))
     const context = yield* Effect.context<Handler.Services<H>>()
 
     // ---------------------------------------------------------------- completing
