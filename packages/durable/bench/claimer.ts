@@ -80,4 +80,6 @@ const raw = (batch: number) =>
     ),
   )
 
-await Effect.runPromise<void, unknown>(mode === "durable" ? durable : raw(mode === "raw-50" ? 50 : 1))
+await Effect.runPromise<void, unknown>(
+  mode === "durable" ? durable : raw(mode === "raw-50" ? 50 : 1),
+)

@@ -12,7 +12,7 @@ import { createInterface } from "node:readline"
 import { fileURLToPath } from "node:url"
 import { Schedule } from "@tickwork/core"
 import Database from "better-sqlite3"
-import { Deferred, Effect, type Layer, Schema } from "effect"
+import { Deferred, Effect, type Layer, References, Schema } from "effect"
 import { DurableScheduler, Handler, Postgres, Sqlite, type TaskStore } from "../src/index.ts"
 import { freshDatabase, type Server, withClient } from "./postgres.ts"
 
@@ -26,11 +26,15 @@ const withDurable = <A>(
   options: DurableScheduler.DurableSchedulerOptions<typeof noop>,
   f: (d: DurableScheduler.DurableSchedulerShape) => Effect.Effect<A, unknown>,
 ): Promise<A> =>
-  Effect.runPromise(
+  run(
     Effect.scoped(Effect.flatMap(DurableScheduler.make(options), ({ durable }) => f(durable))).pipe(
       Effect.provide(store),
     ) as Effect.Effect<A, unknown>,
   )
+
+/** Runs an effect with the scheduler's info logs silenced (stdout holds the bench's tables). */
+const run = <A>(effect: Effect.Effect<A, unknown>): Promise<A> =>
+  Effect.runPromise(effect.pipe(Effect.provideService(References.MinimumLogLevel, "Warn")))
 
 /** A one-shot task of the no-op handler, due at `at`. */
 const task = (k: number, at: number): DurableScheduler.DurableTaskOptions<typeof noop> => ({
@@ -250,7 +254,7 @@ export const restart = async (
     )
     const seedMs = performance.now() - s0
     const t0 = performance.now()
-    const durable = await Effect.runPromise(
+    const durable = await run(
       Effect.scoped(
         Effect.gen(function* () {
           const ran = yield* Deferred.make<number>()
@@ -418,7 +422,7 @@ export const lateness = async (
   if (kind === "sqlite") {
     const t = tempDir()
     try {
-      await Effect.runPromise(
+      await run(
         Effect.scoped(
           Effect.gen(function* () {
             const all = yield* Deferred.make<void>()
