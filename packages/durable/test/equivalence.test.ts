@@ -67,7 +67,7 @@ const kernelTrace = (
   segments: ReadonlyArray<{ runFor: number; downFor: number }>,
 ) => {
   const k = new Kernel.Kernel<number>()
-  specs.forEach((s, i) => k.schedule({ ...options(s, i), job: s.failUntil }, 0))
+  for (const [i, s] of specs.entries()) k.schedule({ ...options(s, i), job: s.failUntil }, 0)
   const trace: Array<string> = []
   let now = 0
   for (const { runFor, downFor } of segments) {
