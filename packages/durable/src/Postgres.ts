@@ -38,7 +38,10 @@ export interface PostgresStoreConfig {
   readonly database?: string | undefined
   readonly username?: string | undefined
   readonly password?: Redacted.Redacted | undefined
-  /** Connections in the pool. Default 8. */
+  /**
+   * Connections in the pool. Default 4 (one stays reserved for `LISTEN`): 20 processes then use
+   * 80 connections, within PostgreSQL's default `max_connections` of 100.
+   */
   readonly maxConnections?: number | undefined
   /** How long connecting may take. Default 5 seconds. */
   readonly connectTimeout?: Duration.Input | undefined
@@ -98,7 +101,7 @@ export const layer = (
         ...(config.username === undefined ? {} : { username: config.username }),
         ...(config.password === undefined ? {} : { password: config.password }),
         connectTimeout: config.connectTimeout ?? "5 seconds",
-        maxConnections: config.maxConnections ?? 8,
+        maxConnections: config.maxConnections ?? 4,
         applicationName: "tickwork",
       })
       const fail = (operation: string) => (error: { readonly message: string }) =>
