@@ -33,9 +33,11 @@ import { hostname } from "node:os"
 import { Errors, Kernel, type MissedRun, Random, Retry, Schedule, Task, Time } from "@tickwork/core"
 import { Scheduler } from "@tickwork/runtime"
 import {
+  Cause,
   Clock,
   Context,
   Effect,
+  Exit,
   Fiber,
   Layer,
   Option,
@@ -521,6 +523,20 @@ export const make = <H extends Handler.Any>(
       fencedOut: Rules.fencedOutEvent(h.row, owner, at, "release after the lease was lost"),
     })
 
+    const unreadable = (h: Held, at: number, error: unknown): Change => ({
+      id: h.row.id,
+      fence: h.row.fence,
+      update: {
+        ...Rules.release(h.row, at, true),
+        state: "failed",
+        dueAt: h.row.runAt,
+        finishedAt: at,
+        lastError: `the stored task cannot be completed: ${error instanceof Error ? error.message : String(error)}`,
+      },
+      events: [],
+      fencedOut: Rules.fencedOutEvent(h.row, owner, at, "failed unreadable task"),
+    })
+
     const toChange = (f: Finished): { change: Change; ran: Ran | undefined } => {
       const { held: h, record } = f
       if (h.releasing && record.outcome.kind === "interrupted") {
@@ -574,7 +590,14 @@ export const make = <H extends Handler.Any>(
     const completer = Effect.gen(function* () {
       for (;;) {
         const batch = yield* Queue.takeAll(finished)
-        const prepared = batch.map(toChange)
+        const prepared = batch.map((f) => {
+          try {
+            return toChange(f)
+          } catch (error) {
+            // A row that cannot be read back into the core's terms: it ends failed, saying why.
+            return { change: unreadable(f.held, f.record.finishedAt, error), ran: undefined }
+          }
+        })
         const results = yield* commitRetrying(prepared.map((p) => p.change))
         for (let k = 0; k < batch.length; k++) {
           const { change, ran } = prepared[k] as (typeof prepared)[number]
@@ -584,7 +607,7 @@ export const make = <H extends Handler.Any>(
             counters.fencedOut++
             publish(change.fencedOut)
           } else if (ran === undefined) {
-            counters.released++
+            if (change.update.state !== "failed") counters.released++
             for (const e of change.events) publish(e)
           } else {
             counters.completed++
@@ -774,12 +797,13 @@ export const make = <H extends Handler.Any>(
       }
     })
 
+    // A failing store (or a bug) never stops the dispatcher: it says so and tries again.
     const dispatcher = Effect.gen(function* () {
       while (!stopping) {
-        const result = yield* Effect.result(dispatchLoop)
-        if (Result.isFailure(result)) {
+        const exit = yield* Effect.exit(dispatchLoop)
+        if (Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause)) {
           sleepingUntil = Number.NEGATIVE_INFINITY
-          yield* Effect.logWarning(`tickwork durable: ${result.failure.message}; retrying in 1 s`)
+          yield* Effect.logWarning("tickwork durable: claiming failed; retrying in 1 s", exit.cause)
           yield* Effect.raceFirst(park, Effect.sleep(1_000))
         }
       }
@@ -1122,8 +1146,8 @@ export const make = <H extends Handler.Any>(
       cancel,
       status: (id) =>
         Effect.map(
-          store.get(id),
-          Option.match({ onNone: () => "unknown" as const, onSome: (r) => r.state }),
+          store.state(id),
+          Option.getOrElse(() => "unknown" as const),
         ),
       info,
       ledger,

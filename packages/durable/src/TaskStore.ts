@@ -279,7 +279,10 @@ export interface TaskStoreShape {
   ) => Effect.Effect<ReadonlyArray<number>, Errors.DuplicateTaskId | StoreError>
   /** Cancels a scheduled or running task, recording it; `None` if it was neither. */
   readonly cancel: (id: string, now: number) => Effect.Effect<Option.Option<Cancelled>, StoreError>
+  /** A task's row; a row that cannot be read (edited by hand) is a `StoreError` saying so. */
   readonly get: (id: string) => Effect.Effect<Option.Option<TaskRow>, StoreError>
+  /** A task's state alone. */
+  readonly state: (id: string) => Effect.Effect<Option.Option<Task.TaskState>, StoreError>
   /**
    * Claims up to `limit` due rows (scheduled, or running with an expired lease), earliest
    * first: each becomes `running`, leased to `owner` until `now + leaseMs`, with a new fence.
@@ -289,7 +292,10 @@ export interface TaskStoreShape {
   readonly commit: (
     changes: ReadonlyArray<Change>,
   ) => Effect.Effect<ReadonlyArray<ChangeResult>, StoreError>
-  /** Extends the leases `owner` still holds under these fences; returns the ids renewed. */
+  /**
+   * Extends the leases `owner` still holds under these fences; returns the ids renewed. A task
+   * cancelled while it runs keeps its lease: its run finishes (cancellation is cooperative).
+   */
   readonly renew: (
     owner: string,
     held: ReadonlyArray<{ readonly id: string; readonly fence: number }>,
@@ -645,8 +651,24 @@ export const make = (options: {
 
     const get: TaskStoreShape["get"] = (id) =>
       sql<Raw>`SELECT * FROM tickwork_tasks WHERE id = ${id}`.pipe(
-        Effect.map((rows) => Option.map(Arr.head(rows), decodeRow)),
         Effect.mapError(fail("read a task")),
+        Effect.flatMap((rows) =>
+          Effect.try({
+            try: () => Option.map(Arr.head(rows), decodeRow),
+            catch: (error) =>
+              new StoreError({
+                operation: "read a task",
+                message: `the stored row of task ${Errors.show(id)} cannot be read: ${error instanceof Error ? error.message : String(error)}`,
+                cause: error,
+              }),
+          }),
+        ),
+      )
+
+    const state: TaskStoreShape["state"] = (id) =>
+      sql<Raw>`SELECT state FROM tickwork_tasks WHERE id = ${id}`.pipe(
+        Effect.map((rows) => Option.map(Arr.head(rows), (r) => String(r.state) as Task.TaskState)),
+        Effect.mapError(fail("read a task's state")),
       )
 
     const cancel: TaskStoreShape["cancel"] = (id, now) =>
@@ -714,17 +736,42 @@ export const make = (options: {
             ORDER BY due_at, priority, seq LIMIT ${o.limit})
           RETURNING *`
 
+    /** Rows that cannot be read (edited by hand, say) end `failed`, saying why. */
+    const failUnreadable = (
+      bad: ReadonlyArray<{ id: string; fence: number; error: string }>,
+      now: number,
+    ) =>
+      Effect.forEach(
+        bad,
+        (b) => sql`UPDATE tickwork_tasks SET state = 'failed', lease_owner = NULL,
+          finished_at = ${now}, updated_at = ${now}, last_error = ${b.error}
+          WHERE id = ${b.id} AND fence = ${b.fence}`,
+        { discard: true },
+      )
+
     const claim: TaskStoreShape["claim"] = (o) =>
       o.handlers.length === 0 || o.limit <= 0
         ? Effect.succeed([])
-        : claimSql(o).pipe(
-            Effect.map((rows) =>
-              rows
-                .map(decodeRow)
-                .sort((a, b) => a.runAt - b.runAt || a.priority - b.priority || a.seq - b.seq),
-            ),
-            Effect.mapError(fail("claim due tasks")),
-          )
+        : Effect.gen(function* () {
+            const raw = yield* claimSql(o)
+            const rows: Array<TaskRow> = []
+            const bad: Array<{ id: string; fence: number; error: string }> = []
+            for (const r of raw) {
+              try {
+                rows.push(decodeRow(r))
+              } catch (error) {
+                bad.push({
+                  id: String(r.id),
+                  fence: num(r.fence),
+                  error: `the stored row cannot be read: ${error instanceof Error ? error.message : String(error)}`,
+                })
+              }
+            }
+            if (bad.length > 0) yield* failUnreadable(bad, o.now)
+            return rows.sort(
+              (a, b) => a.runAt - b.runAt || a.priority - b.priority || a.seq - b.seq,
+            )
+          }).pipe(Effect.mapError(fail("claim due tasks")))
 
     /** Applies a chunk of row updates in one statement; returns the `id:fence` keys applied. */
     const updateChunk = (chunk: ReadonlyArray<Change>) =>
@@ -814,7 +861,7 @@ export const make = (options: {
         ? Effect.succeed(new Set())
         : sql<Raw>`
             UPDATE tickwork_tasks SET due_at = ${now + leaseMs}
-            WHERE state = 'running' AND lease_owner = ${owner}
+            WHERE state IN ('running', 'cancelled') AND lease_owner = ${owner}
               AND id IN ${sql.in(held.map((h) => h.id))}
             RETURNING id, fence`.pipe(
             Effect.map((rows) => {
@@ -909,6 +956,7 @@ export const make = (options: {
       insert,
       cancel,
       get,
+      state,
       claim,
       commit,
       renew,

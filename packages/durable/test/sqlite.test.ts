@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Schedule } from "@tickwork/core"
 import { Scheduler } from "@tickwork/runtime"
+import Database from "better-sqlite3"
 import { Clock, Data, DateTime, Effect, Layer, Option, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import { DurableScheduler, Handler, TaskStore } from "../src/index.ts"
@@ -563,5 +564,65 @@ describe("SQLite store under TestClock", () => {
           ])
         }),
       ),
+  )
+
+  it.effect(
+    "a task cancelled while it runs keeps its lease: the run finishes however long it takes",
+    () =>
+      inStore((store) =>
+        Effect.gen(function* () {
+          const { seen, handler } = slow()
+          yield* withScheduler(store, { handlers: [handler], lease: 300 }, (d) =>
+            Effect.gen(function* () {
+              yield* d.schedule({
+                id: "long",
+                handler,
+                payload: { ms: 2_000 },
+                schedule: Schedule.once(0),
+              })
+              yield* advance(d, 100)
+              expect(yield* d.cancel("long")).toBe(true)
+              yield* advance(d, 3_000)
+              const ledger = yield* d.ledger("long")
+              expect(
+                ledger.map((o) => (o.kind === "ran" ? `ran:${o.outcome}:${o.state}` : o.kind)),
+              ).toEqual(["cancelled", "ran:succeeded:cancelled"])
+              expect((yield* d.stats).fencedOut).toBe(0)
+            }),
+          )
+          expect(seen).toEqual(["long@0-2000"])
+        }),
+      ),
+  )
+
+  it.effect("a stored row that cannot be read ends failed, saying why; the others run", () =>
+    Effect.gen(function* () {
+      const t = tempDir()
+      const store = sqlite(t.file())
+      const { seen, handler } = recording()
+      yield* withScheduler(store, { handlers: [handler] }, (d) =>
+        Effect.gen(function* () {
+          yield* d.schedule({ id: "bad", handler, payload: { n: 1 }, schedule: Schedule.once(10) })
+          yield* d.schedule({ id: "good", handler, payload: { n: 2 }, schedule: Schedule.once(10) })
+        }),
+      )
+      // Edited by hand while no scheduler has the file open.
+      const db = new Database(t.file())
+      db.prepare(
+        "UPDATE tickwork_tasks SET schedule = '{\"kind\":\"sometimes\"}' WHERE id = 'bad'",
+      ).run()
+      db.close()
+      yield* withScheduler(store, { handlers: [handler] }, (d) =>
+        Effect.gen(function* () {
+          yield* advance(d, 20)
+          expect(yield* d.status("bad")).toBe("failed")
+          const unreadable = yield* Effect.flip(d.info("bad"))
+          expect(unreadable.message).toContain('the stored row of task "bad" cannot be read')
+          expect(yield* d.status("good")).toBe("done")
+        }),
+      )
+      expect(seen.map((s) => s.id)).toEqual(["good"])
+      t.cleanup()
+    }),
   )
 })
