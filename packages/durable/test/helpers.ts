@@ -6,17 +6,27 @@ import { Effect, type Layer, Schema, type Scope } from "effect"
 import { TestClock } from "effect/testing"
 import { DurableScheduler, Handler, Sqlite, type TaskStore } from "../src/index.ts"
 
-/** A fresh directory for one test's files, deleted by `cleanup`. */
+/** Every directory made here: whatever a test leaves is removed when its worker exits. */
+const made = new Set<string>()
+process.once("exit", () => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true })
+})
+
+/** A fresh directory for one test's files, deleted by `cleanup` (or when the worker exits). */
 export const tempDir = (): {
   readonly dir: string
   readonly file: (name?: string) => string
   readonly cleanup: () => void
 } => {
   const dir = mkdtempSync(join(tmpdir(), "tickwork-durable-"))
+  made.add(dir)
   return {
     dir,
     file: (name = "tasks.db") => join(dir, name),
-    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+    cleanup: () => {
+      rmSync(dir, { recursive: true, force: true })
+      made.delete(dir)
+    },
   }
 }
 
