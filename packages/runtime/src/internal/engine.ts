@@ -383,7 +383,11 @@ export class Engine {
     const exits = this.endedExits
     const at = this.endedAt
     for (let k = 0; k < runs.length; k++) {
-      this.apply(runs[k] as Kernel.Run<Job>, exits[k] as Exit.Exit<unknown, unknown>, at[k] as number)
+      this.apply(
+        runs[k] as Kernel.Run<Job>,
+        exits[k] as Exit.Exit<unknown, unknown>,
+        at[k] as number,
+      )
     }
     runs.length = 0
     exits.length = 0
