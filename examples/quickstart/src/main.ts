@@ -125,13 +125,10 @@ const program = Effect.gen(function* () {
 // tasks are cancelled, running ones may finish).
 const main = Effect.gen(function* () {
   const reports: Array<Scheduler.ShutdownReport> = []
-  const ledgers = new Map<string, ReadonlyArray<Ledger.Occurrence>>()
-  const { token } = yield* Effect.scoped(
+  const { token, tasks, scheduler } = yield* Effect.scoped(
     Effect.gen(function* () {
       const result = yield* program
-      const scheduler = yield* Scheduler.Scheduler
-      for (const t of result.tasks) ledgers.set(t.id, yield* scheduler.ledger(t.id))
-      return result
+      return { ...result, scheduler: yield* Scheduler.Scheduler }
     }).pipe(
       Effect.provide(
         Scheduler.layer({
@@ -142,8 +139,11 @@ const main = Effect.gen(function* () {
       ),
     ),
   )
+  // The service still answers queries after it has shut down: the ledger now includes the runs
+  // that finished during the shutdown.
   console.log("\nsummary from the ledger")
-  for (const [id, ledger] of ledgers) {
+  for (const { id } of tasks) {
+    const ledger = yield* scheduler.ledger(id)
     const ran = ledger.filter((o) => o.kind === "ran").length
     const retried = ledger.filter((o) => o.kind === "retried").length
     const skipped = ledger.filter((o) => o.kind === "skipped").length
