@@ -933,6 +933,7 @@ const makeRecord = (
   nextSlot: number | undefined,
   dropped: Dropped | undefined,
 ): RunRecord => ({
+  kind: continuation === "retry" ? "retried" : "ran",
   id: run.id,
   generation: run.generation,
   scheduledFor: run.scheduledFor,

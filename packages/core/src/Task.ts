@@ -104,6 +104,11 @@ export type Continuation = "retry" | "next" | "final"
  * @since 0.1.0
  */
 export interface RunRecord extends RunInfo {
+  /**
+   * `"retried"` when the run failed and a retry of the same slot follows, `"ran"` otherwise (the
+   * names an occurrence ledger files it under).
+   */
+  readonly kind: "ran" | "retried"
   /** When the outcome was reported, epoch ms. */
   readonly finishedAt: number
   readonly outcome: Outcome

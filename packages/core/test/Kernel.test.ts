@@ -52,6 +52,7 @@ describe("models", () => {
     expect(k.stats()).toMatchObject({ running: 1, inFlight: 1, scheduled: 0 })
     const record = k.complete(run, Task.succeeded, 12, true)
     expect(record).toEqual({
+      kind: "ran",
       id: t,
       generation: 1,
       scheduledFor: 10,
@@ -64,6 +65,7 @@ describe("models", () => {
       continuation: "final",
       nextSlot: undefined,
       dropped: undefined,
+      merged: undefined,
     })
     expect(k.status(t)).toBe("done")
     expect(k.info(t)?.finishedAt).toBe(12)

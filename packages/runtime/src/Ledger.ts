@@ -24,9 +24,7 @@ import type { MissedRun, Task } from "@tickwork/core"
  * @category models
  * @since 0.1.0
  */
-export interface Ran extends Task.RunRecord {
-  readonly kind: "ran" | "retried"
-}
+export interface Ran extends Task.RunRecord {}
 
 /**
  * Missed grid slots that did not get a run of their own.
@@ -84,11 +82,7 @@ export type Occurrence = Ran | Missed | Cancelled
  * @category constructors
  * @since 0.1.0
  */
-export const ran = (record: Task.RunRecord): Ran => {
-  const r = record as { -readonly [K in keyof Ran]: Ran[K] }
-  r.kind = record.continuation === "retry" ? "retried" : "ran"
-  return r
-}
+export const ran = (record: Task.RunRecord): Ran => record
 
 /**
  * The `coalesced` or `skipped` record of the grid slots a run's missed-run policy dropped.

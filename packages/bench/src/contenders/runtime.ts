@@ -78,7 +78,11 @@ export const runtimeVirtual = (
   },
 })
 
-/** The runtime on the real clock: the same service, live clock, every task at its slot. */
+/**
+ * The runtime on the real clock: the same service, live clock, every task at its slot. All tasks
+ * share one job function, as an application's tasks of one kind do; it finds its task's index
+ * from the run's generated id (`#<row>.<generation>`: a fresh scheduler gives task k row k).
+ */
 export const runtimeRealtime = (workers: number): RealtimeContender => ({
   key: `runtime-${workers}`,
   name: `tickwork runtime (${workers} workers)`,
@@ -89,13 +93,15 @@ export const runtimeRealtime = (workers: number): RealtimeContender => ({
     const run = <A, E>(effect: Effect.Effect<A, E>): A =>
       Effect.runSync(effect.pipe(Effect.provide(Logger.layer([]))))
     const scheduler = run(Scheduler.make({ workers }).pipe(Scope.provide(scope)))
+    const taskOfRow = new Int32Array(slots.length)
+    const rowOf = (id: string): number => Number.parseInt(id.slice(1), 10)
+    const job = (info: { readonly id: string }) =>
+      Effect.sync(() => started(taskOfRow[rowOf(info.id)] as number))
     run(
       Effect.gen(function* () {
         for (let k = 0; k < slots.length; k++) {
-          yield* scheduler.schedule({
-            schedule: Schedule.at(slots[k] as number),
-            job: Effect.sync(() => started(k)),
-          })
+          const id = yield* scheduler.schedule({ schedule: Schedule.at(slots[k] as number), job })
+          taskOfRow[rowOf(id)] = k
         }
       }),
     )

@@ -185,6 +185,7 @@ export const afterRun = (
   }
   const error = renderOutcome(outcome)
   const record: Task.RunRecord = {
+    kind: continuation === "retry" ? "retried" : "ran",
     id: row.id as Task.TaskId,
     generation: row.generation,
     scheduledFor: row.runAt,
