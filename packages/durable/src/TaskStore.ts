@@ -82,19 +82,22 @@ export interface TaskRow {
  * @category models
  * @since 0.1.0
  */
-export interface NewTask {
-  readonly id: string
-  readonly handler: string
-  readonly payload: string
-  readonly schedule: Spec.ScheduleSpec
-  readonly priority: number
-  readonly retry: Retry.Resolved
-  readonly missedRuns: MissedRun.MissedRunPolicy
-  readonly pauseAfter: number
-  readonly timeoutMs: number
+export interface NewTask
+  extends Pick<
+    TaskRow,
+    | "id"
+    | "handler"
+    | "payload"
+    | "schedule"
+    | "priority"
+    | "retry"
+    | "missedRuns"
+    | "pauseAfter"
+    | "timeoutMs"
+    | "seq"
+  > {
   /** The first slot. */
   readonly slot: number
-  readonly seq: number
   readonly now: number
 }
 
