@@ -30,7 +30,7 @@
  */
 import { randomUUID } from "node:crypto"
 import { hostname } from "node:os"
-import { Errors, Kernel, type MissedRun, Random, Retry, Schedule, Task, Time } from "@tickwork/core"
+import { Errors, Kernel, Random, Retry, Schedule, Task, Time } from "@tickwork/core"
 import { Scheduler } from "@tickwork/runtime"
 import {
   Cause,
@@ -77,18 +77,12 @@ import {
  * @category models
  * @since 0.1.0
  */
-export interface DurableTaskOptions<H extends Handler.Any | string = Handler.Any | string> {
+export interface DurableTaskOptions<H extends Handler.Any | string = Handler.Any | string>
+  extends Omit<Kernel.TaskOptions<unknown>, "job" | "id"> {
   readonly handler: H
   readonly payload: Handler.PayloadOf<H>
-  /** once / at / fixedRate / fixedDelay / cron; a custom schedule fails with `NotDurable`. */
-  readonly schedule: Schedule.Schedule
   /** A caller-supplied id; a random UUID when absent. */
   readonly id?: string | undefined
-  readonly priority?: Task.Priority | undefined
-  readonly retry?: Retry.RetryPolicy | undefined
-  /** For fixed-rate and cron schedules; default `"catch-up"`. */
-  readonly missedRuns?: MissedRun.MissedRunPolicy | undefined
-  readonly pauseAfterConsecutiveFailures?: number | undefined
   /** Each run is interrupted after this long and reported `timed-out`. */
   readonly timeout?: Time.DurationInput | undefined
 }

@@ -29,16 +29,7 @@
  *
  * @since 0.1.0
  */
-import {
-  Errors,
-  Kernel,
-  type MissedRun,
-  Random,
-  type Retry,
-  type Schedule,
-  type Task,
-  Time,
-} from "@tickwork/core"
+import { Errors, Kernel, Random, type Task, Time } from "@tickwork/core"
 import {
   Clock,
   Context,
@@ -85,16 +76,8 @@ export type JobInput<A, E, R> =
  * @category models
  * @since 0.1.0
  */
-export interface ScheduleOptions<A, E, R> {
+export interface ScheduleOptions<A, E, R> extends Omit<Kernel.TaskOptions<unknown>, "job"> {
   readonly job: JobInput<A, E, R>
-  readonly schedule: Schedule.Schedule
-  /** A caller-supplied id; generated when absent. */
-  readonly id?: string | undefined
-  readonly priority?: Task.Priority | undefined
-  readonly retry?: Retry.RetryPolicy | undefined
-  /** For fixed-rate and cron schedules; default `"catch-up"`. */
-  readonly missedRuns?: MissedRun.MissedRunPolicy | undefined
-  readonly pauseAfterConsecutiveFailures?: number | undefined
   /** Each run is interrupted after this long and reported `timed-out`. Default: the layer's. */
   readonly timeout?: Time.DurationInput | undefined
 }
