@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
-import { Schedule } from "@tickwork/core"
+import { Retry, Schedule } from "@tickwork/core"
 import { Effect, Schema } from "effect"
 import { Handler, Postgres, TaskStore } from "../src/index.ts"
 import { recording, withScheduler } from "./helpers.ts"
@@ -19,13 +19,7 @@ const newTask = (id: string, slot: number): TaskStore.NewTask => ({
   payload: '{"n":1}',
   schedule: { kind: "once", at: slot },
   priority: 1,
-  retry: {
-    maxRetries: 0,
-    base: 1000,
-    factor: 2,
-    maxDelay: Number.MAX_SAFE_INTEGER,
-    jitter: "none",
-  },
+  retry: Retry.none,
   missedRuns: "catch-up",
   pauseAfter: 0,
   timeoutMs: 0,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Schedule } from "@tickwork/core"
+import { Retry, Schedule } from "@tickwork/core"
 import { Scheduler } from "@tickwork/runtime"
 import Database from "better-sqlite3"
 import { Clock, Data, DateTime, Effect, Layer, Option, Schema } from "effect"
@@ -522,13 +522,7 @@ describe("SQLite store under TestClock", () => {
                 payload: '{"n":1}',
                 schedule: { kind: "once", at: 5 },
                 priority: 1,
-                retry: {
-                  maxRetries: 0,
-                  base: 1000,
-                  factor: 2,
-                  maxDelay: Number.MAX_SAFE_INTEGER,
-                  jitter: "none",
-                },
+                retry: Retry.none,
                 missedRuns: "catch-up",
                 pauseAfter: 0,
                 timeoutMs: 0,
