@@ -151,6 +151,32 @@ export class InvariantViolation extends Data.TaggedError("InvariantViolation")<{
   readonly message: string
 }> {}
 
+/**
+ * The first key of `options` that is not in `known`, as an {@link InvalidOption} naming it (with
+ * `path` before it, e.g. `"retry."`), or `undefined` when every key is known. A typo such as
+ * `missedRun` must fail loudly, never be ignored (SPEC §13). O(keys).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const unknownKey = (
+  options: object,
+  known: ReadonlySet<string>,
+  path = "",
+): InvalidOption | undefined => {
+  for (const key in options) {
+    if (!known.has(key)) {
+      const field = `${path}${key}`
+      return new InvalidOption({
+        field,
+        value: (options as Record<string, unknown>)[key],
+        message: `${field} is not a known option (known: ${[...known].join(", ")})`,
+      })
+    }
+  }
+  return undefined
+}
+
 /** Renders a rejected value for a message: strings quoted, everything else as JS would print it. */
 export const show = (value: unknown): string => {
   if (typeof value === "string") return JSON.stringify(value)

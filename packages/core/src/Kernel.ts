@@ -29,6 +29,7 @@ import {
   InvariantViolation,
   type ScheduleError,
   show,
+  unknownKey,
 } from "./Errors.ts"
 import { RANK_STRIDE, TimerHeap } from "./Heap.ts"
 import { FinalRing, HAS_EXTRA, STALE, STATE_MASK } from "./internal/finalRing.ts"
@@ -49,10 +50,27 @@ import type {
   TaskInfo,
   TaskState,
 } from "./Task.ts"
-import { MAX_MS } from "./Time.ts"
+import { type DurationInput, MAX_MS, toMillisWith } from "./Time.ts"
 
 const { SCHEDULED, RUNNING, DONE, FAILED, CANCELLED, START, SUCCEED, FAIL, CANCEL } = Lifecycle
 const INITIAL_CAPACITY = 64
+
+/**
+ * The keys of {@link TaskOptions}. A driver that adds options of its own (the runtime's
+ * `timeout`) extends this set and removes them before calling {@link Kernel.schedule}.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const taskOptionKeys: ReadonlySet<string> = new Set([
+  "job",
+  "schedule",
+  "id",
+  "priority",
+  "retry",
+  "missedRuns",
+  "pauseAfterConsecutiveFailures",
+])
 
 /**
  * Everything needed to accept a task.
@@ -78,7 +96,7 @@ export interface TaskOptions<J> {
 /**
  * How long final tasks stay queryable. A final task is dropped when more than `maxFinished`
  * final tasks are kept (oldest first), or at the first kernel step at or after
- * `finishedAt + maxAgeMs`. Memory for final tasks is therefore bounded by `maxFinished`.
+ * `finishedAt + maxAge`. Memory for final tasks is therefore bounded by `maxFinished`.
  *
  * @category models
  * @since 0.1.0
@@ -86,9 +104,13 @@ export interface TaskOptions<J> {
 export interface Retention {
   /** Default 10,000. */
   readonly maxFinished?: number
-  /** Default: no age limit. */
+  /** How long a final task stays queryable: ms or an Effect `Duration` input. Default: no limit. */
+  readonly maxAge?: DurationInput
+  /** The same as {@link maxAge}, in ms (kept for existing callers; give one of the two). */
   readonly maxAgeMs?: number
 }
+
+const retentionKeys: ReadonlySet<string> = new Set(["maxFinished", "maxAge", "maxAgeMs"])
 
 /**
  * Kernel options.
@@ -153,6 +175,7 @@ export class Run<J> implements RunInfo {
   readonly index: number
   readonly generation: number
   readonly job: J
+  readonly slot: number
   readonly scheduledFor: number
   readonly startedAt: number
   readonly attempt: number
@@ -167,6 +190,7 @@ export class Run<J> implements RunInfo {
     generation: number,
     id: string | undefined,
     job: J,
+    slot: number,
     scheduledFor: number,
     startedAt: number,
     attempt: number,
@@ -177,6 +201,7 @@ export class Run<J> implements RunInfo {
     this.generation = generation
     this.cachedId = id
     this.job = job
+    this.slot = slot
     this.scheduledFor = scheduledFor
     this.startedAt = startedAt
     this.attempt = attempt
@@ -194,6 +219,7 @@ export class Run<J> implements RunInfo {
     return {
       id: this.id,
       generation: this.generation,
+      slot: this.slot,
       scheduledFor: this.scheduledFor,
       startedAt: this.startedAt,
       attempt: this.attempt,
@@ -300,20 +326,27 @@ export class Kernel<J> {
 
   constructor(options: KernelOptions = {}) {
     const retention = options.retention ?? {}
+    const unknown = unknownKey(retention, retentionKeys, "retention.")
+    if (unknown !== undefined) throw unknown
     const maxFinished = retention.maxFinished ?? 10_000
-    const maxAgeMs = retention.maxAgeMs ?? MAX_MS
+    const ageInput = retention.maxAge ?? retention.maxAgeMs
+    const maxAgeMs =
+      ageInput === undefined
+        ? MAX_MS
+        : toMillisWith(ageInput, (reason) => {
+            const field = retention.maxAge === undefined ? "retention.maxAgeMs" : "retention.maxAge"
+            return new InvalidOption({
+              field,
+              value: ageInput,
+              message: `${field} ${reason}, got ${show(ageInput)}`,
+            })
+          })
+    if (typeof maxAgeMs !== "number") throw maxAgeMs
     if (!Number.isSafeInteger(maxFinished) || maxFinished < 0) {
       throw new InvalidOption({
         field: "retention.maxFinished",
         value: maxFinished,
         message: `retention.maxFinished must be a non-negative integer, got ${show(maxFinished)}`,
-      })
-    }
-    if (!Number.isSafeInteger(maxAgeMs) || maxAgeMs < 0) {
-      throw new InvalidOption({
-        field: "retention.maxAgeMs",
-        value: maxAgeMs,
-        message: `retention.maxAgeMs must be a non-negative integer of ms, got ${show(maxAgeMs)}`,
       })
     }
     this.maxFinished = maxFinished
@@ -336,6 +369,8 @@ export class Kernel<J> {
         message: `options must be an object, got ${show(options)}`,
       })
     }
+    const unknown = unknownKey(options, taskOptionKeys)
+    if (unknown !== undefined) return unknown
     const priority = options.priority ?? "normal"
     const rank = priority === "normal" ? 1 : priority === "high" ? 0 : priority === "low" ? 2 : -1
     if (rank < 0) {
@@ -586,6 +621,8 @@ export class Kernel<J> {
         g,
         extra?.id,
         job,
+        // A retry keeps the slot it belongs to; its heap slot is its due time.
+        ctx.attempt > 1 && extra !== undefined ? extra.gridSlot : slot,
         slot,
         Math.max(slot, now),
         ctx.attempt,
@@ -936,6 +973,7 @@ const makeRecord = (
   kind: continuation === "retry" ? "retried" : "ran",
   id: run.id,
   generation: run.generation,
+  slot: run.slot,
   scheduledFor: run.scheduledFor,
   startedAt: run.startedAt,
   attempt: run.attempt,

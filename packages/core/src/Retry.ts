@@ -15,7 +15,7 @@
  *
  * @since 0.1.0
  */
-import { InvalidRetryPolicy, show } from "./Errors.ts"
+import { type InvalidOption, InvalidRetryPolicy, show, unknownKey } from "./Errors.ts"
 import type { Random } from "./Random.ts"
 import { type DurationInput, MAX_MS, toMillisWith } from "./Time.ts"
 
@@ -76,6 +76,14 @@ export const none: Resolved = {
   jitter: "none",
 }
 
+const retryKeys: ReadonlySet<string> = new Set([
+  "maxRetries",
+  "base",
+  "factor",
+  "maxDelay",
+  "jitter",
+])
+
 const bad = (field: string, value: unknown, rule: string) =>
   new InvalidRetryPolicy({ field, value, message: `${field} ${rule}, got ${show(value)}` })
 
@@ -84,15 +92,19 @@ const ms = (field: string, input: DurationInput) =>
 
 /**
  * Validates a retry policy, filling in defaults. Fails with an {@link InvalidRetryPolicy} naming
- * the first bad field.
+ * the first bad field, or an `InvalidOption` naming a key it does not know.
  *
  * @category constructors
  * @since 0.1.0
  */
-export const resolve = (policy: RetryPolicy | undefined): Resolved | InvalidRetryPolicy => {
+export const resolve = (
+  policy: RetryPolicy | undefined,
+): Resolved | InvalidRetryPolicy | InvalidOption => {
   if (policy === undefined) return none
   if (typeof policy !== "object" || policy === null)
     return bad("retry", policy, "must be an object")
+  const unknown = unknownKey(policy, retryKeys, "retry.")
+  if (unknown !== undefined) return unknown
   const maxRetries = policy.maxRetries ?? 0
   if (!Number.isSafeInteger(maxRetries) || maxRetries < 0) {
     return bad("retry.maxRetries", maxRetries, "must be a non-negative integer")

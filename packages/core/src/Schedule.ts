@@ -47,7 +47,7 @@ export interface Once {
  */
 export interface At {
   readonly _tag: "At"
-  readonly time: number | Date
+  readonly time: number | Date | DateTime.DateTime
 }
 
 /**
@@ -82,7 +82,8 @@ export interface FixedDelay {
  */
 export interface CronSchedule {
   readonly _tag: "Cron"
-  readonly expression: string
+  /** The expression, or a `Cron` parsed by Effect (its own zone and DST policy then apply). */
+  readonly expression: string | Cron.Cron
   readonly timeZone: string
 }
 
@@ -129,7 +130,7 @@ export const once = (delay: DurationInput): Once => ({ _tag: "Once", delay })
  * @category constructors
  * @since 0.1.0
  */
-export const at = (time: number | Date): At => ({ _tag: "At", time })
+export const at = (time: number | Date | DateTime.DateTime): At => ({ _tag: "At", time })
 
 /**
  * Every `period` on a fixed grid, first after `delay` (default 0).
@@ -161,22 +162,34 @@ export const fixedDelay = (
 ): FixedDelay => ({ _tag: "FixedDelay", period, delay: options?.delay ?? 0 })
 
 /**
- * On a cron expression's matches in `timeZone` (an IANA name; default `"UTC"`).
+ * On a cron expression's matches in `timeZone` (an IANA name; default `"UTC"`). The expression
+ * may also be a `Cron` already parsed by Effect: its own zone and DST policy then apply, and
+ * `timeZone` defaults to its zone.
  *
  * **Example** (Weekdays at 09:00 in New York, DST included)
  *
  * ```ts
+ * import { Cron } from "effect"
  * import { Schedule } from "@tickwork/core"
  * Schedule.cron("0 9 * * MON-FRI", { timeZone: "America/New_York" })
+ * Schedule.cron(Cron.parseUnsafe("0 9 * * MON-FRI", "America/New_York"))
  * ```
  *
  * @category constructors
  * @since 0.1.0
  */
 export const cron = (
-  expression: string,
+  expression: string | Cron.Cron,
   options?: { readonly timeZone?: string },
-): CronSchedule => ({ _tag: "Cron", expression, timeZone: options?.timeZone ?? "UTC" })
+): CronSchedule => ({
+  _tag: "Cron",
+  expression,
+  timeZone:
+    options?.timeZone ??
+    (typeof expression === "string"
+      ? "UTC"
+      : Option.match(expression.tz, { onNone: () => "UTC", onSome: DateTime.zoneToString })),
+})
 
 /**
  * A schedule given by a function; see {@link NextSlot}.
@@ -316,7 +329,9 @@ export const resolve = (schedule: Schedule, now: number): Resolved | ScheduleErr
         : { first, plan: { kind: "fixed-delay", period } }
     }
     case "Cron": {
-      const parsed = parseCron(schedule.expression, schedule.timeZone)
+      const parsed = Cron.isCron(schedule.expression)
+        ? schedule.expression
+        : parseCron(schedule.expression, schedule.timeZone)
       if (!Cron.isCron(parsed)) return parsed
       const grid = MissedRun.cron(parsed)
       const first = grid.after(now)

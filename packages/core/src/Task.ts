@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import type { Brand } from "effect"
+import type { Brand, Cause } from "effect"
 import type { TaskState } from "./Lifecycle.ts"
 import type { Dropped } from "./MissedRun.ts"
 
@@ -45,7 +45,15 @@ export interface RunInfo {
   readonly id: TaskId
   /** The task's generation: increases each time its id is reused. */
   readonly generation: number
-  /** The slot this run was due at, epoch ms. */
+  /**
+   * The slot this run belongs to, epoch ms (SPEC §1): the grid slot, cron match or one-shot time.
+   * A retry keeps its slot.
+   */
+  readonly slot: number
+  /**
+   * When this attempt was due, epoch ms: the slot for a first attempt, `failedAt + backoff` for
+   * a retry (the due time of SPEC §1).
+   */
   readonly scheduledFor: number
   /** When it started, epoch ms; `startedAt - scheduledFor` is its lateness (>= 0). */
   readonly startedAt: number
@@ -57,18 +65,19 @@ export interface RunInfo {
 
 /**
  * How a run ended (SPEC §6). The deterministic driver produces `succeeded` and `failed`; the
- * runtime adds `defect`, `interrupted` and `timed-out`. Every kind but `succeeded` is a failure
- * for the retry and failure policy.
+ * runtime adds `defect`, `interrupted` and `timed-out`, each with the run's full `cause` (an Effect
+ * `Cause`: typed failure, defect, interruption). Every kind but `succeeded` is a failure for the
+ * retry and failure policy.
  *
  * @category models
  * @since 0.1.0
  */
 export type Outcome =
   | { readonly kind: "succeeded"; readonly value?: unknown }
-  | { readonly kind: "failed"; readonly error: unknown }
-  | { readonly kind: "defect"; readonly defect: unknown }
-  | { readonly kind: "interrupted" }
-  | { readonly kind: "timed-out"; readonly afterMs: number }
+  | { readonly kind: "failed"; readonly error: unknown; readonly cause?: Cause.Cause<unknown> }
+  | { readonly kind: "defect"; readonly defect: unknown; readonly cause?: Cause.Cause<unknown> }
+  | { readonly kind: "interrupted"; readonly cause?: Cause.Cause<unknown> }
+  | { readonly kind: "timed-out"; readonly afterMs: number; readonly cause?: Cause.Cause<unknown> }
 
 /**
  * The shared `succeeded` outcome with no value.

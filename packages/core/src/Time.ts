@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import { Duration, Option } from "effect"
+import { DateTime, Duration, Option } from "effect"
 import { InvalidDelay, InvalidTime, show } from "./Errors.ts"
 
 /**
@@ -78,14 +78,22 @@ export const toDelay = (input: DurationInput, field = "delay"): number | Invalid
   )
 
 /**
- * Checks an absolute instant (epoch ms, or a `Date`), returning it as a number or an
+ * Checks an absolute instant (epoch ms, a `Date`, or an Effect `DateTime`), returning it as a number or an
  * {@link InvalidTime} naming `field`. Instants in the past are valid (they are due at once).
  *
  * @category constructors
  * @since 0.1.0
  */
-export const toInstant = (input: number | Date, field = "time"): number | InvalidTime => {
-  const ms = input instanceof Date ? input.getTime() : input
+export const toInstant = (
+  input: number | Date | DateTime.DateTime,
+  field = "time",
+): number | InvalidTime => {
+  const ms =
+    input instanceof Date
+      ? input.getTime()
+      : DateTime.isDateTime(input)
+        ? DateTime.toEpochMillis(input)
+        : input
   if (typeof ms !== "number" || !Number.isSafeInteger(ms)) {
     return new InvalidTime({
       field,

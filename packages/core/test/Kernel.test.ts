@@ -43,6 +43,7 @@ describe("models", () => {
     expect(run.toJSON()).toEqual({
       id: t,
       generation: 1,
+      slot: 10,
       scheduledFor: 10,
       startedAt: 10,
       attempt: 1,
@@ -55,6 +56,7 @@ describe("models", () => {
       kind: "ran",
       id: t,
       generation: 1,
+      slot: 10,
       scheduledFor: 10,
       startedAt: 10,
       attempt: 1,
