@@ -298,6 +298,54 @@ describe("§3 cron", () => {
     expect(seen).toEqual([4, 5, 6, 7, 8].map((h) => at(`2026-11-01T0${h}:00:00Z`)))
   })
 
+  // Every spelling of "every hour" is the same set of hours, so the fall-back rule must give
+  // them the same slots: the rule follows the matching hours, not the text of the hour field.
+  describe.each([
+    {
+      // 01:00 local repeats: 01:00 EDT (05:00Z), then 01:00 EST (06:00Z).
+      zone: "America/New_York",
+      from: "2026-11-01T03:30:00Z",
+      until: "2026-11-01T08:30:00Z",
+      hourly: ["04", "05", "06", "07", "08"].map((h) => `2026-11-01T${h}:00:00Z`),
+      fixed: "0 1 * * *",
+      once: "2026-11-01T05:00:00Z",
+    },
+    {
+      // 02:00 local repeats: 02:00 CEST (00:00Z), then 02:00 CET (01:00Z).
+      zone: "Europe/Berlin",
+      from: "2026-10-24T22:30:00Z",
+      until: "2026-10-25T03:30:00Z",
+      hourly: [
+        "2026-10-24T23:00:00Z",
+        ...["00", "01", "02", "03"].map((h) => `2026-10-25T${h}:00:00Z`),
+      ],
+      fixed: "0 2 * * *",
+      once: "2026-10-25T00:00:00Z",
+    },
+  ])("through the fall-back day in $zone", ({ zone, from, until, hourly, fixed, once }) => {
+    const slotsOf = (expression: string) => {
+      const { driver } = setup(at(from))
+      driver.scheduleUnsafe({ job: noop, schedule: Schedule.cron(expression, { timeZone: zone }) })
+      return driver.tick(at(until)).map((r) => r.scheduledFor)
+    }
+
+    it("equivalent every-hour expressions give the same slots, both occurrences of the hour", () => {
+      for (const expression of [
+        "0 * * * *",
+        "0 */1 * * *",
+        "0 0-23 * * *",
+        "0 0-12,13-23 * * *",
+        "0 0 0-23 * * *",
+      ]) {
+        expect(slotsOf(expression), expression).toEqual(hourly.map(at))
+      }
+    })
+
+    it("a fixed hour in the repeated hour still runs once, at its first occurrence", () => {
+      expect(slotsOf(fixed)).toEqual([at(once)])
+    })
+  })
+
   it("an invalid expression and an invalid zone are different errors", () => {
     const { driver } = setup()
     expect(
