@@ -434,4 +434,29 @@ describe("§3 coalesce and §4 order together", () => {
     clock.set(35)
     expect(slots(driver.tick(35))).toEqual(["x@25", "c@30"])
   })
+
+  it("a late coalescing slot merged twice before it runs records every merged slot", () => {
+    // b holds the clock from 0 to 35: c's slot 0 is late and moves to 30 (0, 10, 20 merged). d's
+    // slot 25 is earlier, so it runs first and holds the clock to 62: c's slot 30 is late again
+    // and moves to 60 (30, 40, 50 merged). The one run of c stands for all six, 0 to 50.
+    const { clock, driver } = setup(0)
+    driver.scheduleUnsafe({
+      id: "b",
+      job: taking(clock, 35),
+      schedule: Schedule.once(0),
+      priority: "high",
+    })
+    driver.scheduleUnsafe({
+      id: "c",
+      job: noop,
+      schedule: Schedule.fixedRate(10),
+      missedRuns: "coalesce",
+    })
+    driver.scheduleUnsafe({ id: "d", job: taking(clock, 27), schedule: Schedule.once(25) })
+    const records = driver.tick(62)
+    expect(slots(records)).toEqual(["b@0", "d@25", "c@60"])
+    const c = records.find((r) => r.id === "c")
+    expect(c).toMatchObject({ scheduledFor: 60, startedAt: 62 })
+    expect(c?.merged).toEqual({ first: 0, last: 50, count: 6, exact: true })
+  })
 })
