@@ -241,21 +241,29 @@ const toPeriod = (input: DurationInput): number | InvalidPeriod => {
     : ms
 }
 
-/**
- * How a cron expression treats the hour that repeats when clocks fall back (the cronie rule): an
- * expression that fires every hour or more often (hour field `*`) keeps firing by real time through
- * both occurrences of the repeated hour; one at fixed hours (`30 1 * * *`) fires once, at the first.
- * Skipped local times (spring forward) fire at the instant after the gap in both cases.
- */
-const dstOverlap = (expression: string): "both" | "earlier" => {
-  const fields = expression.trim().split(/\s+/)
-  return fields[fields.length === 6 ? 2 : 1] === "*" ? "both" : "earlier"
-}
+/** Hours in a day: an hour set this large lists every hour (the parser rejects hours outside 0–23). */
+const HOURS_PER_DAY = 24
 
 /**
- * Parses a cron expression in an IANA zone, with typed errors for each part. Pure. An expression
- * whose hour field is `*` runs through both occurrences of a repeated (fall-back) hour; one with
- * fixed hours runs once in it.
+ * Whether a parsed cron matches every hour of the day. Decided from the parsed hour set, never
+ * from the text: effect keeps a leading `*` (alone or with step 1) as the empty set, meaning
+ * unrestricted, but lists ranges such as `0-23` or `0-12,13-23` in full; all of them match the
+ * same hours.
+ */
+const matchesEveryHour = (cron: Cron.Cron): boolean =>
+  cron.hours.size === 0 || cron.hours.size === HOURS_PER_DAY
+
+/**
+ * Parses a cron expression in an IANA zone, with typed errors for each part. Pure.
+ *
+ * **Details**
+ *
+ * How the hour that repeats when clocks fall back is treated (the cronie rule, SPEC §3): an
+ * expression whose hour field matches every hour (`*`, `*` with step 1, `0-23`, …) keeps firing
+ * by real time through both occurrences of the repeated hour; one at some hours only
+ * (`30 1 * * *`) fires once, at the first. The rule is decided by the set of matching hours, so
+ * equivalent expressions always give the same slots. Skipped local times (spring forward) fire at
+ * the instant after the gap in both cases.
  *
  * @category constructors
  * @since 0.1.0
@@ -273,7 +281,7 @@ export const parseCron = (
   }
   const parsed =
     typeof expression === "string"
-      ? Cron.parse(expression, timeZone, { onDstOverlap: dstOverlap(expression) })
+      ? Cron.parse(expression, timeZone, { onDstOverlap: "earlier" })
       : undefined
   if (parsed === undefined || Result.isFailure(parsed)) {
     return new InvalidCronExpression({
@@ -284,7 +292,11 @@ export const parseCron = (
       }`,
     })
   }
-  return parsed.success
+  // The policy is fixed at parse time, and only the parsed hour set can tell which one applies:
+  // parse again with it. The expression just parsed, so this cannot throw.
+  return matchesEveryHour(parsed.success)
+    ? Cron.parseUnsafe(expression, timeZone, { onDstOverlap: "both" })
+    : parsed.success
 }
 
 const customSlot = (

@@ -134,13 +134,28 @@ describe("models", () => {
 describe("regressions", () => {
   it("runDue terminates when a catch-up task's runs take longer than its period", () => {
     const { clock, driver } = setup(0)
-    driver.scheduleUnsafe({ job: () => clock.advance(15), schedule: Schedule.fixedRate(10) })
+    // Guard: without runDue's bound this test would loop forever, and vitest cannot time out a
+    // synchronous loop, so the whole suite would hang instead of failing. Past the limit the job
+    // cancels its own task, which ends even an unbounded runDue; throwing would not, since a
+    // failed run of a recurring task just goes on to its next slot.
+    const limit = 10
+    let calls = 0
+    driver.scheduleUnsafe({
+      id: "long",
+      job: () => {
+        if (++calls >= limit) driver.cancel("long")
+        clock.advance(15)
+      },
+      schedule: Schedule.fixedRate(10),
+    })
     // Only the run due when runDue was called; the slots the long run passed are due next time.
     expect(driver.runDue()).toBe(1)
     expect(clock.now()).toBe(15)
     expect(driver.nextSlot()).toBe(10)
     expect(driver.runDue()).toBe(1) // slot 10, late, ends at 30
     expect(clock.now()).toBe(30)
+    expect(calls).toBe(2)
+    expect(driver.status("long")).toBe("scheduled")
   })
 
   it("a follow-up that only became due because a job moved the clock waits for the next runDue", () => {

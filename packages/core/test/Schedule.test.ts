@@ -1,4 +1,4 @@
-import { Duration } from "effect"
+import { type Cron, Duration } from "effect"
 import { describe, expect, it } from "vitest"
 import { Clock, Driver, MissedRun, Schedule } from "../src/index.ts"
 
@@ -117,6 +117,25 @@ describe("constructors", () => {
         value: "0 25 * * *",
       })
       expect(Schedule.parseCron("0 9 * * MON-FRI", "Europe/Berlin")).not.toHaveProperty("_tag")
+    })
+
+    it("the fall-back rule follows the set of matching hours, not how the hour field is written", () => {
+      const overlap = (expression: string) =>
+        (Schedule.parseCron(expression, "Europe/Berlin") as Cron.Cron).onDstOverlap
+      for (const everyHour of [
+        "0 * * * *",
+        "0 */1 * * *",
+        "0 0-23 * * *",
+        "0 0-12,13-23 * * *",
+        "0 0-23/1 * * *",
+        "*/30 * * * *",
+        "0 0 0-23 * * *",
+      ]) {
+        expect(overlap(everyHour), everyHour).toBe("both")
+      }
+      for (const someHours of ["0 1 * * *", "0 */2 * * *", "0 0-22 * * *", "0 0 1,2 * * *"]) {
+        expect(overlap(someHours), someHours).toBe("earlier")
+      }
     })
   })
 })

@@ -298,6 +298,54 @@ describe("§3 cron", () => {
     expect(seen).toEqual([4, 5, 6, 7, 8].map((h) => at(`2026-11-01T0${h}:00:00Z`)))
   })
 
+  // Every spelling of "every hour" is the same set of hours, so the fall-back rule must give
+  // them the same slots: the rule follows the matching hours, not the text of the hour field.
+  describe.each([
+    {
+      // 01:00 local repeats: 01:00 EDT (05:00Z), then 01:00 EST (06:00Z).
+      zone: "America/New_York",
+      from: "2026-11-01T03:30:00Z",
+      until: "2026-11-01T08:30:00Z",
+      hourly: ["04", "05", "06", "07", "08"].map((h) => `2026-11-01T${h}:00:00Z`),
+      fixed: "0 1 * * *",
+      once: "2026-11-01T05:00:00Z",
+    },
+    {
+      // 02:00 local repeats: 02:00 CEST (00:00Z), then 02:00 CET (01:00Z).
+      zone: "Europe/Berlin",
+      from: "2026-10-24T22:30:00Z",
+      until: "2026-10-25T03:30:00Z",
+      hourly: [
+        "2026-10-24T23:00:00Z",
+        ...["00", "01", "02", "03"].map((h) => `2026-10-25T${h}:00:00Z`),
+      ],
+      fixed: "0 2 * * *",
+      once: "2026-10-25T00:00:00Z",
+    },
+  ])("through the fall-back day in $zone", ({ zone, from, until, hourly, fixed, once }) => {
+    const slotsOf = (expression: string) => {
+      const { driver } = setup(at(from))
+      driver.scheduleUnsafe({ job: noop, schedule: Schedule.cron(expression, { timeZone: zone }) })
+      return driver.tick(at(until)).map((r) => r.scheduledFor)
+    }
+
+    it("equivalent every-hour expressions give the same slots, both occurrences of the hour", () => {
+      for (const expression of [
+        "0 * * * *",
+        "0 */1 * * *",
+        "0 0-23 * * *",
+        "0 0-12,13-23 * * *",
+        "0 0 0-23 * * *",
+      ]) {
+        expect(slotsOf(expression), expression).toEqual(hourly.map(at))
+      }
+    })
+
+    it("a fixed hour in the repeated hour still runs once, at its first occurrence", () => {
+      expect(slotsOf(fixed)).toEqual([at(once)])
+    })
+  })
+
   it("an invalid expression and an invalid zone are different errors", () => {
     const { driver } = setup()
     expect(
@@ -385,5 +433,30 @@ describe("§3 coalesce and §4 order together", () => {
     driver.scheduleUnsafe({ id: "x", job: noop, schedule: Schedule.at(25) })
     clock.set(35)
     expect(slots(driver.tick(35))).toEqual(["x@25", "c@30"])
+  })
+
+  it("a late coalescing slot merged twice before it runs records every merged slot", () => {
+    // b holds the clock from 0 to 35: c's slot 0 is late and moves to 30 (0, 10, 20 merged). d's
+    // slot 25 is earlier, so it runs first and holds the clock to 62: c's slot 30 is late again
+    // and moves to 60 (30, 40, 50 merged). The one run of c stands for all six, 0 to 50.
+    const { clock, driver } = setup(0)
+    driver.scheduleUnsafe({
+      id: "b",
+      job: taking(clock, 35),
+      schedule: Schedule.once(0),
+      priority: "high",
+    })
+    driver.scheduleUnsafe({
+      id: "c",
+      job: noop,
+      schedule: Schedule.fixedRate(10),
+      missedRuns: "coalesce",
+    })
+    driver.scheduleUnsafe({ id: "d", job: taking(clock, 27), schedule: Schedule.once(25) })
+    const records = driver.tick(62)
+    expect(slots(records)).toEqual(["b@0", "d@25", "c@60"])
+    const c = records.find((r) => r.id === "c")
+    expect(c).toMatchObject({ scheduledFor: 60, startedAt: 62 })
+    expect(c?.merged).toEqual({ first: 0, last: 50, count: 6, exact: true })
   })
 })
