@@ -83,5 +83,5 @@ describe("README examples", () => {
       return where + ts.flattenDiagnosticMessageText(d.messageText, "\n")
     })
     expect(problems).toEqual([])
-  }, 60_000)
+  }, 120_000)
 })

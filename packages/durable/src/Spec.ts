@@ -49,7 +49,12 @@ export const fromSchedule = (
     case "FixedDelay":
       return { kind: "fixed-delay", period: millis(schedule.period) }
     case "Cron":
-      return { kind: "cron", expression: schedule.expression, timeZone: schedule.timeZone }
+      return typeof schedule.expression === "string"
+        ? { kind: "cron", expression: schedule.expression, timeZone: schedule.timeZone }
+        : notDurable(
+            schedule,
+            "schedule: a parsed Cron object is not stored; give the cron expression as a string",
+          )
     case "Custom":
       return notDurable(schedule)
   }
@@ -61,13 +66,10 @@ export const fromSchedule = (
  * @category constructors
  * @since 0.1.0
  */
-export const notDurable = (schedule: unknown): NotDurable =>
-  new NotDurable({
-    field: "schedule",
-    value: schedule,
-    message:
-      "schedule: a custom schedule's next() is a function and cannot be stored, so it cannot survive a restart; use once/at/fixedRate/fixedDelay/cron, or the in-memory Scheduler",
-  })
+export const notDurable = (
+  schedule: unknown,
+  message = "schedule: a custom schedule's next() is a function and cannot be stored, so it cannot survive a restart; use once/at/fixedRate/fixedDelay/cron, or the in-memory Scheduler",
+): NotDurable => new NotDurable({ field: "schedule", value: schedule, message })
 
 /** A period the core has validated: always whole, positive ms here. */
 const millis = (input: Time.DurationInput): number => {

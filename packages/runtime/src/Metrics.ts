@@ -1,20 +1,57 @@
 /**
- * The scheduler's metrics, as effect `Metric`s in the default registry (or the one you provide
- * when the layer is built). Names are stable: dashboards can rely on them.
+ * The scheduler's metrics, as effect `Metric`s in the metric registry of the layer's context
+ * (the default one, or the one you provide). Units are base units (seconds), and every series
+ * carries a `scheduler` attribute — the scheduler's `name` option — so two schedulers in one
+ * process never mix their figures (SPEC §16). Names are stable: dashboards can rely on them.
+ *
+ * | metric | kind | attributes |
+ * |---|---|---|
+ * | `tickwork_run_lateness_seconds` | histogram | `scheduler` |
+ * | `tickwork_run_duration_seconds` | histogram | `scheduler` |
+ * | `tickwork_runs_total` | counter | `scheduler`, `outcome` |
+ * | `tickwork_retries_total` | counter | `scheduler` |
+ * | `tickwork_slots_missed_total` | counter | `scheduler`, `cause`, `policy` |
+ * | `tickwork_tasks_pending` | gauge | `scheduler` |
+ * | `tickwork_runs_in_flight` | gauge | `scheduler` |
+ *
+ * **Example** (Reading a scheduler's run count)
+ *
+ * ```ts
+ * import { Effect, Metric } from "effect"
+ * import { Metrics } from "@tickwork/runtime"
+ *
+ * const succeeded = Metric.value(Metrics.forScheduler("billing").runs.succeeded)
+ * ```
  *
  * @since 0.1.0
  */
 import { Metric } from "effect"
 
+/** Bucket bounds in seconds: 1 ms to 5 minutes. */
+const secondsBoundaries = [
+  0, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 300,
+]
+
 /**
- * Run lateness, `startedAt - scheduledFor`, in ms.
+ * Run lateness, `startedAt - due time`, in seconds.
  *
  * @category models
  * @since 0.1.0
  */
-export const lateness = Metric.histogram("tickwork_run_lateness_ms", {
-  description: "startedAt - scheduledFor of each run, in milliseconds",
-  boundaries: [0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 5_000, 30_000],
+export const lateness = Metric.histogram("tickwork_run_lateness_seconds", {
+  description: "how late each run started after it was due, in seconds",
+  boundaries: secondsBoundaries,
+})
+
+/**
+ * Run duration, `finishedAt - startedAt`, in seconds.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const duration = Metric.histogram("tickwork_run_duration_seconds", {
+  description: "how long each run took, in seconds",
+  boundaries: secondsBoundaries,
 })
 
 /**
@@ -25,24 +62,39 @@ export const lateness = Metric.histogram("tickwork_run_lateness_ms", {
  */
 export type OutcomeKind = "succeeded" | "failed" | "defect" | "interrupted" | "timed-out"
 
-const runs = Metric.counter("tickwork_runs_total", {
+/**
+ * Runs finished, by `outcome`.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const runs = Metric.counter("tickwork_runs_total", {
   description: "runs finished, by outcome",
   incremental: true,
 })
 
 /**
- * Runs finished, one series per outcome kind (attribute `outcome`).
+ * Failed runs followed by a retry of the same slot.
  *
  * @category models
  * @since 0.1.0
  */
-export const runsByOutcome: Readonly<Record<OutcomeKind, Metric.Counter<number>>> = {
-  succeeded: Metric.withAttributes(runs, { outcome: "succeeded" }),
-  failed: Metric.withAttributes(runs, { outcome: "failed" }),
-  defect: Metric.withAttributes(runs, { outcome: "defect" }),
-  interrupted: Metric.withAttributes(runs, { outcome: "interrupted" }),
-  "timed-out": Metric.withAttributes(runs, { outcome: "timed-out" }),
-}
+export const retries = Metric.counter("tickwork_retries_total", {
+  description: "retries scheduled after a failed run",
+  incremental: true,
+})
+
+/**
+ * Slots that got no run of their own, by `cause` (`late`, `overlap`, `late-and-overlap`) and
+ * `policy` (`coalesce`, `skip`).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const slotsMissed = Metric.counter("tickwork_slots_missed_total", {
+  description: "grid slots coalesced or skipped, by cause and policy",
+  incremental: true,
+})
 
 /**
  * Tasks in `scheduled`.
@@ -63,3 +115,59 @@ export const pending = Metric.gauge("tickwork_tasks_pending", {
 export const running = Metric.gauge("tickwork_runs_in_flight", {
   description: "runs handed to workers and not finished",
 })
+
+/**
+ * One scheduler's series of every metric: the metrics above with `scheduler: name` (and the
+ * outcome, cause and policy attributes) bound once, so updating them allocates nothing.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface SchedulerMetrics {
+  readonly name: string
+  readonly lateness: Metric.Histogram<number>
+  readonly duration: Metric.Histogram<number>
+  readonly runs: Readonly<Record<OutcomeKind, Metric.Counter<number>>>
+  readonly retries: Metric.Counter<number>
+  /** The series of slots missed for `cause` under `policy`. */
+  readonly slotsMissed: (cause: string, policy: "coalesce" | "skip") => Metric.Counter<number>
+  readonly pending: Metric.Gauge<number>
+  readonly running: Metric.Gauge<number>
+}
+
+/**
+ * The series of the scheduler named `name`. Cheap to call (a few objects); the scheduler builds
+ * them once.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const forScheduler = (name: string): SchedulerMetrics => {
+  const scheduler = { scheduler: name }
+  const runsOf = (outcome: OutcomeKind) => Metric.withAttributes(runs, { ...scheduler, outcome })
+  const missed = new Map<string, Metric.Counter<number>>()
+  return {
+    name,
+    lateness: Metric.withAttributes(lateness, scheduler),
+    duration: Metric.withAttributes(duration, scheduler),
+    runs: {
+      succeeded: runsOf("succeeded"),
+      failed: runsOf("failed"),
+      defect: runsOf("defect"),
+      interrupted: runsOf("interrupted"),
+      "timed-out": runsOf("timed-out"),
+    },
+    retries: Metric.withAttributes(retries, scheduler),
+    slotsMissed: (cause, policy) => {
+      const key = `${cause}/${policy}`
+      let metric = missed.get(key)
+      if (metric === undefined) {
+        metric = Metric.withAttributes(slotsMissed, { ...scheduler, cause, policy })
+        missed.set(key, metric)
+      }
+      return metric
+    },
+    pending: Metric.withAttributes(pending, scheduler),
+    running: Metric.withAttributes(running, scheduler),
+  }
+}

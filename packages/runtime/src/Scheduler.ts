@@ -33,34 +33,60 @@ import { Errors, Kernel, Random, type Task, Time } from "@tickwork/core"
 import {
   Clock,
   Context,
-  Deferred,
   Effect,
   Layer,
   Option,
   PubSub,
-  type Scope,
+  References,
+  Scope,
   Stream,
   Tracer,
 } from "effect"
-import {
-  Engine,
-  type Job,
-  type Listener,
-  type ShutdownPolicy,
-  type ShutdownReport,
-} from "./internal/engine.ts"
+import { TimingActor } from "./internal/actor.ts"
 import { combine, Inspection, type InspectObserver, registry } from "./internal/inspection.ts"
-import type * as Ledger from "./Ledger.ts"
+import * as Ledger from "./Ledger.ts"
+import * as Metrics from "./Metrics.ts"
+import { type Listener, Recorder } from "./Recorder.ts"
+import type { CurrentRun } from "./Run.ts"
+import type { PoolJob } from "./WorkerPool.ts"
 
-export type {
-  AcceptedOptions,
-  Listener,
-  ShutdownPolicy,
-  ShutdownReport,
-} from "./internal/engine.ts"
+export type { AcceptedOptions, Listener } from "./Recorder.ts"
 
 /**
- * A job: an Effect, or a function from the run's info to an Effect.
+ * How closing the scheduler treats pending and running work.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type ShutdownPolicy = "drain" | "cancel" | "interrupt"
+
+/**
+ * What closing the scheduler did.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface ShutdownReport {
+  readonly policy: ShutdownPolicy
+  /** Tasks still `scheduled` when it closed (never started; `drain` leaves them so). */
+  readonly pending: ReadonlyArray<Task.TaskId>
+  /** Runs that finished during the shutdown, with any outcome but `interrupted`. */
+  readonly finished: ReadonlyArray<Task.TaskId>
+  /** Tasks the shutdown cancelled (pending ones, under `cancel` and `interrupt`). */
+  readonly cancelled: ReadonlyArray<Task.TaskId>
+  /** Runs interrupted by the shutdown (policy `interrupt`, or past `shutdownTimeout`). */
+  readonly interrupted: ReadonlyArray<Task.TaskId>
+  /**
+   * Runs still going after `shutdownTimeout` and the grace that follows its interruption (a job
+   * that masks interruption): the scheduler closed without them.
+   */
+  readonly abandoned: ReadonlyArray<Task.TaskId>
+}
+
+/**
+ * A job: an Effect, or a function from the run's info to an Effect. Each run provides a `Scope`
+ * of its own (closed when the run ends) and {@link CurrentRun}; any other requirement is met by
+ * the services where the task was scheduled.
  *
  * @category models
  * @since 0.1.0
@@ -83,16 +109,29 @@ export interface ScheduleOptions<A, E, R> extends Omit<Kernel.TaskOptions<unknow
 }
 
 /**
+ * What a job may require beyond the caller's services: the run's own `Scope` and
+ * {@link CurrentRun}, both provided per run.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type RunServices = Scope.Scope | CurrentRun
+
+/**
  * Counts by state, plus the runtime's own figures.
  *
  * @category models
  * @since 0.1.0
  */
 export interface SchedulerStats extends Kernel.Stats {
+  /** The scheduler's `name` (its metrics' `scheduler` attribute). */
+  readonly name: string
   readonly workers: number
   readonly closed: boolean
   /** Times the timing actor woke up (from a sleep toward a slot, or by a signal). */
   readonly actorWakes: number
+  /** Listener calls that threw (each logged once per callback; none stops the scheduler). */
+  readonly listenerErrors: number
 }
 
 /**
@@ -104,15 +143,22 @@ export interface SchedulerStats extends Kernel.Stats {
 export interface SchedulerShape {
   /**
    * Accepts a task; fails with the typed error of its first bad option (nothing changes) or
-   * with `SchedulerClosed`. O(log n).
+   * with `SchedulerClosed`. The job may require the services where it is scheduled (captured
+   * now: services only, not the caller's span or log annotations), a `Scope` (its run's own)
+   * and {@link CurrentRun}. O(log n).
    */
   readonly schedule: <A, E, R>(
     options: ScheduleOptions<A, E, R>,
-  ) => Effect.Effect<Task.TaskId, Errors.ScheduleError | Errors.SchedulerClosed, R>
+  ) => Effect.Effect<
+    Task.TaskId,
+    Errors.ScheduleError | Errors.SchedulerClosed,
+    Exclude<R, RunServices>
+  >
   /**
    * Cancels a scheduled or running task: true if it was one of those. A running run finishes
    * and reports its outcome (cooperative), unless `interrupt` is set: then its fiber is
-   * interrupted (outcome `interrupted`) before this returns.
+   * interrupted (outcome `interrupted`) before this returns. A job that cancels its own task
+   * with `interrupt` is interrupted at that point.
    */
   readonly cancel: (
     id: string,
@@ -137,12 +183,17 @@ export interface SchedulerShape {
 }
 
 /**
- * Layer options.
+ * Layer options. An unknown key is an `InvalidOption` naming it.
  *
  * @category models
  * @since 0.1.0
  */
 export interface SchedulerOptions {
+  /**
+   * The scheduler's name: its metrics' `scheduler` attribute, so two schedulers in one process
+   * report apart. Default `"default"`.
+   */
+  readonly name?: string
   /** Runs in flight at most. Default 4. */
   readonly workers?: number
   /** Final-task retention (count and age). Default: 10,000 final tasks, no age limit. */
@@ -151,24 +202,35 @@ export interface SchedulerOptions {
   readonly shutdown?: ShutdownPolicy
   /** How long shutdown waits for running runs before interrupting them. Default 30 s. */
   readonly shutdownTimeout?: Time.DurationInput
+  /**
+   * After that interruption, how long shutdown waits for runs that ignore it before closing
+   * without them (listed as `abandoned`). Default 5 s.
+   */
+  readonly shutdownGrace?: Time.DurationInput
   /** Called with the shutdown report (it is also logged). */
   readonly onShutdown?: (report: ShutdownReport) => void
   /** Run timeout for tasks that set none. Default: none. */
   readonly defaultTimeout?: Time.DurationInput
-  /** Seed for retry jitter. Default 0. */
+  /**
+   * Seed for retry jitter. Default: a random seed per scheduler, so the retries of a fleet
+   * (or of one process across restarts) do not fire in lockstep. Give one for repeatable runs.
+   */
   readonly seed?: number
   /** Occurrence records kept per task (0 = none). Default 32. */
   readonly ledgerPerTask?: number
   /** Buffer of the occurrence stream per subscriber. Default 10,000. */
   readonly streamCapacity?: number
   /**
-   * A span per run (`tickwork.run`, with the task id, slot, attempt, run number and lateness).
-   * `"auto"` (default): on when the layer is built with a tracer other than Effect's built-in
-   * one (e.g. an OpenTelemetry exporter), off otherwise — a span costs ~1 µs per run.
+   * A root span per run (`tickwork.run`, linked to the span that scheduled the task, with the
+   * task id, slot, due time, attempt, run number and lateness). `"auto"` (default): on when the
+   * layer is built with a tracer other than Effect's built-in one (e.g. an OpenTelemetry
+   * exporter), off otherwise — a span costs ~1 µs per run.
    */
   readonly spans?: boolean | "auto"
   /** Annotate each run's logs with `tickwork.task`, `tickwork.slot`, `tickwork.attempt`. Default true. */
   readonly logAnnotations?: boolean
+  /** Log a failed or timed-out run at Warning and a defect at Error. Default true. */
+  readonly logFailures?: boolean
   /** Hears every acceptance, start, completion and cancellation (inspection). */
   readonly listener?: Listener
   /**
@@ -182,6 +244,27 @@ export interface SchedulerOptions {
   readonly inspect?: InspectObserver
 }
 
+const schedulerOptionKeys: ReadonlySet<string> = new Set([
+  "name",
+  "workers",
+  "retention",
+  "shutdown",
+  "shutdownTimeout",
+  "shutdownGrace",
+  "onShutdown",
+  "defaultTimeout",
+  "seed",
+  "ledgerPerTask",
+  "streamCapacity",
+  "spans",
+  "logAnnotations",
+  "logFailures",
+  "listener",
+  "inspect",
+])
+
+const scheduleOptionKeys: ReadonlySet<string> = new Set([...Kernel.taskOptionKeys, "timeout"])
+
 /**
  * The Scheduler service.
  *
@@ -194,6 +277,9 @@ export class Scheduler extends Context.Service<Scheduler, SchedulerShape>()(
 
 /** Epoch ms from the monotonic clock, whole: never steps back or forward with the wall clock. */
 const monotonicNow = (): number => Math.floor(performance.timeOrigin + performance.now())
+
+/** A fresh 32-bit seed for a scheduler's jitter. */
+const randomSeed = (): number => crypto.getRandomValues(new Uint32Array(1))[0] as number
 
 const optionError = (field: string, value: unknown, rule: string) =>
   new Errors.InvalidOption({ field, value, message: `${field} ${rule}, got ${Errors.show(value)}` })
@@ -211,8 +297,33 @@ const millis = (field: string, input: Time.DurationInput | undefined, fallback: 
     : Time.toMillisWith(input, (reason) => optionError(field, input, reason))
 
 /**
+ * Fiber-local values a caller's context carries that must not follow a task into its runs
+ * (SPEC §16): the caller's span and Scope, its log annotations and log spans, its span
+ * annotations and links, and its stack frame.
+ */
+const fiberLocals: ReadonlyArray<string> = [
+  Tracer.ParentSpan.key,
+  Scope.Scope.key,
+  References.CurrentLogAnnotations.key,
+  References.CurrentLogSpans.key,
+  References.CurrentStackFrame.key,
+  References.CurrentLogLevel.key,
+  References.TracerSpanAnnotations.key,
+  References.TracerSpanLinks.key,
+]
+
+/** `context` without its fiber-local values (a new context only when it has some). */
+const withoutFiberLocals = (context: Context.Context<never>): Context.Context<never> => {
+  const map = context.mapUnsafe
+  if (!fiberLocals.some((key) => map.has(key))) return context
+  const services = new Map(map)
+  for (const key of fiberLocals) services.delete(key)
+  return Context.makeUnsafe(services)
+}
+
+/**
  * Builds a scheduler in the current scope: starts its timing actor, and on scope close applies
- * the shutdown policy. Fails with `InvalidOption` for bad options.
+ * the shutdown policy. Fails with `InvalidOption` for bad options, unknown keys included.
  *
  * @category constructors
  * @since 0.1.0
@@ -221,6 +332,15 @@ export const make = (
   options: SchedulerOptions = {},
 ): Effect.Effect<SchedulerShape, Errors.InvalidOption, Scope.Scope> =>
   Effect.gen(function* () {
+    if (typeof options !== "object" || options === null) {
+      return yield* optionError("options", options, "must be an object")
+    }
+    const unknown = Errors.unknownKey(options, schedulerOptionKeys)
+    if (unknown !== undefined) return yield* unknown
+    const name = options.name ?? "default"
+    if (typeof name !== "string" || name.length === 0) {
+      return yield* optionError("name", name, "must be a non-empty string")
+    }
     const workers = positiveInt("workers", options.workers, 4)
     if (typeof workers !== "number") return yield* workers
     const ledgerPerTask = positiveInt("ledgerPerTask", options.ledgerPerTask, 32, 0)
@@ -229,24 +349,27 @@ export const make = (
     if (typeof streamCapacity !== "number") return yield* streamCapacity
     const shutdownTimeoutMs = millis("shutdownTimeout", options.shutdownTimeout, 30_000)
     if (typeof shutdownTimeoutMs !== "number") return yield* shutdownTimeoutMs
+    const shutdownGraceMs = millis("shutdownGrace", options.shutdownGrace, 5_000)
+    if (typeof shutdownGraceMs !== "number") return yield* shutdownGraceMs
     const defaultTimeoutMs = millis("defaultTimeout", options.defaultTimeout, 0)
     if (typeof defaultTimeoutMs !== "number") return yield* defaultTimeoutMs
     const policy = options.shutdown ?? "drain"
     if (policy !== "drain" && policy !== "cancel" && policy !== "interrupt") {
       return yield* optionError("shutdown", policy, 'must be "drain", "cancel" or "interrupt"')
     }
-    const seed = options.seed ?? 0
+    const seed = options.seed ?? randomSeed()
     if (!Number.isSafeInteger(seed)) return yield* optionError("seed", seed, "must be an integer")
     const kernel = yield* Effect.try({
       try: () =>
-        new Kernel.Kernel<Job>({
+        new Kernel.Kernel<PoolJob>({
           random: Random.seeded(seed),
           ...(options.retention === undefined ? {} : { retention: options.retention }),
         }),
       catch: (error) => error as Errors.InvalidOption,
     })
 
-    const context = yield* Effect.context<never>()
+    // The layer's services, without the fiber-locals of the fiber that built it.
+    const context = withoutFiberLocals(yield* Effect.context<never>())
     // Effect's live Clock reads Date.now(), which jumps when the wall clock is stepped: a delay
     // could then fire early. Unless a Clock was provided (TestClock, or the application's own),
     // the scheduler reads the monotonic clock as epoch ms instead (as the core's system clock).
@@ -255,45 +378,59 @@ export const make = (
       ? monotonicNow
       : (yield* Clock.Clock).currentTimeMillisUnsafe.bind(yield* Clock.Clock)
     const occurrences = yield* PubSub.sliding<Ledger.Occurrence>(streamCapacity)
-    const drained = yield* Deferred.make<void>()
     const inspection = options.inspect === undefined ? undefined : new Inspection(options.inspect)
     const listener =
       inspection === undefined ? options.listener : combine(inspection, options.listener)
-    const engine = new Engine(
-      {
-        kernel,
-        workers,
-        spans:
-          options.spans === undefined || options.spans === "auto"
-            ? (yield* Tracer.Tracer) !== Tracer.nativeTracer
-            : options.spans,
-        logAnnotations: options.logAnnotations ?? true,
-        ledgerPerTask,
-        ledgerFinalTasks: options.retention?.maxFinished ?? 10_000,
-        streamCapacity,
-        shutdown: policy,
-        shutdownTimeoutMs,
-        listener,
-      },
-      context,
-      clock,
-      liveClock,
+    const recorder = new Recorder({
+      ledger: new Ledger.Store(ledgerPerTask, options.retention?.maxFinished ?? 10_000),
       occurrences,
-      drained,
-    )
-    yield* Effect.forkScoped(engine.actor)
+      listener,
+      metrics: Metrics.forScheduler(name),
+      context,
+    })
+    const actor = new TimingActor({
+      kernel,
+      recorder,
+      workers,
+      spans:
+        options.spans === undefined || options.spans === "auto"
+          ? (yield* Tracer.Tracer) !== Tracer.nativeTracer
+          : options.spans,
+      logAnnotations: options.logAnnotations ?? true,
+      logFailures: options.logFailures ?? true,
+      shutdown: policy,
+      shutdownTimeoutMs,
+      shutdownGraceMs,
+      clock,
+      timerSleeps: liveClock,
+    })
+    yield* Effect.forkScoped(actor.run)
     // Finalizers run in reverse order: the shutdown runs before the actor is interrupted.
     yield* Effect.addFinalizer(() =>
-      Effect.flatMap(engine.shutdown(), (report) =>
-        Effect.sync(() => options.onShutdown?.(report)).pipe(
+      Effect.flatMap(actor.shutdown(), (report) =>
+        Effect.sync(() => {
+          try {
+            options.onShutdown?.(report)
+          } catch (error) {
+            return error
+          }
+          return undefined
+        }).pipe(
+          Effect.flatMap((error) =>
+            error === undefined
+              ? Effect.void
+              : Effect.logError("tickwork onShutdown threw; the scheduler closed anyway", error),
+          ),
           Effect.andThen(
             Effect.logInfo("tickwork scheduler closed").pipe(
               Effect.annotateLogs({
+                scheduler: name,
                 policy: report.policy,
                 pending: report.pending.length,
                 finished: report.finished.length,
                 cancelled: report.cancelled.length,
                 interrupted: report.interrupted.length,
+                abandoned: report.abandoned.length,
               }),
             ),
           ),
@@ -310,63 +447,66 @@ export const make = (
     let lastCaller: Context.Context<never> | undefined
     let lastMerged: Context.Context<never> = context
     const contextFor = (caller: Context.Context<never>): Context.Context<never> => {
-      if (caller === context) return context
       if (caller !== lastCaller) {
         lastCaller = caller
-        lastMerged = Context.merge(context, caller)
+        lastMerged = Context.merge(context, withoutFiberLocals(caller))
       }
       return lastMerged
     }
 
     const schedule = <A, E, R>(
       o: ScheduleOptions<A, E, R>,
-    ): Effect.Effect<Task.TaskId, Errors.ScheduleError | Errors.SchedulerClosed, R> =>
+    ): Effect.Effect<
+      Task.TaskId,
+      Errors.ScheduleError | Errors.SchedulerClosed,
+      Exclude<R, RunServices>
+    > =>
       Effect.flatMap(
-        Effect.context<R>(),
+        Effect.context<never>(),
         (
           callerContext,
         ): Effect.Effect<Task.TaskId, Errors.ScheduleError | Errors.SchedulerClosed> => {
-          if (engine.closed) return Effect.fail(closedError)
-          const timeoutMs = millis("timeout", o?.timeout, defaultTimeoutMs)
+          if (actor.closed) return Effect.fail(closedError)
+          if (typeof o !== "object" || o === null) {
+            return Effect.fail(optionError("options", o, "must be an object"))
+          }
+          const unknownOption = Errors.unknownKey(o, scheduleOptionKeys)
+          if (unknownOption !== undefined) return Effect.fail(unknownOption)
+          const { timeout, job: input, ...rest } = o
+          const timeoutMs = millis("timeout", timeout, defaultTimeoutMs)
           if (typeof timeoutMs !== "number") return Effect.fail(timeoutMs)
-          const input = o?.job
-          // The job's requirements R are met by its context, which its fiber runs with.
-          const isEffect = Effect.isEffect(input)
-          if (!isEffect && typeof input !== "function") {
+          if (!Effect.isEffect(input) && typeof input !== "function") {
             return Effect.fail(
               optionError("job", input, "must be an Effect or a function returning one"),
             )
           }
-          const job: Job = {
-            effect: isEffect ? (input as Effect.Effect<unknown, unknown>) : undefined,
-            make: isEffect ? undefined : (input as Job["make"]),
+          const job: PoolJob = {
+            job: input as PoolJob["job"],
+            // The job's requirements R are met by this context, which its runs see.
+            context: contextFor(callerContext),
             timeoutMs,
-            context: contextFor(callerContext as Context.Context<never>),
+            link: Option.getOrUndefined(Context.getOption(callerContext, Tracer.ParentSpan)),
           }
-          const id = kernel.schedule({ ...o, job }, engine.now())
-          if (typeof id !== "string") return Effect.fail(id)
-          // Listeners hear of the task before the actor may start it.
-          if (listener?.accepted !== undefined) {
-            listener.accepted(id, kernel.info(id) as Task.TaskInfo, o)
-          }
-          engine.inserted()
-          return Effect.succeed(id)
+          const id = actor.accept({ ...rest, job }, o)
+          return typeof id === "string" ? Effect.succeed(id) : Effect.fail(id)
         },
       )
 
     const service = Scheduler.of({
       schedule,
-      cancel: (id, cancelOptions) => engine.cancel(id, cancelOptions?.interrupt === true),
+      cancel: (id, cancelOptions) => actor.cancel(id, cancelOptions?.interrupt === true),
       status: (id) => Effect.sync(() => kernel.status(id)),
       info: (id) => Effect.sync(() => Option.fromNullishOr(kernel.info(id))),
       tasks: Effect.sync(() => kernel.taskIds().map((id) => kernel.info(id) as Task.TaskInfo)),
-      ledger: (id) => Effect.sync(() => engine.history(id)),
+      ledger: (id) => Effect.sync(() => actor.history(id)),
       occurrences: Stream.fromPubSub(occurrences),
       stats: Effect.sync(() => ({
         ...kernel.stats(),
+        name,
         workers,
-        closed: engine.closed,
-        actorWakes: engine.wakes,
+        closed: actor.closed,
+        actorWakes: actor.wakes,
+        listenerErrors: recorder.listenerErrors,
       })),
       nextSlot: Effect.sync(() => Option.fromNullishOr(kernel.nextSlot())),
     })

@@ -13,5 +13,11 @@ export * as Inspect from "./Inspect.ts"
 export * as Ledger from "./Ledger.ts"
 /** The scheduler's metrics. @since 0.1.0 */
 export * as Metrics from "./Metrics.ts"
+/** The recorder of occurrences and the listener it calls. @since 0.1.0 */
+export * as Recorder from "./Recorder.ts"
+/** A run inside Effect: `CurrentRun`, the timeout's failure, outcomes with their Cause. @since 0.1.0 */
+export * as Run from "./Run.ts"
 /** The Scheduler service and its layer. @since 0.1.0 */
 export * as Scheduler from "./Scheduler.ts"
+/** The bounded pool of run fibers, usable on its own. @since 0.1.0 */
+export * as WorkerPool from "./WorkerPool.ts"

@@ -8,26 +8,33 @@ const isolated = <A, E, R>(body: Effect.Effect<A, E, R>) =>
   Effect.provideService(body, Metric.MetricRegistry, new Map())
 
 describe("metrics", () => {
-  it.effect("count runs by outcome, record lateness, and gauge pending and running", () =>
-    isolated(
-      Effect.gen(function* () {
-        const s = yield* Scheduler.make({ workers: 1 })
-        yield* s.schedule({ schedule: Schedule.once(0), job: Effect.sleep(30) })
-        yield* s.schedule({ schedule: Schedule.once(10), job: Effect.fail("x") })
-        yield* s.schedule({ schedule: Schedule.once(20), job: Effect.die("y") })
-        yield* s.schedule({ schedule: Schedule.once(100), job: Effect.void })
-        yield* TestClock.adjust(50)
-        expect((yield* Metric.value(Metrics.runsByOutcome.succeeded)).count).toBe(1)
-        expect((yield* Metric.value(Metrics.runsByOutcome.failed)).count).toBe(1)
-        expect((yield* Metric.value(Metrics.runsByOutcome.defect)).count).toBe(1)
-        const lateness = yield* Metric.value(Metrics.lateness)
-        expect(lateness.count).toBe(3)
-        expect(lateness.sum).toBe(0 + 20 + 10) // the second and third waited for the only worker
-        expect(lateness.max).toBe(20)
-        expect((yield* Metric.value(Metrics.pending)).value).toBe(1)
-        expect((yield* Metric.value(Metrics.running)).value).toBe(0)
-      }),
-    ),
+  it.effect(
+    "count runs by outcome, record lateness and duration in seconds, and gauge pending and running",
+    () =>
+      isolated(
+        Effect.gen(function* () {
+          const s = yield* Scheduler.make({ workers: 1 })
+          yield* s.schedule({ schedule: Schedule.once(0), job: Effect.sleep(30) })
+          yield* s.schedule({ schedule: Schedule.once(10), job: Effect.fail("x") })
+          yield* s.schedule({ schedule: Schedule.once(20), job: Effect.die("y") })
+          yield* s.schedule({ schedule: Schedule.once(100), job: Effect.void })
+          yield* TestClock.adjust(50)
+          const m = Metrics.forScheduler("default")
+          expect((yield* Metric.value(m.runs.succeeded)).count).toBe(1)
+          expect((yield* Metric.value(m.runs.failed)).count).toBe(1)
+          expect((yield* Metric.value(m.runs.defect)).count).toBe(1)
+          const lateness = yield* Metric.value(m.lateness)
+          expect(lateness.count).toBe(3)
+          // The second and third waited for the only worker: 20 ms and 10 ms.
+          expect(lateness.sum).toBeCloseTo(0 + 0.02 + 0.01, 9)
+          expect(lateness.max).toBe(0.02)
+          const duration = yield* Metric.value(m.duration)
+          expect(duration.count).toBe(3)
+          expect(duration.max).toBe(0.03)
+          expect((yield* Metric.value(m.pending)).value).toBe(1)
+          expect((yield* Metric.value(m.running)).value).toBe(0)
+        }),
+      ),
   )
 })
 
@@ -69,11 +76,12 @@ describe("tracing and logs", () => {
         ]),
       ).toEqual([
         ["tickwork.run", "traced", 5, 1],
-        ["tickwork.run", "traced", 6, 2],
+        ["tickwork.run", "traced", 5, 2], // a retry keeps its slot
       ])
+      expect(spans[1]?.attributes["tickwork.due"]).toBe(6)
       expect(annotations).toContainEqual({
         "tickwork.task": "traced",
-        "tickwork.slot": 6,
+        "tickwork.slot": 5,
         "tickwork.attempt": 2,
       })
     }),

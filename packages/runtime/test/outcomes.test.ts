@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Data, Effect, Fiber, Stream } from "effect"
+import { Cause, Data, Effect, Fiber, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import { type Ledger, Schedule, Scheduler } from "../src/index.ts"
 
@@ -58,10 +58,15 @@ describe("outcomes (SPEC §6)", () => {
         return o?.kind === "ran" ? o.outcome : undefined
       }
       expect(yield* outcome("ok")).toEqual({ kind: "succeeded", value: 42 })
-      expect(yield* outcome("typed")).toEqual({ kind: "failed", error: new Boom({ n: 1 }) })
+      expect(yield* outcome("typed")).toMatchObject({ kind: "failed", error: new Boom({ n: 1 }) })
+      // The Cause is kept with the outcome (SPEC §16).
+      const typed = yield* outcome("typed")
+      expect(typed?.kind === "failed" && Cause.hasFails(typed.cause as Cause.Cause<unknown>)).toBe(
+        true,
+      )
       expect((yield* outcome("defect"))?.kind).toBe("defect")
       expect((yield* outcome("throws"))?.kind).toBe("defect")
-      expect(yield* outcome("hang")).toEqual({ kind: "timed-out", afterMs: 5_000 })
+      expect(yield* outcome("hang")).toMatchObject({ kind: "timed-out", afterMs: 5_000 })
       expect((yield* outcome("sync-throw"))?.kind).toBe("defect")
       const stats = yield* s.stats
       expect({

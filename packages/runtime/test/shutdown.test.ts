@@ -42,7 +42,14 @@ describe("shutdown (SPEC §12)", () => {
       expect(busyEnded()).toBe(true)
       expect(yield* s.status("later")).toBe("scheduled")
       expect(reports).toEqual([
-        { policy: "drain", pending: ["later"], finished: ["busy"], cancelled: [], interrupted: [] },
+        {
+          policy: "drain",
+          pending: ["later"],
+          finished: ["busy"],
+          cancelled: [],
+          interrupted: [],
+          abandoned: [],
+        },
       ])
     }),
   )
@@ -61,6 +68,7 @@ describe("shutdown (SPEC §12)", () => {
           finished: ["busy"],
           cancelled: ["later"],
           interrupted: [],
+          abandoned: [],
         },
       ])
     }),
@@ -82,6 +90,7 @@ describe("shutdown (SPEC §12)", () => {
           finished: [],
           cancelled: ["later"],
           interrupted: ["busy"],
+          abandoned: [],
         },
       ])
     }),
@@ -110,6 +119,7 @@ describe("shutdown (SPEC §12)", () => {
           finished: ["every"],
           cancelled: ["every"],
           interrupted: [],
+          abandoned: [],
         },
       ])
     }),
@@ -134,7 +144,14 @@ describe("shutdown (SPEC §12)", () => {
       yield* TestClock.adjust(1)
       yield* Fiber.join(closing)
       expect(reports).toEqual([
-        { policy: "drain", pending: [], finished: [], cancelled: [], interrupted: ["hung"] },
+        {
+          policy: "drain",
+          pending: [],
+          finished: [],
+          cancelled: [],
+          interrupted: ["hung"],
+          abandoned: [],
+        },
       ])
       expect((yield* s.stats).closed).toBe(true)
     }),

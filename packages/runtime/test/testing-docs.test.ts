@@ -70,7 +70,8 @@ describe("testing entry point examples", () => {
         return `${blocks[i]?.name}:${line + 1}: ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`
       })
     expect(errors).toEqual([])
-  })
+    // The compiler over every block takes seconds, more on a busy machine: bound it generously.
+  }, 120_000)
 
   // Blocks that declare vitest tests are only type-checked.
   const runnable = blocks.filter((b) => !b.code.includes('from "vitest"'))

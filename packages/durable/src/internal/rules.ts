@@ -188,6 +188,7 @@ export const afterRun = (
     kind: continuation === "retry" ? "retried" : "ran",
     id: row.id as Task.TaskId,
     generation: row.generation,
+    slot: row.slot,
     scheduledFor: row.runAt,
     startedAt: run.startedAt,
     attempt,

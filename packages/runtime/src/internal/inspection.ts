@@ -31,7 +31,7 @@ import {
   type SnapshotFrom,
 } from "xstate"
 import type * as Ledger from "../Ledger.ts"
-import type { AcceptedOptions, Listener } from "./engine.ts"
+import type { AcceptedOptions, Listener } from "../Recorder.ts"
 
 /** What XState's `createActor(logic, { inspect })` takes. */
 export type InspectObserver =

@@ -38,7 +38,8 @@ import * as Scheduler from "../Scheduler.ts"
  *
  * Defaults that differ from the Scheduler's: `workers: 1` (runs one at a time, in SPEC §4 order:
  * deterministic), `shutdown: "interrupt"` (closing a test never waits on virtual time for a run
- * that is still going), `spans: false`.
+ * that is still going), `spans: false`, `seed: 0` (the same jitter every run) and
+ * `logFailures: false` (a test asserts failures through the ledger instead).
  *
  * @category models
  * @since 0.1.0
@@ -93,6 +94,8 @@ export const layer = (
     workers: 1,
     shutdown: "interrupt",
     spans: false,
+    seed: 0,
+    logFailures: false,
     ...schedulerOptions,
   }).pipe(Layer.provideMerge(setStart), Layer.provideMerge(clock), Layer.provideMerge(logs))
 }

@@ -1,0 +1,156 @@
+/**
+ * The recorder: the one place that turns what happened to a task — a run started, a run
+ * finished, a task accepted or cancelled — into ledger records, the occurrence stream, metrics
+ * and the listener's calls (inspection). The timing actor calls it; nothing else records.
+ *
+ * Listener calls are isolated: a listener that throws is logged once per callback (with its
+ * origin and the error) and counted in {@link Recorder.listenerErrors}; it never breaks the
+ * actor, and later calls still go to it.
+ *
+ * @since 0.1.0
+ */
+import type { Task } from "@tickwork/core"
+import { type Context, Effect, PubSub } from "effect"
+import * as Ledger from "./Ledger.ts"
+import type * as Metrics from "./Metrics.ts"
+
+/**
+ * The options a task was accepted with, as a listener sees them.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface AcceptedOptions {
+  readonly schedule: unknown
+  readonly priority?: Task.Priority | undefined
+  readonly retry?: { readonly maxRetries?: number } | undefined
+  readonly missedRuns?: string | undefined
+  readonly pauseAfterConsecutiveFailures?: number | undefined
+}
+
+/**
+ * What an observer of a scheduler hears, in the order things happen. Each callback runs inside
+ * the timing actor's synchronous step: it should be quick. One that throws is logged and
+ * counted, and changes nothing.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Listener {
+  /** A task was accepted; `options` are the schedule options it was given (job included). */
+  readonly accepted?: (id: Task.TaskId, info: Task.TaskInfo, options: AcceptedOptions) => void
+  readonly started?: (run: Task.RunInfo) => void
+  readonly completed?: (record: Task.RunRecord) => void
+  readonly cancelled?: (occurrence: Ledger.Cancelled) => void
+}
+
+type Callback = keyof Listener
+
+/**
+ * Records occurrences for one scheduler.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export class Recorder {
+  readonly ledger: Ledger.Store
+  readonly occurrences: PubSub.PubSub<Ledger.Occurrence>
+  /** Listener calls that threw. */
+  listenerErrors = 0
+  private readonly listener: Listener | undefined
+  private readonly metrics: Metrics.SchedulerMetrics
+  /** The scheduler's services: the metric registry and the logger the records go to. */
+  private readonly context: Context.Context<never>
+  /** Callbacks that have thrown already (each is logged once). */
+  private readonly logged = new Set<Callback>()
+
+  constructor(options: {
+    readonly ledger: Ledger.Store
+    readonly occurrences: PubSub.PubSub<Ledger.Occurrence>
+    readonly listener: Listener | undefined
+    readonly metrics: Metrics.SchedulerMetrics
+    readonly context: Context.Context<never>
+  }) {
+    this.ledger = options.ledger
+    this.occurrences = options.occurrences
+    this.listener = options.listener
+    this.metrics = options.metrics
+    this.context = options.context
+  }
+
+  /** A task was accepted. */
+  accepted(id: Task.TaskId, info: () => Task.TaskInfo, options: AcceptedOptions): void {
+    const l = this.listener
+    if (l?.accepted !== undefined) this.call("accepted", () => l.accepted?.(id, info(), options))
+  }
+
+  /** A run started: its lateness is measured now. */
+  started(run: Task.RunInfo): void {
+    this.metrics.lateness.updateUnsafe((run.startedAt - run.scheduledFor) / 1000, this.context)
+    const l = this.listener
+    if (l?.started !== undefined) this.call("started", () => l.started?.(run))
+  }
+
+  /**
+   * A run finished and the kernel applied it (`record`): its records, in order — slots merged
+   * into it before it started, the run, slots its policy dropped when it ended — and its metrics.
+   * `row` is the task's kernel row.
+   */
+  finished(row: number, record: Task.RunRecord): void {
+    const m = this.metrics
+    const context = this.context
+    m.runs[record.outcome.kind].updateUnsafe(1, context)
+    m.duration.updateUnsafe((record.finishedAt - record.startedAt) / 1000, context)
+    if (record.continuation === "retry") m.retries.updateUnsafe(1, context)
+    if (record.merged !== undefined) {
+      const merged = Ledger.merged(record, record.merged)
+      m.slotsMissed(merged.cause, "coalesce").updateUnsafe(merged.count, context)
+      this.add(row, merged, false)
+    }
+    this.add(row, Ledger.ran(record), record.continuation === "final")
+    if (record.dropped !== undefined) {
+      const missed = Ledger.missed(record, record.dropped)
+      m.slotsMissed(missed.cause, missed.kind === "coalesced" ? "coalesce" : "skip").updateUnsafe(
+        missed.count,
+        context,
+      )
+      this.add(row, missed, false)
+    }
+    const l = this.listener
+    if (l?.completed !== undefined) this.call("completed", () => l.completed?.(record))
+  }
+
+  /** A task was cancelled (from `scheduled` or `running`). */
+  cancelled(row: number, occurrence: Ledger.Cancelled): void {
+    this.add(row, occurrence, true)
+    const l = this.listener
+    if (l?.cancelled !== undefined) this.call("cancelled", () => l.cancelled?.(occurrence))
+  }
+
+  /** Sets the pending and in-flight gauges. */
+  gauges(pending: number, inFlight: number): void {
+    this.metrics.pending.updateUnsafe(pending, this.context)
+    this.metrics.running.updateUnsafe(inFlight, this.context)
+  }
+
+  private add(row: number, occurrence: Ledger.Occurrence, final: boolean): void {
+    this.ledger.add(row, occurrence, final)
+    PubSub.publishUnsafe(this.occurrences, occurrence)
+  }
+
+  private call(origin: Callback, f: () => void): void {
+    try {
+      f()
+    } catch (error) {
+      this.listenerErrors++
+      if (this.logged.has(origin)) return
+      this.logged.add(origin)
+      Effect.runForkWith(this.context)(
+        Effect.logError(
+          `tickwork listener.${origin} threw; the scheduler carries on (logged once per callback)`,
+          error,
+        ),
+      )
+    }
+  }
+}

@@ -1,0 +1,260 @@
+/**
+ * A bounded pool of run fibers: it runs Effect jobs the way SPEC §16 says a run behaves, and
+ * reports each run's `Exit` (with its whole `Cause`) to one callback. It knows nothing of
+ * schedules or tasks: the timing actor (and the durable store) decide what runs and what an
+ * outcome means; the pool only runs.
+ *
+ * Each run:
+ * - gets its own `Scope`, closed when the job ends, before its exit is reported;
+ * - sees the services it was given plus {@link Run.CurrentRun}, and nothing of the fiber that
+ *   scheduled it (span, log annotations): its span is a root span linked to the scheduling span;
+ * - is interrupted after its timeout and then fails with {@link Run.RunTimedOut};
+ * - logs a failure at Warning and a defect at Error (unless turned off).
+ *
+ * At most `workers` runs are in flight: {@link WorkerPool.start} is called only while
+ * {@link WorkerPool.free} is positive. A run's fiber starts at once, so a job that finishes
+ * synchronously reports before `start` returns.
+ *
+ * @since 0.1.0
+ */
+import type { Task } from "@tickwork/core"
+import {
+  type Cause,
+  Context,
+  Effect,
+  type Exit,
+  Fiber,
+  References,
+  Scope,
+  type Tracer,
+} from "effect"
+import { CurrentRun, RunTimedOut } from "./Run.ts"
+
+/**
+ * A job for one run: an Effect, or a function from the run's info to one. The requirements are
+ * met by {@link PoolJob.context}, plus a `Scope` and {@link CurrentRun} the pool provides.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type RunJob =
+  | Effect.Effect<unknown, unknown, unknown>
+  | ((run: Task.RunInfo) => Effect.Effect<unknown, unknown, unknown>)
+
+/**
+ * What the pool needs to run a job.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface PoolJob {
+  readonly job: RunJob
+  /** The services the run sees (a `Scope` and `CurrentRun` are added per run). */
+  readonly context: Context.Context<never>
+  /** Interrupt the run after this many ms and report it `timed-out`; 0 = never. */
+  readonly timeoutMs: number
+  /** The span that scheduled the task: the run's root span links to it. */
+  readonly link: Tracer.AnySpan | undefined
+}
+
+/**
+ * Pool options.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface PoolOptions<T> {
+  /** Runs in flight at most (>= 1). */
+  readonly workers: number
+  /** A root span `tickwork.run` per run (~1 µs each). */
+  readonly spans: boolean
+  /** Annotate each run's logs with its task id, slot and attempt. */
+  readonly logAnnotations: boolean
+  /** Log a failed or timed-out run at Warning and a defect at Error. */
+  readonly logFailures: boolean
+  /** The clock a run's `finishedAt` is read from, epoch ms. */
+  readonly now: () => number
+  /**
+   * Hears every run's end, in the order runs end, after its scope has closed. Called inside the
+   * run fiber's last step, so it must be quick and must not throw.
+   */
+  readonly onEnd: (token: T, exit: Exit.Exit<unknown, unknown>, finishedAt: number) => void
+}
+
+/**
+ * A bounded pool of run fibers; `T` is what the caller tags each run with (the kernel's run,
+ * a durable claim) and gets back in `onEnd`.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export class WorkerPool<T> {
+  readonly workers: number
+  private readonly options: PoolOptions<T>
+  /** The run in each worker slot, or undefined when the slot is free. */
+  private readonly tokens: Array<T | undefined>
+  /** Each busy slot's fiber; undefined until `runForkWith` returns (the job may end first). */
+  private readonly fibers: Array<Fiber.Fiber<unknown, unknown> | undefined>
+  private readonly freeSlots: Array<number>
+  /** One exit observer per slot, made once. */
+  private readonly observers: Array<(exit: Exit.Exit<unknown, unknown>) => void>
+
+  constructor(options: PoolOptions<T>) {
+    this.options = options
+    this.workers = options.workers
+    this.tokens = new Array(options.workers).fill(undefined)
+    this.fibers = new Array(options.workers).fill(undefined)
+    this.freeSlots = Array.from({ length: options.workers }, (_, k) => options.workers - 1 - k)
+    this.observers = Array.from({ length: options.workers }, (_, slot) => (exit) => {
+      const token = this.tokens[slot] as T
+      this.tokens[slot] = undefined
+      this.fibers[slot] = undefined
+      this.freeSlots.push(slot)
+      this.options.onEnd(token, exit, this.options.now())
+    })
+  }
+
+  /** Worker slots free now. */
+  get free(): number {
+    return this.freeSlots.length
+  }
+
+  /** Runs in flight. */
+  get inFlight(): number {
+    return this.workers - this.freeSlots.length
+  }
+
+  /** The tokens of the runs in flight. O(workers). */
+  running(): Array<T> {
+    const out: Array<T> = []
+    for (const token of this.tokens) if (token !== undefined) out.push(token)
+    return out
+  }
+
+  /**
+   * Starts a run on a free worker slot (call only while {@link free} > 0). Its fiber begins at
+   * once; its end comes back through `onEnd`. A job function that throws is a defect.
+   */
+  start(token: T, run: Task.RunInfo, job: PoolJob): void {
+    const o = this.options
+    let effect: Effect.Effect<unknown, unknown, unknown>
+    if (typeof job.job === "function") {
+      try {
+        effect = job.job(run)
+      } catch (defect) {
+        effect = Effect.die(defect)
+      }
+    } else {
+      effect = job.job
+    }
+    // One map per run: the services, the run's Scope and CurrentRun, its log annotations.
+    const scope = Scope.makeUnsafe()
+    const services = new Map(job.context.mapUnsafe)
+    services.set(Scope.Scope.key, scope)
+    services.set(CurrentRun.key, run)
+    if (o.logAnnotations) {
+      const annotations = services.get(References.CurrentLogAnnotations.key) as
+        | Readonly<Record<string, unknown>>
+        | undefined
+      services.set(References.CurrentLogAnnotations.key, {
+        ...annotations,
+        "tickwork.task": run.id,
+        "tickwork.slot": run.slot,
+        "tickwork.attempt": run.attempt,
+      })
+    }
+    // The scope closes when the job ends (timeout included), before the exit is reported.
+    effect = Effect.onExit(effect, (exit) => Scope.close(scope, exit))
+    if (job.timeoutMs > 0) {
+      const afterMs = job.timeoutMs
+      effect = Effect.timeoutOrElse(effect, {
+        duration: afterMs,
+        orElse: () => Effect.fail(new RunTimedOut(afterMs)),
+      })
+    }
+    if (o.logFailures) effect = Effect.tapCause(effect, (cause) => logFailure(run, cause))
+    if (o.spans) {
+      effect = effect.pipe(
+        Effect.withSpan(
+          "tickwork.run",
+          {
+            root: true,
+            links: job.link === undefined ? [] : [{ span: job.link, attributes: {} }],
+            attributes: {
+              "tickwork.task": run.id,
+              "tickwork.slot": run.slot,
+              "tickwork.due": run.scheduledFor,
+              "tickwork.attempt": run.attempt,
+              "tickwork.run_number": run.runNumber,
+              "tickwork.lateness_ms": run.startedAt - run.scheduledFor,
+            },
+          },
+          // The stack would point into the pool, and capturing it costs ~4 µs per run.
+          { captureStackTrace: false },
+        ),
+      )
+    }
+    const slot = this.freeSlots.pop() as number
+    this.tokens[slot] = token
+    const fiber = Effect.runForkWith(Context.makeUnsafe(services))(
+      effect as Effect.Effect<unknown, unknown>,
+    )
+    this.fibers[slot] = fiber
+    // Called at once when the job has already ended (synchronously).
+    fiber.addObserver(this.observers[slot] as (exit: Exit.Exit<unknown, unknown>) => void)
+  }
+
+  /**
+   * Interrupts the runs whose token matches and waits until they have ended; returns how many.
+   * A run interrupting itself (a job cancelling its own task with `interrupt`) is interrupted in
+   * place: its fiber is the current one, possibly still inside {@link start}.
+   */
+  interrupt(matches: (token: T) => boolean): Effect.Effect<number> {
+    return Effect.suspend(() => {
+      const others: Array<Fiber.Fiber<unknown, unknown>> = []
+      let self = false
+      const current = Fiber.getCurrent()
+      for (let k = 0; k < this.tokens.length; k++) {
+        const token = this.tokens[k]
+        if (token === undefined || !matches(token)) continue
+        const fiber = this.fibers[k]
+        // No fiber yet: the job is running synchronously inside start(), on the current fiber.
+        if (fiber === undefined || fiber === current) self = true
+        else others.push(fiber)
+      }
+      const count = others.length + (self ? 1 : 0)
+      const rest = others.length === 0 ? Effect.void : Fiber.interruptAll(others)
+      return self ? Effect.andThen(rest, Effect.interrupt) : Effect.as(rest, count)
+    })
+  }
+
+  /** Interrupts every run in flight and waits until they have ended. */
+  interruptAll(): Effect.Effect<void> {
+    return Effect.asVoid(this.interrupt(() => true))
+  }
+
+  /**
+   * Sends an interruption to every run in flight without waiting for them: a job that masks
+   * interruption (`Effect.uninterruptible`) cannot hold the caller.
+   */
+  interruptAllUnsafe(): void {
+    for (const fiber of this.fibers) fiber?.interruptUnsafe()
+  }
+}
+
+/** Logs a failed run at Warning and a dead one at Error, naming the task, slot and attempt. */
+const logFailure = (run: Task.RunInfo, cause: Cause.Cause<unknown>): Effect.Effect<void> => {
+  const label = `task ${run.id}, slot ${run.slot}, attempt ${run.attempt}`
+  for (const reason of cause.reasons) {
+    if (reason._tag === "Die") return Effect.logError(`tickwork run died (${label})`, cause)
+  }
+  for (const reason of cause.reasons) {
+    if (reason._tag === "Fail") {
+      return reason.error instanceof RunTimedOut
+        ? Effect.logWarning(`tickwork run timed out after ${reason.error.afterMs} ms (${label})`)
+        : Effect.logWarning(`tickwork run failed (${label})`, cause)
+    }
+  }
+  // Interrupted only: by a cancel or a shutdown, which are recorded, not errors.
+  return Effect.void
+}

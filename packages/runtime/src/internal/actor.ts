@@ -1,0 +1,377 @@
+/**
+ * @internal
+ * The timing actor: the one owner of a kernel. Accepting, cancelling, taking due runs and
+ * applying finished ones all go through it; the Scheduler service only calls its commands and
+ * reads.
+ *
+ * Ground rules:
+ * 1. The kernel is mutated only here, in short synchronous steps (JavaScript runs one at a time,
+ *    so each is atomic). A caller's `accept` or `cancel` is applied in the caller's step — a
+ *    message handled on arrival, with no queue hop — and the actor's loop takes and applies runs.
+ *    Jobs never run inside a kernel step.
+ * 2. The actor takes a run only while the pool has a free worker: the heap is the queue, and
+ *    overload shows as lateness, never as unbounded fibers.
+ * 3. A finished run comes back from the pool as an event; the actor applies the lifecycle
+ *    transition (kernel.complete) and hands the record to the recorder, in the order runs ended.
+ * 4. The actor sleeps until the earliest slot, in chunks of at most 2^31-1 ms, or until woken: by
+ *    a finished run, or by an insert earlier than the slot it sleeps toward. It never busy-waits
+ *    and never sleeps past an earlier insert.
+ */
+import type { Errors, Kernel, Task } from "@tickwork/core"
+import { Deferred, Effect, type Exit, Option } from "effect"
+import type * as Ledger from "../Ledger.ts"
+import type { AcceptedOptions, Recorder } from "../Recorder.ts"
+import { outcome } from "../Run.ts"
+import type { ShutdownPolicy, ShutdownReport } from "../Scheduler.ts"
+import { type PoolJob, WorkerPool } from "../WorkerPool.ts"
+
+/** The longest single sleep: timers above 2^31-1 ms overflow and fire at once in Node. */
+export const MAX_SLEEP_MS = 2 ** 31 - 1
+
+/** The live monotonic clock in fractional ms (the scheduler's whole-ms clock floors it). */
+const preciseNow = (): number => performance.timeOrigin + performance.now()
+
+/** Runs the actor starts in one go before it yields to other fibers and Node's timers. */
+const YIELD_EVERY = 512
+
+type Run = Kernel.Run<PoolJob>
+
+/** What the actor is built from. */
+export interface ActorConfig {
+  readonly kernel: Kernel.Kernel<PoolJob>
+  readonly recorder: Recorder
+  readonly workers: number
+  readonly spans: boolean
+  readonly logAnnotations: boolean
+  readonly logFailures: boolean
+  readonly shutdown: ShutdownPolicy
+  readonly shutdownTimeoutMs: number
+  /** After the timeout's interruption, how long to wait for runs that ignore it. */
+  readonly shutdownGraceMs: number
+  /** The runtime's time source, epoch ms. */
+  readonly clock: () => number
+  /**
+   * Sleep with one Node timer inside the park instead of racing the park against Effect.sleep.
+   * Only on the live monotonic clock: under TestClock or a provided Clock, sleeping must go
+   * through Effect's Clock.
+   */
+  readonly timerSleeps: boolean
+}
+
+export class TimingActor {
+  readonly kernel: Kernel.Kernel<PoolJob>
+  readonly pool: WorkerPool<Run>
+  readonly recorder: Recorder
+  /** No new tasks once set (SchedulerClosed). */
+  closed = false
+  /** Times the actor has woken from a park or a sleep (a busy-waiting actor would show here). */
+  wakes = 0
+
+  private readonly config: ActorConfig
+  private readonly clock: () => number
+  /** Finished runs not yet applied, in the order they ended (three parallel lists). */
+  private readonly endedRuns: Array<Run> = []
+  private readonly endedExits: Array<Exit.Exit<unknown, unknown>> = []
+  private readonly endedAt: Array<number> = []
+  /** The actor's wake-up, while it is parked. */
+  private parked: ((effect: Effect.Effect<void>) => void) | undefined = undefined
+  /** A wake that came while the actor was busy: its next park returns at once. */
+  private wakeRequested = false
+  /** Inserts with a slot before this wake the actor; -Infinity while it is busy or the pool is full. */
+  private wakeBefore = Number.NEGATIVE_INFINITY
+  /** Set by shutdown: take no more runs; end once nothing is in flight. */
+  private stopping = false
+  private readonly drained = Deferred.makeUnsafe<void>()
+  /** Filled while shutting down. */
+  private shutdownLog:
+    | {
+        finished: Array<Task.TaskId>
+        interrupted: Array<Task.TaskId>
+        cancelled: Array<Task.TaskId>
+      }
+    | undefined
+
+  constructor(config: ActorConfig) {
+    this.config = config
+    this.kernel = config.kernel
+    this.recorder = config.recorder
+    this.clock = config.clock
+    this.pool = new WorkerPool<Run>({
+      workers: config.workers,
+      spans: config.spans,
+      logAnnotations: config.logAnnotations,
+      logFailures: config.logFailures,
+      now: config.clock,
+      onEnd: (run, exit, finishedAt) => {
+        this.endedRuns.push(run)
+        this.endedExits.push(exit)
+        this.endedAt.push(finishedAt)
+        this.wake()
+      },
+    })
+  }
+
+  /** The current time, epoch ms. */
+  now(): number {
+    return this.clock()
+  }
+
+  // ---------------------------------------------------------------- commands
+
+  /**
+   * Accepts a task now: its id, or the typed error of its first bad option (nothing changed).
+   * Wakes the actor if the task is due before the slot it sleeps toward.
+   */
+  accept(
+    options: Kernel.TaskOptions<PoolJob>,
+    heard: AcceptedOptions,
+  ): Task.TaskId | Errors.ScheduleError {
+    const id = this.kernel.schedule(options, this.now())
+    if (typeof id !== "string") return id
+    // Listeners hear of the task before the actor may start it.
+    this.recorder.accepted(id, () => this.kernel.info(id) as Task.TaskInfo, heard)
+    if (this.wakeBefore !== Number.NEGATIVE_INFINITY) {
+      const next = this.kernel.nextSlot()
+      if (next !== undefined && next < this.wakeBefore) this.wake()
+    }
+    return id
+  }
+
+  /**
+   * Cancels a task (SPEC §8): true if it was scheduled or running. With `interrupt`, its running
+   * run is interrupted too (the current fiber itself when a job cancels its own task).
+   */
+  cancel(id: string, interrupt: boolean): Effect.Effect<boolean> {
+    return Effect.suspend(() => {
+      const target = this.cancelNow(id, interrupt)
+      if (target === undefined) return Effect.succeed(false)
+      if (!target.interrupt) return Effect.succeed(true)
+      return Effect.as(
+        this.pool.interrupt(
+          (run) => run.index === target.row && run.generation === target.generation,
+        ),
+        true,
+      )
+    })
+  }
+
+  /** The recent occurrences of a task, oldest first. */
+  history(id: string): ReadonlyArray<Ledger.Occurrence> {
+    const info = this.kernel.info(id)
+    return info === undefined
+      ? []
+      : this.recorder.ledger.get(this.kernel.rowOf(id), info.generation)
+  }
+
+  /** The synchronous part of {@link cancel}; `undefined` if the task was not cancellable. */
+  private cancelNow(
+    id: string,
+    interrupt: boolean,
+  ): { row: number; generation: number; interrupt: boolean } | undefined {
+    const info = this.kernel.info(id)
+    if (info === undefined || (info.state !== "scheduled" && info.state !== "running")) {
+      return undefined
+    }
+    const row = this.kernel.rowOf(id)
+    const at = this.now()
+    this.kernel.cancel(id, at)
+    const interrupting = info.state === "running" && interrupt
+    this.recorder.cancelled(row, {
+      kind: "cancelled",
+      id: info.id,
+      generation: info.generation,
+      from: info.state,
+      scheduledFor: info.scheduledFor,
+      interrupted: interrupting,
+      at,
+    })
+    return { row, generation: info.generation, interrupt: interrupting }
+  }
+
+  // ---------------------------------------------------------------- the loop
+
+  /** The actor's loop; ends after shutdown once nothing is in flight. */
+  readonly run: Effect.Effect<void> = Effect.suspend(() => this.loop())
+
+  private loop(): Effect.Effect<void> {
+    const self = this
+    const pool = this.pool
+    return Effect.gen(function* () {
+      /** Runs started since the actor last gave other fibers (and Node's timers) a turn. */
+      let taken = 0
+      for (;;) {
+        self.wakeRequested = false
+        self.wakeBefore = Number.NEGATIVE_INFINITY
+        if (self.endedRuns.length > 0) self.applyEnded()
+        if (self.stopping && pool.inFlight === 0) {
+          Deferred.doneUnsafe(self.drained, Effect.void)
+          return
+        }
+        while (!self.stopping && pool.free > 0 && taken < YIELD_EVERY) {
+          // A job that finished synchronously has already ended: apply it before taking the
+          // next run, so a retry or next slot it pushes competes in SPEC §4 order, and its
+          // records come before anything the next run publishes.
+          if (self.endedRuns.length > 0) self.applyEnded()
+          // The clock at each take: a run's startedAt is when it really starts, even deep into
+          // a backlog (on the live clock; under TestClock time stands still meanwhile).
+          const run = self.kernel.takeDue(self.now())
+          if (run === undefined) break
+          self.recorder.started(run)
+          pool.start(run, run, run.job)
+          taken++
+        }
+        if (taken >= YIELD_EVERY) {
+          // Jobs that finish synchronously keep the actor busy; let other fibers run now and then.
+          taken = 0
+          yield* Effect.yieldNow
+          continue
+        }
+        if (self.endedRuns.length > 0) continue
+        taken = 0
+        const now = self.now()
+        self.recorder.gauges(self.kernel.stats().scheduled, pool.inFlight)
+        const free = !self.stopping && pool.free > 0
+        const next = free ? self.kernel.nextSlot() : undefined
+        if (next === undefined) {
+          // Nothing to sleep toward: only a finished run or (with a free worker) any insert wakes us.
+          self.wakeBefore = free ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY
+          yield* self.park()
+        } else if (next <= self.now()) {
+          // It fell due while the runs before it were taken (the live clock moves during a
+          // turn): take it now. Sleeping here would cost a whole timer tick (>= 1 ms in Node).
+          continue
+        } else {
+          self.wakeBefore = next
+          // On the live clock, sleep to the slot's boundary from the precise time, not from the
+          // whole-ms reading: that wakes ~0.5 ms sooner on average, and still never early.
+          const ms = Math.min(
+            self.config.timerSleeps ? Math.max(1, Math.ceil(next - preciseNow())) : next - now,
+            MAX_SLEEP_MS,
+          )
+          yield* self.config.timerSleeps
+            ? self.park(ms)
+            : Effect.raceFirst(self.park(), Effect.sleep(ms))
+        }
+        self.wakes++
+      }
+    })
+  }
+
+  /**
+   * Suspends the actor until {@link wake} — or, given `ms`, until a Node timer fires after `ms`
+   * (only on the live monotonic clock). Returns at once if a wake came while the actor was busy.
+   */
+  private park(ms?: number): Effect.Effect<void> {
+    return Effect.callback<void>((resume) => {
+      if (this.wakeRequested) {
+        this.wakeRequested = false
+        resume(Effect.void)
+        return
+      }
+      this.parked = resume
+      const timer =
+        ms === undefined
+          ? undefined
+          : setTimeout(() => {
+              if (this.parked === resume) this.parked = undefined
+              resume(Effect.void)
+            }, ms)
+      return Effect.sync(() => {
+        if (timer !== undefined) clearTimeout(timer)
+        if (this.parked === resume) this.parked = undefined
+      })
+    })
+  }
+
+  /** Wakes the actor (or makes its next park return at once). */
+  private wake(): void {
+    const resume = this.parked
+    if (resume !== undefined) {
+      this.parked = undefined
+      resume(Effect.void)
+    } else {
+      this.wakeRequested = true
+    }
+  }
+
+  /** Applies finished runs in the order they ended. Applying starts no job, so none is added meanwhile. */
+  private applyEnded(): void {
+    const runs = this.endedRuns
+    const exits = this.endedExits
+    const at = this.endedAt
+    for (let k = 0; k < runs.length; k++) {
+      this.apply(runs[k] as Run, exits[k] as Exit.Exit<unknown, unknown>, at[k] as number)
+    }
+    runs.length = 0
+    exits.length = 0
+    at.length = 0
+  }
+
+  private apply(run: Run, exit: Exit.Exit<unknown, unknown>, finishedAt: number): void {
+    const record = this.kernel.complete(run, outcome(exit), finishedAt, true) as Task.RunRecord
+    this.recorder.finished(run.index, record)
+    const log = this.shutdownLog
+    if (log !== undefined) {
+      if (record.outcome.kind === "interrupted") log.interrupted.push(record.id)
+      else log.finished.push(record.id)
+      // Under "cancel" and "interrupt", a retry or next slot pushed during shutdown is pending
+      // work too: cancel it like the rest.
+      if (this.config.shutdown !== "drain" && record.state === "scheduled") {
+        this.cancelNow(record.id, false)
+        log.cancelled.push(record.id)
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- shutdown
+
+  /**
+   * Closes the scheduler under its policy and reports what happened. Bounded: past
+   * `shutdownTimeout` the runs still going are interrupted, and past the grace after that, the
+   * ones that ignore interruption are abandoned (listed in the report) and the close goes on.
+   */
+  shutdown(): Effect.Effect<ShutdownReport> {
+    const self = this
+    return Effect.gen(function* () {
+      const policy = self.config.shutdown
+      self.closed = true
+      const log = {
+        finished: [] as Array<Task.TaskId>,
+        interrupted: [] as Array<Task.TaskId>,
+        cancelled: [] as Array<Task.TaskId>,
+      }
+      self.shutdownLog = log
+      if (policy !== "drain") {
+        for (const id of self.kernel.taskIds()) {
+          if (self.kernel.status(id) === "scheduled" && self.cancelNow(id, false) !== undefined) {
+            log.cancelled.push(id)
+          }
+        }
+      }
+      self.stopping = true
+      self.wake()
+      if (policy === "interrupt") self.pool.interruptAllUnsafe()
+      let done = yield* Effect.timeoutOption(
+        Deferred.await(self.drained),
+        self.config.shutdownTimeoutMs,
+      )
+      if (Option.isNone(done)) {
+        self.pool.interruptAllUnsafe()
+        done = yield* Effect.timeoutOption(
+          Deferred.await(self.drained),
+          self.config.shutdownGraceMs,
+        )
+      }
+      const abandoned = Option.isNone(done) ? self.pool.running().map((run) => run.id) : []
+      const pending = self.kernel.taskIds().filter((id) => self.kernel.status(id) === "scheduled")
+      return {
+        policy,
+        pending,
+        finished: log.finished,
+        cancelled: log.cancelled,
+        interrupted: log.interrupted,
+        abandoned,
+      }
+    })
+  }
+}
