@@ -5,6 +5,7 @@
 // On a fresh store it schedules the demo's tasks; on a store that already has them (a restart)
 // it schedules nothing: the tasks come back from the file. It prints every run and every
 // ledger event as it happens, then closes after <run for ms> and prints a summary.
+import { NodeRuntime } from "@effect/platform-node"
 import { Schedule } from "@tickwork/core"
 import { DurableScheduler, Handler, Sqlite } from "@tickwork/durable"
 import { Effect, Fiber, Layer, References, Schema, Stream } from "effect"
@@ -102,7 +103,8 @@ const describe = (o: Exclude<DurableScheduler.DurableOccurrence, { kind: "ran" }
     o.cause === null ? "" : ` (${o.cause})`
   }`
 
-await Effect.runPromise(
+// runMain closes the scope on SIGINT/SIGTERM: the worker releases its claims for another process.
+NodeRuntime.runMain(
   program.pipe(
     Effect.provide(
       DurableScheduler.layer({

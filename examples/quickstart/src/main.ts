@@ -5,6 +5,7 @@
 //   pnpm demo
 //
 // Read it top to bottom: each task shows one part of the API.
+import { NodeRuntime } from "@effect/platform-node"
 import { type Ledger, Schedule, Scheduler, type Task } from "@tickwork/runtime"
 import { Data, Effect, Schedule as EffectSchedule, Fiber, Logger, Option } from "effect"
 
@@ -164,10 +165,6 @@ const main = Effect.gen(function* () {
   )
 })
 
-Effect.runPromise(main.pipe(Effect.provide(Logger.layer([Logger.consolePretty()])))).then(
-  () => process.exit(0),
-  (error) => {
-    console.error(error)
-    process.exit(1)
-  },
-)
+// runMain closes the scheduler's scope on SIGINT/SIGTERM too (Ctrl-C shuts it down under its
+// policy), reports a failure and sets the exit code.
+NodeRuntime.runMain(main.pipe(Effect.provide(Logger.layer([Logger.consolePretty()]))))

@@ -528,6 +528,7 @@ export class Kernel<J> {
       lastFailure: extra?.lastFailure,
       scheduleError: extra?.scheduleError,
       finishedAt: this.t.state(i) >= DONE ? this.ring.finishedAt(this.t.ticket(i)) : undefined,
+      runningSince: this.t.state(i) === RUNNING ? this.t.ticket(i) : undefined,
     }
   }
 
@@ -608,6 +609,9 @@ export class Kernel<J> {
       Lifecycle.step(SCHEDULED, START, this.args)
       t.setState(i, RUNNING)
       t.setRuns(i, ctx.runNumber)
+      const startedAt = Math.max(slot, now)
+      // Until the task is final, the ticket field holds when its current run started.
+      t.setTicket(i, startedAt)
       this.counts[SCHEDULED] = (this.counts[SCHEDULED] as number) - 1
       this.counts[RUNNING] = (this.counts[RUNNING] as number) + 1
       this.inFlight++
@@ -624,7 +628,7 @@ export class Kernel<J> {
         // A retry keeps the slot it belongs to; its heap slot is its due time.
         ctx.attempt > 1 && extra !== undefined ? extra.gridSlot : slot,
         slot,
-        Math.max(slot, now),
+        startedAt,
         ctx.attempt,
         ctx.runNumber,
         merged,

@@ -162,4 +162,6 @@ export interface TaskInfo {
   readonly scheduleError: unknown
   /** When the task reached its final state, epoch ms. */
   readonly finishedAt: number | undefined
+  /** When its current run started, epoch ms, while it is `running`: a stuck run shows here. */
+  readonly runningSince: number | undefined
 }

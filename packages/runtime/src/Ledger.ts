@@ -146,12 +146,14 @@ export const fromRun = (record: Task.RunRecord): ReadonlyArray<Occurrence> => [
 
 /**
  * Per-task bounded history: the last `perTask` records of each task, kept for the live tasks and
- * for at most `finalTasks` final ones (oldest dropped first). `perTask = 0` keeps nothing.
+ * for at most `finalTasks` final ones (oldest dropped first), and at most `capacity` records in
+ * all (the oldest record of all dropped first), so memory stays bounded however many tasks there
+ * are. `perTask = 0` keeps nothing.
  *
  * Histories are indexed by the kernel's table row of the task (`Run.index`, `Kernel.rowOf`) and
  * tagged with its generation, not hashed by id: adding a record is an array write, and
  * retiring a final task's history is a ring-buffer step. A row's history is replaced when the
- * row is given to a new task. O(1) per record.
+ * row is given to a new task. O(1) per record (O(perTask) when the capacity drops one).
  *
  * @category models
  * @since 0.1.0
@@ -164,22 +166,32 @@ export class Store {
   private finalGens = new Float64Array(64)
   private head = 0
   private tail = 0
+  /**
+   * Every record added, oldest first, with its row: a ring of at most `capacity` entries. An
+   * entry whose record was dropped meanwhile (per-task cap, retention) stays until it leaves the
+   * ring, so the records held are always a subset of the ring: at most `capacity`.
+   */
+  private added: Array<Occurrence | undefined> = []
+  private addedRows: Array<number> = []
+  private addedHead = 0
   private readonly perTask: number
   private readonly finalTasks: number
+  private readonly capacity: number
 
-  constructor(perTask: number, finalTasks: number) {
+  constructor(perTask: number, finalTasks: number, capacity = Number.POSITIVE_INFINITY) {
     this.perTask = perTask
     this.finalTasks = finalTasks
+    this.capacity = capacity
   }
 
   /** Whether records are kept at all. */
   get enabled(): boolean {
-    return this.perTask > 0
+    return this.perTask > 0 && this.capacity > 0
   }
 
   /** Adds a record of the task in table row `row`; `final` says the task is now final. */
   add(row: number, occurrence: Occurrence, final: boolean): void {
-    if (this.perTask === 0 || row < 0) return
+    if (this.perTask === 0 || this.capacity === 0 || row < 0) return
     const held = this.byRow[row]
     if (held === undefined || generationOf(held) !== occurrence.generation) {
       // A new task, or a row given to a new task: a new history.
@@ -190,7 +202,31 @@ export class Store {
     } else {
       this.byRow[row] = this.perTask === 1 ? occurrence : [held, occurrence]
     }
+    if (this.capacity !== Number.POSITIVE_INFINITY) this.bound(row, occurrence)
     if (final) this.retire(row, occurrence.generation)
+  }
+
+  /** Records `occurrence` in the ring and drops the oldest record of all past `capacity`. */
+  private bound(row: number, occurrence: Occurrence): void {
+    this.added.push(occurrence)
+    this.addedRows.push(row)
+    if (this.added.length - this.addedHead <= this.capacity) return
+    const k = this.addedHead++
+    const oldest = this.added[k] as Occurrence
+    const oldRow = this.addedRows[k] as number
+    this.added[k] = undefined
+    const held = this.byRow[oldRow]
+    if (held === oldest) this.byRow[oldRow] = undefined
+    else if (Array.isArray(held) && held[0] === oldest) {
+      held.shift()
+      if (held.length === 0) this.byRow[oldRow] = undefined
+    }
+    // Compact the ring's consumed head now and then: amortised O(1).
+    if (this.addedHead > 1024 && this.addedHead * 2 > this.added.length) {
+      this.added = this.added.slice(this.addedHead)
+      this.addedRows = this.addedRows.slice(this.addedHead)
+      this.addedHead = 0
+    }
   }
 
   /** The records of the task in `row` with `generation`, oldest first. */

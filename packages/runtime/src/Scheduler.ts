@@ -68,7 +68,10 @@ export type ShutdownPolicy = "drain" | "cancel" | "interrupt"
  */
 export interface ShutdownReport {
   readonly policy: ShutdownPolicy
-  /** Tasks still `scheduled` when it closed (never started; `drain` leaves them so). */
+  /**
+   * Tasks still `scheduled` when it closed that did not run during the shutdown (`drain` leaves
+   * them so). Each task is in one list of the report.
+   */
   readonly pending: ReadonlyArray<Task.TaskId>
   /** Runs that finished during the shutdown, with any outcome but `interrupted`. */
   readonly finished: ReadonlyArray<Task.TaskId>
@@ -207,6 +210,11 @@ export interface SchedulerOptions {
    * without them (listed as `abandoned`). Default 5 s.
    */
   readonly shutdownGrace?: Time.DurationInput
+  /**
+   * A run still going after this long is logged at Warning (once per run), so a stuck job is
+   * seen; `info(id).runningSince` tells when it started. `false` turns it off. Default 10 minutes.
+   */
+  readonly slowRunWarning?: Time.DurationInput | false
   /** Called with the shutdown report (it is also logged). */
   readonly onShutdown?: (report: ShutdownReport) => void
   /** Run timeout for tasks that set none. Default: none. */
@@ -218,6 +226,13 @@ export interface SchedulerOptions {
   readonly seed?: number
   /** Occurrence records kept per task (0 = none). Default 32. */
   readonly ledgerPerTask?: number
+  /**
+   * Occurrence records kept in all, across tasks: past it the oldest record of all is dropped,
+   * so memory stays bounded however many tasks there are (a record is ~250 bytes; the default
+   * keeps 100k busy tasks' ledgers near 50 MB). Longer histories belong in a durable store.
+   * Default 200,000.
+   */
+  readonly ledgerCapacity?: number
   /** Buffer of the occurrence stream per subscriber. Default 10,000. */
   readonly streamCapacity?: number
   /**
@@ -251,10 +266,12 @@ const schedulerOptionKeys: ReadonlySet<string> = new Set([
   "shutdown",
   "shutdownTimeout",
   "shutdownGrace",
+  "slowRunWarning",
   "onShutdown",
   "defaultTimeout",
   "seed",
   "ledgerPerTask",
+  "ledgerCapacity",
   "streamCapacity",
   "spans",
   "logAnnotations",
@@ -345,12 +362,19 @@ export const make = (
     if (typeof workers !== "number") return yield* workers
     const ledgerPerTask = positiveInt("ledgerPerTask", options.ledgerPerTask, 32, 0)
     if (typeof ledgerPerTask !== "number") return yield* ledgerPerTask
+    const ledgerCapacity = positiveInt("ledgerCapacity", options.ledgerCapacity, 200_000, 0)
+    if (typeof ledgerCapacity !== "number") return yield* ledgerCapacity
     const streamCapacity = positiveInt("streamCapacity", options.streamCapacity, 10_000)
     if (typeof streamCapacity !== "number") return yield* streamCapacity
     const shutdownTimeoutMs = millis("shutdownTimeout", options.shutdownTimeout, 30_000)
     if (typeof shutdownTimeoutMs !== "number") return yield* shutdownTimeoutMs
     const shutdownGraceMs = millis("shutdownGrace", options.shutdownGrace, 5_000)
     if (typeof shutdownGraceMs !== "number") return yield* shutdownGraceMs
+    const slowRunMs =
+      options.slowRunWarning === false
+        ? 0
+        : millis("slowRunWarning", options.slowRunWarning, 600_000)
+    if (typeof slowRunMs !== "number") return yield* slowRunMs
     const defaultTimeoutMs = millis("defaultTimeout", options.defaultTimeout, 0)
     if (typeof defaultTimeoutMs !== "number") return yield* defaultTimeoutMs
     const policy = options.shutdown ?? "drain"
@@ -382,7 +406,11 @@ export const make = (
     const listener =
       inspection === undefined ? options.listener : combine(inspection, options.listener)
     const recorder = new Recorder({
-      ledger: new Ledger.Store(ledgerPerTask, options.retention?.maxFinished ?? 10_000),
+      ledger: new Ledger.Store(
+        ledgerPerTask,
+        options.retention?.maxFinished ?? 10_000,
+        ledgerCapacity,
+      ),
       occurrences,
       listener,
       metrics: Metrics.forScheduler(name),
@@ -401,6 +429,7 @@ export const make = (
       shutdown: policy,
       shutdownTimeoutMs,
       shutdownGraceMs,
+      slowRunMs,
       clock,
       timerSleeps: liveClock,
     })

@@ -244,7 +244,7 @@ export class WorkerPool<T> {
 
 /** Logs a failed run at Warning and a dead one at Error, naming the task, slot and attempt. */
 const logFailure = (run: Task.RunInfo, cause: Cause.Cause<unknown>): Effect.Effect<void> => {
-  const label = `task ${run.id}, slot ${run.slot}, attempt ${run.attempt}`
+  const label = `task ${run.id}, slot ${new Date(run.slot).toISOString()}, attempt ${run.attempt}`
   for (const reason of cause.reasons) {
     if (reason._tag === "Die") return Effect.logError(`tickwork run died (${label})`, cause)
   }

@@ -48,6 +48,8 @@ export interface ActorConfig {
   readonly shutdownTimeoutMs: number
   /** After the timeout's interruption, how long to wait for runs that ignore it. */
   readonly shutdownGraceMs: number
+  /** A run going for longer than this is logged once at Warning; 0 = never. */
+  readonly slowRunMs: number
   /** The runtime's time source, epoch ms. */
   readonly clock: () => number
   /**
@@ -75,10 +77,14 @@ export class TimingActor {
   private readonly endedAt: Array<number> = []
   /** The actor's wake-up, while it is parked. */
   private parked: ((effect: Effect.Effect<void>) => void) | undefined = undefined
+  /** The Node timer of a timed park (live clock only). */
+  private parkTimer: ReturnType<typeof setTimeout> | undefined = undefined
   /** A wake that came while the actor was busy: its next park returns at once. */
   private wakeRequested = false
   /** Inserts with a slot before this wake the actor; -Infinity while it is busy or the pool is full. */
   private wakeBefore = Number.NEGATIVE_INFINITY
+  /** Runs already reported as slow. */
+  private readonly reportedSlow = new WeakSet<Run>()
   /** Set by shutdown: take no more runs; end once nothing is in flight. */
   private stopping = false
   private readonly drained = Deferred.makeUnsafe<void>()
@@ -232,20 +238,33 @@ export class TimingActor {
         self.recorder.gauges(self.kernel.stats().scheduled, pool.inFlight)
         const free = !self.stopping && pool.free > 0
         const next = free ? self.kernel.nextSlot() : undefined
-        if (next === undefined) {
+        // Runs going too long are reported, and the next one to pass the bound is woken for.
+        const slow = self.config.slowRunMs > 0 && pool.inFlight > 0 ? self.slowRuns(now) : undefined
+        if (slow !== undefined) {
+          for (const run of slow.passed) {
+            yield* Effect.logWarning(
+              `tickwork run still going after ${self.config.slowRunMs} ms (task ${run.id}, started ${new Date(run.startedAt).toISOString()}, attempt ${run.attempt})`,
+            )
+          }
+        }
+        const wakeAt = Math.min(
+          next ?? Number.POSITIVE_INFINITY,
+          slow?.next ?? Number.POSITIVE_INFINITY,
+        )
+        if (wakeAt === Number.POSITIVE_INFINITY) {
           // Nothing to sleep toward: only a finished run or (with a free worker) any insert wakes us.
           self.wakeBefore = free ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY
           yield* self.park()
-        } else if (next <= self.now()) {
+        } else if (next !== undefined && next <= self.now()) {
           // It fell due while the runs before it were taken (the live clock moves during a
           // turn): take it now. Sleeping here would cost a whole timer tick (>= 1 ms in Node).
           continue
         } else {
-          self.wakeBefore = next
+          self.wakeBefore = free ? (next ?? Number.POSITIVE_INFINITY) : Number.NEGATIVE_INFINITY
           // On the live clock, sleep to the slot's boundary from the precise time, not from the
           // whole-ms reading: that wakes ~0.5 ms sooner on average, and still never early.
           const ms = Math.min(
-            self.config.timerSleeps ? Math.max(1, Math.ceil(next - preciseNow())) : next - now,
+            self.config.timerSleeps ? Math.max(1, Math.ceil(wakeAt - preciseNow())) : wakeAt - now,
             MAX_SLEEP_MS,
           )
           yield* self.config.timerSleeps
@@ -255,6 +274,27 @@ export class TimingActor {
         self.wakes++
       }
     })
+  }
+
+  /**
+   * The runs in flight that passed `slowRunMs` since the last look (each reported once), and the
+   * earliest time another one will. O(workers).
+   */
+  private slowRuns(now: number): { passed: Array<Run>; next: number | undefined } {
+    const bound = this.config.slowRunMs
+    const passed: Array<Run> = []
+    let next: number | undefined
+    for (const run of this.pool.running()) {
+      if (this.reportedSlow.has(run)) continue
+      const at = run.startedAt + bound
+      if (at <= now) {
+        this.reportedSlow.add(run)
+        passed.push(run)
+      } else if (next === undefined || at < next) {
+        next = at
+      }
+    }
+    return { passed, next }
   }
 
   /**
@@ -269,18 +309,26 @@ export class TimingActor {
         return
       }
       this.parked = resume
-      const timer =
-        ms === undefined
-          ? undefined
-          : setTimeout(() => {
-              if (this.parked === resume) this.parked = undefined
-              resume(Effect.void)
-            }, ms)
+      if (ms !== undefined) {
+        this.parkTimer = setTimeout(() => {
+          this.parkTimer = undefined
+          if (this.parked === resume) this.parked = undefined
+          resume(Effect.void)
+        }, ms)
+      }
       return Effect.sync(() => {
-        if (timer !== undefined) clearTimeout(timer)
+        this.clearParkTimer()
         if (this.parked === resume) this.parked = undefined
       })
     })
+  }
+
+  /** Cancels the park's Node timer: a woken actor must not keep the process alive until it fires. */
+  private clearParkTimer(): void {
+    if (this.parkTimer !== undefined) {
+      clearTimeout(this.parkTimer)
+      this.parkTimer = undefined
+    }
   }
 
   /** Wakes the actor (or makes its next park return at once). */
@@ -288,6 +336,7 @@ export class TimingActor {
     const resume = this.parked
     if (resume !== undefined) {
       this.parked = undefined
+      this.clearParkTimer()
       resume(Effect.void)
     } else {
       this.wakeRequested = true
@@ -363,7 +412,11 @@ export class TimingActor {
         )
       }
       const abandoned = Option.isNone(done) ? self.pool.running().map((run) => run.id) : []
-      const pending = self.kernel.taskIds().filter((id) => self.kernel.status(id) === "scheduled")
+      // Each task in one list: one that ran during the shutdown is not pending as well.
+      const ran = new Set<string>([...log.finished, ...log.interrupted, ...abandoned])
+      const pending = self.kernel
+        .taskIds()
+        .filter((id) => self.kernel.status(id) === "scheduled" && !ran.has(id))
       return {
         policy,
         pending,
