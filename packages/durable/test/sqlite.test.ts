@@ -566,17 +566,17 @@ describe("SQLite store under TestClock", () => {
       inStore((store) =>
         Effect.gen(function* () {
           const { seen, handler } = slow()
-          yield* withScheduler(store, { handlers: [handler], lease: 300 }, (d) =>
+          yield* withScheduler(store, { handlers: [handler], lease: 1_000 }, (d) =>
             Effect.gen(function* () {
               yield* d.schedule({
                 id: "long",
                 handler,
-                payload: { ms: 2_000 },
+                payload: { ms: 4_000 },
                 schedule: Schedule.once(0),
               })
               yield* advance(d, 100)
               expect(yield* d.cancel("long")).toBe(true)
-              yield* advance(d, 3_000)
+              yield* advance(d, 5_000)
               const ledger = yield* d.ledger("long")
               expect(
                 ledger.map((o) => (o.kind === "ran" ? `ran:${o.outcome}:${o.state}` : o.kind)),
@@ -584,7 +584,7 @@ describe("SQLite store under TestClock", () => {
               expect((yield* d.stats).fencedOut).toBe(0)
             }),
           )
-          expect(seen).toEqual(["long@0-2000"])
+          expect(seen).toEqual(["long@0-4000"])
         }),
       ),
   )

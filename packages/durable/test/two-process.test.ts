@@ -240,8 +240,8 @@ describe("two processes, one PostgreSQL database", () => {
         const t = tempDir()
         const logs = { A: t.file("A.log"), B: t.file("B.log") }
         const seed = job(t.file("seed.log"), "seed")
-        const a = yield* Effect.promise(() => worker(db.url, logs.A, "A", 600))
-        const b = yield* Effect.promise(() => worker(db.url, logs.B, "B", 600))
+        const a = yield* Effect.promise(() => worker(db.url, logs.A, "A", 1_000))
+        const b = yield* Effect.promise(() => worker(db.url, logs.B, "B", 1_000))
         yield* withScheduler(
           Postgres.layer({ url: db.url }),
           { handlers: [seed], claim: false },
@@ -249,7 +249,7 @@ describe("two processes, one PostgreSQL database", () => {
             api.schedule({
               id: "stall",
               handler: seed,
-              payload: { ms: 0, stall: 2_000 },
+              payload: { ms: 0, stall: 3_000 },
               schedule: Schedule.once(0),
             }),
         )
