@@ -69,9 +69,9 @@ import {
   type EventEntry,
   type NewTask,
   type RunEntry,
+  storeError,
   type TaskRow,
   TaskStore,
-  storeError,
 } from "./TaskStore.ts"
 
 /**
@@ -309,7 +309,8 @@ const MAX_SLEEP_MS = 2 ** 31 - 1
 
 /** Finished runs not committed within a lease: counted here, and logged once each. */
 const uncommittedRuns = Metric.counter("tickwork_durable_uncommitted_runs_total", {
-  description: "runs that finished but were not committed within a lease (the store did not answer)",
+  description:
+    "runs that finished but were not committed within a lease (the store did not answer)",
 })
 const DAY = 86_400_000
 

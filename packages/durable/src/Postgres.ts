@@ -95,7 +95,9 @@ export const layer = (
   const statementMs = Duration.toMillis(
     Duration.fromInputUnsafe(config.statementTimeout ?? "15 seconds"),
   )
-  const connectMs = Duration.toMillis(Duration.fromInputUnsafe(config.connectTimeout ?? "5 seconds"))
+  const connectMs = Duration.toMillis(
+    Duration.fromInputUnsafe(config.connectTimeout ?? "5 seconds"),
+  )
   const unavailable = (error: unknown) => {
     const { reason, detail } = Failure.diagnose(error)
     return new StoreUnavailable({

@@ -31,9 +31,13 @@ const pgBin = (): string => {
 const pgCtl = (dir: string, args: ReadonlyArray<string>): void => {
   const command = [`${pgBin()}/pg_ctl`, "-D", `${dir}/data`, ...args]
   const root = process.getuid?.() === 0
-  execFileSync(root ? "runuser" : command[0] as string, root ? ["-u", "postgres", "--", ...command] : command.slice(1), {
-    stdio: "ignore",
-  })
+  execFileSync(
+    root ? "runuser" : (command[0] as string),
+    root ? ["-u", "postgres", "--", ...command] : command.slice(1),
+    {
+      stdio: "ignore",
+    },
+  )
 }
 
 /** A running private cluster. */
@@ -61,7 +65,8 @@ export const startCluster = async (): Promise<Cluster> => {
   const dir = vars.PGDIR as string
   return {
     url,
-    restart: () => pgCtl(dir, ["-l", `${dir}/server.log`, "-m", "fast", "-w", "-t", "60", "restart"]),
+    restart: () =>
+      pgCtl(dir, ["-l", `${dir}/server.log`, "-m", "fast", "-w", "-t", "60", "restart"]),
     remove: () => {
       execFileSync("bash", [script("pg-down.sh"), dir], { stdio: "ignore" })
     },

@@ -46,81 +46,91 @@ describe("bad options", () => {
       const t = tempDir()
       const { handler } = recording()
       for (const lease of [1, 30, 999]) {
-        const exit = yield* withScheduler(sqlite(t.file()), { handlers: [handler], lease }, () =>
-          Effect.void,
+        const exit = yield* withScheduler(
+          sqlite(t.file()),
+          { handlers: [handler], lease },
+          () => Effect.void,
         ).pipe(Effect.exit)
         const error = Exit.isFailure(exit)
-          ? (exit.cause.reasons[0] as { error?: { _tag: string; field: string; value: unknown; message: string } }).error
+          ? (
+              exit.cause.reasons[0] as {
+                error?: { _tag: string; field: string; value: unknown; message: string }
+              }
+            ).error
           : undefined
         expect(error).toMatchObject({ _tag: "InvalidOption", field: "lease", value: lease })
         expect(error?.message).toBe(
           `lease must be at least 1000 ms (1 second; renewals need time on a loaded machine), got ${lease}`,
         )
       }
-      yield* withScheduler(sqlite(t.file()), { handlers: [handler], lease: 1_000 }, () =>
-        Effect.void,
+      yield* withScheduler(
+        sqlite(t.file()),
+        { handlers: [handler], lease: 1_000 },
+        () => Effect.void,
       )
       t.cleanup()
     }),
   )
 
   for (const store of ["sqlite", "postgres"] as const) {
-    it.live(`${store}: ids no store can keep are InvalidOption naming the id; nothing is written`, () =>
-      Effect.gen(function* () {
-        const t = tempDir()
-        const layer = store === "sqlite" ? sqlite(t.file()) : Postgres.layer({ url: db.url })
-        const { handler } = recording()
-        yield* withScheduler(layer, { handlers: [handler], claim: false }, (d) =>
-          Effect.gen(function* () {
-            for (const [what, id] of badIds) {
-              const e = yield* Effect.flip(
-                d.schedule({ id, handler, payload: { n: 1 }, schedule: Schedule.once(10) }),
-              )
-              expect({ what, tag: e._tag, field: (e as { field?: string }).field }).toEqual({
-                what,
-                tag: "InvalidOption",
-                field: "id",
-              })
-              expect((e as { value?: unknown }).value).toBe(id)
-              expect(e.message).toMatch(/^id must /)
-              const all = yield* Effect.flip(
-                d.scheduleAll([
-                  { id: "fine", handler, payload: { n: 1 }, schedule: Schedule.once(10) },
-                  { id, handler, payload: { n: 1 }, schedule: Schedule.once(10) },
+    it.live(
+      `${store}: ids no store can keep are InvalidOption naming the id; nothing is written`,
+      () =>
+        Effect.gen(function* () {
+          const t = tempDir()
+          const layer = store === "sqlite" ? sqlite(t.file()) : Postgres.layer({ url: db.url })
+          const { handler } = recording()
+          yield* withScheduler(layer, { handlers: [handler], claim: false }, (d) =>
+            Effect.gen(function* () {
+              for (const [what, id] of badIds) {
+                const e = yield* Effect.flip(
+                  d.schedule({ id, handler, payload: { n: 1 }, schedule: Schedule.once(10) }),
+                )
+                expect({ what, tag: e._tag, field: (e as { field?: string }).field }).toEqual({
+                  what,
+                  tag: "InvalidOption",
+                  field: "id",
+                })
+                expect((e as { value?: unknown }).value).toBe(id)
+                expect(e.message).toMatch(/^id must /)
+                const all = yield* Effect.flip(
+                  d.scheduleAll([
+                    { id: "fine", handler, payload: { n: 1 }, schedule: Schedule.once(10) },
+                    { id, handler, payload: { n: 1 }, schedule: Schedule.once(10) },
+                  ]),
+                )
+                expect(all._tag).toBe("InvalidOption")
+                // Lookups of such an id find nothing (no statement fails on it).
+                expect(yield* d.status(id)).toBe("unknown")
+                expect(yield* d.cancel(id)).toBe(false)
+                expect(yield* d.ledger(id)).toEqual([])
+              }
+              expect((yield* d.stats).tasks.scheduled).toBe(0)
+              // The store itself refuses them too, whoever calls it.
+              const s = yield* TaskStore.TaskStore
+              const direct = yield* Effect.flip(
+                s.insert([
+                  {
+                    id: "a\u0000b",
+                    handler: "record",
+                    payload: "{}",
+                    schedule: { kind: "once", at: 1 },
+                    priority: 1,
+                    retry: Retry.none,
+                    missedRuns: "catch-up",
+                    pauseAfter: 0,
+                    timeoutMs: 0,
+                    slot: 1,
+                    seq: 1,
+                    now: 0,
+                  },
                 ]),
               )
-              expect(all._tag).toBe("InvalidOption")
-              // Lookups of such an id find nothing (no statement fails on it).
-              expect(yield* d.status(id)).toBe("unknown")
-              expect(yield* d.cancel(id)).toBe(false)
-              expect(yield* d.ledger(id)).toEqual([])
-            }
-            expect((yield* d.stats).tasks.scheduled).toBe(0)
-            // The store itself refuses them too, whoever calls it.
-            const s = yield* TaskStore.TaskStore
-            const direct = yield* Effect.flip(
-              s.insert([
-                {
-                  id: "a\u0000b",
-                  handler: "record",
-                  payload: "{}",
-                  schedule: { kind: "once", at: 1 },
-                  priority: 1,
-                  retry: Retry.none,
-                  missedRuns: "catch-up",
-                  pauseAfter: 0,
-                  timeoutMs: 0,
-                  slot: 1,
-                  seq: 1,
-                  now: 0,
-                },
-              ]),
-            )
-            expect(direct).toMatchObject({ _tag: "InvalidOption", field: "id" })
-          }).pipe(Effect.provide(layer)),
-        )
-        t.cleanup()
-      }),
+              expect(direct).toMatchObject({ _tag: "InvalidOption", field: "id" })
+            }).pipe(Effect.provide(layer)),
+          )
+          t.cleanup()
+        }),
     )
   }
 })
@@ -237,41 +247,49 @@ describe("store faults", () => {
         Layer.build(Postgres.layer({ url: url.toString() })).pipe(Effect.scoped),
       )
       expect(e).toMatchObject({ _tag: "StoreUnavailable", reason: "unknown-database" })
-      expect(e.message).toContain('the database does not exist: database "no_such_database" does not exist (3D000)')
+      expect(e.message).toContain(
+        'the database does not exist: database "no_such_database" does not exist (3D000)',
+      )
     }),
   )
 
-  it.live("a lost LISTEN connection is logged once with the server's reason, then listened again", () =>
-    Effect.gen(function* () {
-      const log = capture()
-      const { handler } = recording()
-      const terminateListener = Effect.scoped(
-        Effect.flatMap(PgClient.make({ url: Redacted.make(db.url), maxConnections: 1 }), (sql) =>
-          sql.unsafe(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()",
+  it.live(
+    "a lost LISTEN connection is logged once with the server's reason, then listened again",
+    () =>
+      Effect.gen(function* () {
+        const log = capture()
+        const { handler } = recording()
+        const terminateListener = Effect.scoped(
+          Effect.flatMap(PgClient.make({ url: Redacted.make(db.url), maxConnections: 1 }), (sql) =>
+            sql.unsafe(
+              "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()",
+            ),
           ),
-        ),
-      ).pipe(Effect.provide(Reactivity.layer))
-      yield* withScheduler(Postgres.layer({ url: db.url }), { handlers: [handler] }, () =>
-        Effect.gen(function* () {
-          const lost = () => log.lines.filter((l) => l.text.includes("lost the LISTEN connection"))
-          for (let k = 0; k < 200 && lost().length === 0; k++) {
-            yield* Effect.orDie(terminateListener)
-            yield* Effect.sleep(100)
-          }
-          expect(lost()).toHaveLength(1)
-          expect(lost()[0]?.text).toContain(
-            "the connection to the database was lost: terminating connection due to administrator command (57P01)",
-          )
-          for (let k = 0; k < 300; k++) {
-            if (log.lines.some((l) => l.text.includes("listening for other processes again"))) break
-            yield* Effect.sleep(100)
-          }
-          expect(log.lines.some((l) => l.text.includes("listening for other processes again"))).toBe(true)
-          expect(lost()).toHaveLength(1)
-        }),
-      ).pipe(Effect.provide(log.layer))
-    }),
+        ).pipe(Effect.provide(Reactivity.layer))
+        yield* withScheduler(Postgres.layer({ url: db.url }), { handlers: [handler] }, () =>
+          Effect.gen(function* () {
+            const lost = () =>
+              log.lines.filter((l) => l.text.includes("lost the LISTEN connection"))
+            for (let k = 0; k < 200 && lost().length === 0; k++) {
+              yield* Effect.orDie(terminateListener)
+              yield* Effect.sleep(100)
+            }
+            expect(lost()).toHaveLength(1)
+            expect(lost()[0]?.text).toContain(
+              "the connection to the database was lost: terminating connection due to administrator command (57P01)",
+            )
+            for (let k = 0; k < 300; k++) {
+              if (log.lines.some((l) => l.text.includes("listening for other processes again")))
+                break
+              yield* Effect.sleep(100)
+            }
+            expect(
+              log.lines.some((l) => l.text.includes("listening for other processes again")),
+            ).toBe(true)
+            expect(lost()).toHaveLength(1)
+          }),
+        ).pipe(Effect.provide(log.layer))
+      }),
     60_000,
   )
 })

@@ -51,8 +51,7 @@ describe("PostgreSQL restarts", () => {
             }),
           ),
         )
-        const store = () =>
-          Postgres.layer({ url: cluster.url, statementTimeout: "5 seconds" })
+        const store = () => Postgres.layer({ url: cluster.url, statementTimeout: "5 seconds" })
         const options = (owner: string) => ({
           handlers: [handler],
           owner,
@@ -97,8 +96,9 @@ describe("PostgreSQL restarts", () => {
                 // Every task goes on past the last restart: none is left behind.
                 yield* until(
                   "every task to run after the last restart",
-                  Effect.map(Effect.forEach(ids, (id) => Effect.orDie(a.info(id))), (infos) =>
-                    infos.every((o) => o._tag === "Some" && o.value.slot > restartedAt),
+                  Effect.map(
+                    Effect.forEach(ids, (id) => Effect.orDie(a.info(id))),
+                    (infos) => infos.every((o) => o._tag === "Some" && o.value.slot > restartedAt),
                   ),
                   90_000,
                 )

@@ -47,17 +47,24 @@ describe("a stalled process", () => {
           Schema.Struct({ steps: Schema.Number, ms: Schema.Number }),
           () => Effect.void,
         )
-        yield* withScheduler(Postgres.layer({ url: db.url }), { handlers: [steps], claim: false }, (api) =>
-          api.schedule({
-            id: "long",
-            handler: steps,
-            payload: { steps: 100, ms: 100 },
-            schedule: Schedule.once(0),
-          }),
+        yield* withScheduler(
+          Postgres.layer({ url: db.url }),
+          { handlers: [steps], claim: false },
+          (api) =>
+            api.schedule({
+              id: "long",
+              handler: steps,
+              payload: { steps: 100, ms: 100 },
+              schedule: Schedule.once(0),
+            }),
         )
         // Whichever process took it: stop it during its third step.
         yield* Effect.promise(() =>
-          until("a first delivery's third step", () => [a, b].some((w) => w.lines.includes("step 1 3")), 60_000),
+          until(
+            "a first delivery's third step",
+            () => [a, b].some((w) => w.lines.includes("step 1 3")),
+            60_000,
+          ),
         )
         const [first, second] = a.lines.includes("step 1 3") ? [a, b] : [b, a]
         first.process.kill("SIGSTOP")
@@ -75,7 +82,9 @@ describe("a stalled process", () => {
         a.process.kill("SIGKILL")
         b.process.kill("SIGKILL")
         yield* Effect.promise(() => Promise.all([a.exited, b.exited]))
-        const after = first.lines.slice(resumedAt).filter((l) => l.startsWith("step 1 ") || l === "end 1")
+        const after = first.lines
+          .slice(resumedAt)
+          .filter((l) => l.startsWith("step 1 ") || l === "end 1")
         // The old run did not go on: at most the step whose timer was already due when it woke.
         expect(after.includes("end 1")).toBe(false)
         expect(after.length).toBeLessThanOrEqual(1)

@@ -32,7 +32,8 @@ export const problem = (value: unknown): string | undefined => {
     return "must be well-formed UTF-16 (it has a lone surrogate, which no store keeps)"
   }
   const bytes = Buffer.byteLength(value, "utf8")
-  if (bytes > MAX_ID_BYTES) return `must be at most ${MAX_ID_BYTES} bytes in UTF-8 (it has ${bytes})`
+  if (bytes > MAX_ID_BYTES)
+    return `must be at most ${MAX_ID_BYTES} bytes in UTF-8 (it has ${bytes})`
   return undefined
 }
 
