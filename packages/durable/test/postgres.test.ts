@@ -201,6 +201,7 @@ describe("PostgreSQL store", () => {
         expect(b.seen.length).toBeGreaterThan(0)
         expect(slowSeen).toEqual(["long#1"])
       }),
+    60_000,
   )
 
   it.live(
