@@ -39,7 +39,9 @@ import {
   Effect,
   Exit,
   Fiber,
+  Latch,
   Layer,
+  Metric,
   Option,
   PubSub,
   Queue,
@@ -52,10 +54,12 @@ import {
   type DurableScheduleError,
   InvalidPayload,
   PayloadDecodeError,
-  type StoreError,
+  StoreError,
+  type StoreFailure,
   UnknownHandler,
 } from "./Errors.ts"
 import type * as Handler from "./Handler.ts"
+import * as Ids from "./internal/ids.ts"
 import * as Rules from "./internal/rules.ts"
 import * as Spec from "./Spec.ts"
 import {
@@ -65,6 +69,7 @@ import {
   type EventEntry,
   type NewTask,
   type RunEntry,
+  storeError,
   type TaskRow,
   TaskStore,
 } from "./TaskStore.ts"
@@ -160,6 +165,19 @@ export interface DurableStats {
   readonly released: number
   /** Runs cut off by a crash that this process made due again at start. */
   readonly recovered: number
+  /**
+   * Runs this process interrupted because it had not renewed their lease for a whole lease
+   * period (it stalled, or the store did not answer): another process may hold them by now.
+   */
+  readonly leasesLost: number
+  /**
+   * Runs that finished more than a lease ago and are still not committed (the store does not
+   * answer): each is logged once, and counted in the `tickwork_durable_uncommitted_runs_total`
+   * metric. Their commit keeps being retried; 0 when the store works.
+   */
+  readonly uncommitted: number
+  /** Failed store operations of this process (each outage is logged once, not each failure). */
+  readonly storeFailures: number
   readonly closed: boolean
 }
 
@@ -240,7 +258,10 @@ export interface DurableSchedulerOptions<H extends Handler.Any = Handler.Any> {
   readonly workers?: number | undefined
   /**
    * How long a claim holds a run before other processes may take it; renewed every third of
-   * it while the run goes on. Default 30 seconds.
+   * it while the run goes on. A run whose lease this process has not renewed for a whole lease
+   * (measured on the monotonic clock: a stalled or suspended process, a store that does not
+   * answer) is interrupted as lost. At least {@link MIN_LEASE_MS} (1 second); default 30
+   * seconds.
    */
   readonly lease?: Time.DurationInput | undefined
   /**
@@ -269,8 +290,28 @@ export interface DurableSchedulerOptions<H extends Handler.Any = Handler.Any> {
   readonly runtime?: Omit<Scheduler.SchedulerOptions, "workers"> | undefined
 }
 
+/**
+ * The shortest `lease`: 1 second. A lease is renewed every third of it, so each renewal has
+ * about 660 ms to get through the event loop and a store round trip before the run counts as
+ * lost. On a loaded 2-core machine, garbage collection, a busy event loop and a database
+ * under load reach hundreds of milliseconds; leases of tens of milliseconds lose healthy runs
+ * to other processes (a 30 ms lease ran 24-28 of 300 tasks twice; 1 ms started one task 444
+ * times). Leases in production should be far longer (the default is 30 s): a lease is how long
+ * a stalled process's runs wait before another process takes them.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const MIN_LEASE_MS = 1_000
+
 /** The longest single sleep: Node timers overflow above 2^31-1 ms. */
 const MAX_SLEEP_MS = 2 ** 31 - 1
+
+/** Finished runs not committed within a lease: counted here, and logged once each. */
+const uncommittedRuns = Metric.counter("tickwork_durable_uncommitted_runs_total", {
+  description:
+    "runs that finished but were not committed within a lease (the store did not answer)",
+})
 const DAY = 86_400_000
 
 const optionError = (field: string, value: unknown, rule: string) =>
@@ -335,11 +376,18 @@ interface Held {
   lost: boolean
   /** Closing: hand it back instead of completing it. */
   releasing: boolean
+  /** Monotonic ms when the lease was last known good: when its claim or last renewal was sent. */
+  renewedAt: number
+  /** Monotonic ms when the run finished (its commit is pending); -1 while it runs. */
+  finishedAt: number
+  /** The watchdog reported it finished but uncommitted. */
+  overdue: boolean
 }
 
 interface Finished {
   readonly held: Held
-  readonly record: Task.RunRecord
+  /** The run's end; `undefined` for a run that never started and is handed back. */
+  readonly record: Task.RunRecord | undefined
 }
 
 /**
@@ -372,6 +420,10 @@ export const make = <H extends Handler.Any>(
       if (typeof h?.name !== "string" || h.name === "" || typeof h.run !== "function") {
         return yield* optionError("handlers", h, "must hold handlers made by Handler.make")
       }
+      const badName = Ids.problem(h.name)
+      if (badName !== undefined) {
+        return yield* optionError("handlers", h.name, `must hold handlers whose name ${badName}`)
+      }
       if (handlers.has(h.name)) {
         return yield* optionError("handlers", h.name, "must not name a handler twice")
       }
@@ -387,6 +439,13 @@ export const make = <H extends Handler.Any>(
     const leaseMs = millis("lease", options.lease, 30_000, true)
     if (typeof leaseMs !== "number") return yield* leaseMs
     if (!Number.isFinite(leaseMs)) return yield* optionError("lease", false, "must be a duration")
+    if (leaseMs < MIN_LEASE_MS) {
+      return yield* optionError(
+        "lease",
+        options.lease,
+        `must be at least ${MIN_LEASE_MS} ms (1 second; renewals need time on a loaded machine)`,
+      )
+    }
     const pollMs = millis(
       "pollInterval",
       options.pollInterval,
@@ -403,9 +462,8 @@ export const make = <H extends Handler.Any>(
     const seed = options.seed ?? 0
     if (!Number.isSafeInteger(seed)) return yield* optionError("seed", seed, "must be an integer")
     const owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
-    if (typeof owner !== "string" || owner === "") {
-      return yield* optionError("owner", owner, "must be a non-empty string")
-    }
+    const badOwner = Ids.check("owner", owner)
+    if (badOwner !== undefined) return yield* badOwner
     const random = Random.seeded(seed)
     /** Inserts due sooner than this are announced to other processes (when the store can). */
     const notifyWithinMs = Number.isFinite(pollMs) ? pollMs : 0
@@ -422,7 +480,20 @@ export const make = <H extends Handler.Any>(
     const heldByTask = new Map<string, Held>()
     const finished = yield* Queue.unbounded<Finished>()
     const occurrences = yield* PubSub.sliding<DurableOccurrence>(streamCapacity)
-    const counters = { claimed: 0, completed: 0, fencedOut: 0, released: 0, recovered: 0 }
+    const counters = {
+      claimed: 0,
+      completed: 0,
+      fencedOut: 0,
+      released: 0,
+      recovered: 0,
+      leasesLost: 0,
+      uncommitted: 0,
+      storeFailures: 0,
+    }
+    /** Monotonic ms (live: `performance.now`; under `TestClock`: virtual). */
+    const mono = (): number => Number(clock.currentTimeNanosUnsafe()) / 1e6
+    /** Open while this process holds runs: the lease guard watches them. */
+    const holding = yield* Latch.make(false)
     let closed = false
     let stopping = false
     /** The dispatcher's wake-up while it sleeps, and the time it sleeps toward. */
@@ -460,7 +531,9 @@ export const make = <H extends Handler.Any>(
       })
     })
     const forget = (h: Held): void => {
-      held.delete(h.runtimeId)
+      if (!held.delete(h.runtimeId)) return
+      if (h.overdue) counters.uncommitted--
+      if (held.size === 0) holding.closeUnsafe()
       if (heldByTask.get(h.row.id) === h) heldByTask.delete(h.row.id)
       if (held.size === 0 && drainedWaiter !== undefined) {
         const resume = drainedWaiter
@@ -487,6 +560,7 @@ export const make = <H extends Handler.Any>(
           const h = held.get(record.id)
           if (h !== undefined && !h.finished) {
             h.finished = true
+            h.finishedAt = mono()
             Queue.offerUnsafe(finished, { held: h, record })
           }
         },
@@ -533,6 +607,7 @@ export const make = <H extends Handler.Any>(
 
     const toChange = (f: Finished): { change: Change; ran: Ran | undefined } => {
       const { held: h, record } = f
+      if (record === undefined) return { change: releaseChange(h, now()), ran: undefined }
       if (h.releasing && record.outcome.kind === "interrupted") {
         return { change: releaseChange(h, record.finishedAt), ran: undefined }
       }
@@ -565,31 +640,79 @@ export const make = <H extends Handler.Any>(
       }
     }
 
-    /** Commits, retrying while the store is unreachable (the fence keeps a late commit safe). */
+    // ---------------------------------------------------------------- outages
+    /** The store's failure since it last worked: each outage is logged once, with its reason. */
+    let outage: { reason: StoreFailure; failures: number } | undefined
+    const storeFailed = (e: StoreError): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        counters.storeFailures++
+        if (outage !== undefined && outage.reason === e.reason) {
+          outage.failures++
+          return Effect.void
+        }
+        outage = { reason: e.reason, failures: 1 }
+        return Effect.logWarning(
+          `tickwork durable: ${e.message}; retrying until the store works again (logged once per outage)`,
+        ).pipe(Effect.annotateLogs({ reason: e.reason, operation: e.operation }))
+      })
+    const storeWorked: Effect.Effect<void> = Effect.suspend(() => {
+      if (outage === undefined) return Effect.void
+      const { reason, failures } = outage
+      outage = undefined
+      return Effect.logInfo(
+        `tickwork durable: the task store works again (${failures} failed attempt(s), ${reason})`,
+      )
+    })
+    /** A failed store call: a StoreError is an outage; anything else is a bug, logged in full. */
+    const reportFailure = (what: string, cause: Cause.Cause<unknown>): Effect.Effect<void> => {
+      const error = Cause.findErrorOption(cause)
+      return Option.isSome(error) && error.value instanceof StoreError
+        ? storeFailed(error.value)
+        : Effect.logWarning(`tickwork durable: ${what} failed`, cause)
+    }
+
+    /**
+     * Commits, retrying while the store fails (the fence keeps a late commit safe; an attempt
+     * whose answer was lost is recognised by the store). Each attempt has the store's deadline,
+     * so a connection that never answers costs one deadline, not the process's completions.
+     */
     const commitRetrying = (
       changes: ReadonlyArray<Change>,
     ): Effect.Effect<ReadonlyArray<ChangeResult>> =>
       Effect.gen(function* () {
-        for (;;) {
-          const result = yield* Effect.result(store.commit(changes))
-          if (Result.isSuccess(result)) return result.success
-          yield* Effect.logWarning(
-            `tickwork durable: ${result.failure.message}; retrying`,
-            result.failure.cause,
-          )
-          yield* Effect.sleep(250)
+        for (let k = 0; ; k++) {
+          const exit = yield* Effect.exit(store.commit(changes))
+          if (Exit.isSuccess(exit)) {
+            yield* storeWorked
+            return exit.value
+          }
+          yield* reportFailure("completing runs", exit.cause)
+          yield* Effect.sleep(Math.min(5_000, 250 * 2 ** Math.min(k, 5)))
         }
       })
 
+    /** Completes finished runs, batch by batch; a bug in one pass is logged, not fatal. */
     const completer = Effect.gen(function* () {
       for (;;) {
+        const exit = yield* Effect.exit(completeBatch)
+        if (Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause)) {
+          yield* Effect.logWarning("tickwork durable: completing runs failed", exit.cause)
+        }
+      }
+    })
+
+    const completeBatch = Effect.gen(function* () {
+      {
         const batch = yield* Queue.takeAll(finished)
         const prepared = batch.map((f) => {
           try {
             return toChange(f)
           } catch (error) {
             // A row that cannot be read back into the core's terms: it ends failed, saying why.
-            return { change: unreadable(f.held, f.record.finishedAt, error), ran: undefined }
+            return {
+              change: unreadable(f.held, f.record?.finishedAt ?? now(), error),
+              ran: undefined,
+            }
           }
         })
         const results = yield* commitRetrying(prepared.map((p) => p.change))
@@ -643,7 +766,7 @@ export const make = <H extends Handler.Any>(
           )
     }
 
-    const start = (row: TaskRow) =>
+    const start = (row: TaskRow, claimedAt: number) =>
       Effect.gen(function* () {
         const handler = handlers.get(row.handler) as Handler.Any
         const previous = heldByTask.get(row.id)
@@ -663,12 +786,18 @@ export const make = <H extends Handler.Any>(
           finished: false,
           lost: false,
           releasing: false,
+          renewedAt: claimedAt,
+          finishedAt: -1,
+          overdue: false,
         }
         held.set(runtimeId, h)
+        holding.openUnsafe()
         heldByTask.set(row.id, h)
         counters.claimed++
         const job = (info: Task.RunInfo) =>
           Effect.suspend(() => {
+            // A lease that lapsed while the run waited for a worker: it is not ours to run.
+            if (h.lost) return Effect.interrupt
             h.started = true
             const run: Handler.DurableRun = {
               id: row.id as Task.TaskId,
@@ -711,7 +840,7 @@ export const make = <H extends Handler.Any>(
      * Applies claim-time decisions (catch-up window, coalesce): a moved row goes back to the
      * store at its new slot and is claimed again in its turn. Starts the rest.
      */
-    const startAll = (rows: ReadonlyArray<TaskRow>, at: number) =>
+    const startAll = (rows: ReadonlyArray<TaskRow>, at: number, claimedAt: number) =>
       Effect.gen(function* () {
         const changes: Array<Change> = []
         const toStart: Array<TaskRow> = []
@@ -756,20 +885,24 @@ export const make = <H extends Handler.Any>(
           // A moved row may be due at once: claim again before sleeping.
           wakeRequested = true
         }
-        for (const row of toStart) yield* start(row)
+        for (const row of toStart) yield* start(row, claimedAt)
       })
 
     /** One pass: claim what is due and start it, then sleep until the next due time or a wake. */
     const dispatchLoop = Effect.gen(function* () {
       for (;;) {
         if (stopping) return
+        // First, after any wake (a stall included): runs whose lease lapsed stop here.
+        yield* dropLapsed
         const t = now()
         const free = workers - held.size
         let full = false
         if (free > 0) {
           const limit = Math.min(free, claimBatch)
+          const claimedAt = mono()
           const rows = yield* store.claim({ owner, now: t, limit, leaseMs, handlers: names })
-          if (rows.length > 0) yield* startAll(rows, t)
+          yield* storeWorked
+          if (rows.length > 0) yield* startAll(rows, t, claimedAt)
           full = rows.length === limit
         }
         if (full) {
@@ -797,18 +930,89 @@ export const make = <H extends Handler.Any>(
         const exit = yield* Effect.exit(dispatchLoop)
         if (Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause)) {
           sleepingUntil = Number.NEGATIVE_INFINITY
-          yield* Effect.logWarning("tickwork durable: claiming failed; retrying in 1 s", exit.cause)
+          yield* reportFailure("claiming", exit.cause)
           yield* Effect.raceFirst(park, Effect.sleep(1_000))
         }
       }
     })
 
     // ---------------------------------------------------------------- leases
+    /**
+     * The lease guard's check: a run whose lease this process has not renewed for a whole lease
+     * (monotonic time: a stall, a suspended process, a store that does not answer) may belong
+     * to another process by now. It is interrupted at once, before anything else runs, and
+     * handed back if the store still says it is ours. A run waiting for a worker is handed
+     * back without starting.
+     */
+    const dropLapsed: Effect.Effect<void> = Effect.suspend(() => {
+      if (held.size === 0) return Effect.void
+      const at = mono()
+      const lapsed: Array<Held> = []
+      for (const h of held.values()) {
+        if (!h.finished && !h.lost && at - h.renewedAt >= leaseMs) lapsed.push(h)
+      }
+      if (lapsed.length === 0) return Effect.void
+      return Effect.forEach(
+        lapsed,
+        (h) =>
+          Effect.gen(function* () {
+            h.lost = true
+            h.releasing = true
+            counters.leasesLost++
+            yield* Effect.logWarning(
+              `tickwork durable: the lease of task ${h.row.id} (slot ${h.row.slot}) was not renewed for ${Math.round(at - h.renewedAt)} ms, more than the lease of ${leaseMs} ms (this process stalled or the store did not answer); another process may run it now: interrupting its run`,
+            )
+            yield* runtime.cancel(h.runtimeId, { interrupt: true })
+            if (!h.started && !h.finished) {
+              // Cancelled before it started: the runtime reports no end for it.
+              h.finished = true
+              h.finishedAt = mono()
+              Queue.offerUnsafe(finished, { held: h, record: undefined })
+            }
+          }),
+        { discard: true },
+      )
+    })
+
+    /** Finished runs not committed within a lease: each is reported once. */
+    const watchUncommitted: Effect.Effect<void> = Effect.suspend(() => {
+      const at = mono()
+      const overdue: Array<Held> = []
+      for (const h of held.values()) {
+        if (h.finishedAt >= 0 && !h.overdue && at - h.finishedAt >= leaseMs) overdue.push(h)
+      }
+      if (overdue.length === 0) return Effect.void
+      for (const h of overdue) h.overdue = true
+      counters.uncommitted += overdue.length
+      return Effect.andThen(
+        Metric.update(uncommittedRuns, overdue.length),
+        Effect.logWarning(
+          `tickwork durable: ${overdue.length} finished run(s) not committed after ${leaseMs} ms (the store does not answer; retrying): ${overdue
+            .slice(0, 5)
+            .map((h) => `${h.row.id}@${h.row.slot}`)
+            .join(", ")}${overdue.length > 5 ? ", …" : ""}`,
+        ),
+      )
+    })
+
+    /** Watches held runs on the monotonic clock, every tenth of a lease while runs are held. */
+    const guard = Effect.gen(function* () {
+      const every = Math.max(10, Math.floor(leaseMs / 10))
+      for (;;) {
+        yield* holding.await
+        yield* Effect.sleep(every)
+        yield* dropLapsed
+        yield* watchUncommitted
+      }
+    })
+
     const renewer = Effect.gen(function* () {
       for (;;) {
         yield* Effect.sleep(Math.max(1, Math.floor(leaseMs / 3)))
+        yield* dropLapsed
         const live = [...held.values()].filter((h) => !h.finished && !h.lost)
         if (live.length === 0) continue
+        const sentAt = mono()
         const renewed = yield* store
           .renew(
             owner,
@@ -817,13 +1021,13 @@ export const make = <H extends Handler.Any>(
             leaseMs,
           )
           .pipe(
-            Effect.catch((e) =>
-              Effect.as(Effect.logWarning(`tickwork durable: ${e.message}`), undefined),
-            ),
+            Effect.tap(() => storeWorked),
+            Effect.catch((e) => Effect.as(storeFailed(e), undefined)),
           )
         if (renewed === undefined) continue
         for (const h of live) {
-          if (!renewed.has(h.row.id) && !h.finished) {
+          if (renewed.has(h.row.id)) h.renewedAt = sentAt
+          else if (!h.finished && !h.lost) {
             h.lost = true
             yield* Effect.logWarning(
               `tickwork durable: lost the lease of task ${h.row.id} (slot ${h.row.slot}); interrupting its run`,
@@ -834,6 +1038,8 @@ export const make = <H extends Handler.Any>(
       }
     })
 
+    /** Whether the LISTEN connection is lost (logged once until it is back). */
+    let listenerDown = false
     /** Other processes' notices that work is due soon: look now instead of at the next poll. */
     const listener = Effect.gen(function* () {
       const signal = store.signal
@@ -843,6 +1049,10 @@ export const make = <H extends Handler.Any>(
           Effect.scoped(
             Effect.gen(function* () {
               const notices = yield* signal.listen
+              if (listenerDown) {
+                listenerDown = false
+                yield* Effect.logInfo("tickwork durable: listening for other processes again")
+              }
               for (;;) {
                 yield* Queue.take(notices)
                 wake()
@@ -851,9 +1061,16 @@ export const make = <H extends Handler.Any>(
           ),
         )
         if (Result.isFailure(listened)) {
-          yield* Effect.logWarning(
-            `tickwork durable: ${String((listened.failure as { message?: unknown }).message ?? listened.failure)}; polling only, listening again in 5 s`,
-          )
+          const e =
+            listened.failure instanceof StoreError
+              ? listened.failure
+              : storeError("listen for other processes", listened.failure)
+          if (!listenerDown) {
+            listenerDown = true
+            yield* Effect.logWarning(
+              `tickwork durable: lost the LISTEN connection for other processes' notices: ${e.message.replace(/^the task store failed to [^:]*: /, "")}; polling only, listening again every 5 s (logged once until it works)`,
+            ).pipe(Effect.annotateLogs({ reason: e.reason }))
+          }
         }
         yield* Effect.sleep(5_000)
       }
@@ -861,9 +1078,7 @@ export const make = <H extends Handler.Any>(
 
     const pruner = Effect.gen(function* () {
       for (;;) {
-        yield* store
-          .prune(now() - retentionMs)
-          .pipe(Effect.catch((e) => Effect.logWarning(`tickwork durable: ${e.message}`)))
+        yield* store.prune(now() - retentionMs).pipe(Effect.catch(storeFailed))
         yield* Effect.sleep(Math.min(MAX_SLEEP_MS, Math.max(60_000, Math.floor(retentionMs / 100))))
       }
     })
@@ -882,6 +1097,7 @@ export const make = <H extends Handler.Any>(
       options.claim === false ? Effect.void : dispatcher,
     )
     yield* Effect.forkScoped(renewer)
+    yield* Effect.forkScoped(guard)
     if (store.signal !== undefined && Number.isFinite(pollMs)) yield* Effect.forkScoped(listener)
     if (Number.isFinite(retentionMs)) yield* Effect.forkScoped(pruner)
 
@@ -941,6 +1157,10 @@ export const make = <H extends Handler.Any>(
         })
       }
       if (o.schedule?._tag === "Custom") return Spec.notDurable(o.schedule)
+      if (o.id !== undefined) {
+        const badId = Ids.check("id", o.id)
+        if (badId !== undefined) return badId
+      }
       const id = o.id ?? randomUUID()
       const accepted = validator.schedule(
         {

@@ -64,6 +64,36 @@ export class StoreLocked extends Data.TaggedError("StoreLocked")<{
 }> {}
 
 /**
+ * Why a store failed, as one of a few kinds a program can act on (the message says the same in
+ * words, with the database's own message and code):
+ * - `disk-full`: no space left for the database (`SQLITE_FULL`; PostgreSQL `53100`);
+ * - `read-only`: the database cannot be written (a read-only file or directory, `SQLITE_READONLY`;
+ *   PostgreSQL `25006`);
+ * - `timeout`: no answer within the store's deadline, or a server-side timeout cancelled the
+ *   statement (PostgreSQL `57014`, `25P03`);
+ * - `connection-lost`: the server went away or cannot be reached (restart, network, `08xxx`,
+ *   `57P0x`);
+ * - `unknown-database`: the server has no database of that name (PostgreSQL `3D000`);
+ * - `authentication`: the server refused the credentials (PostgreSQL `28xxx`);
+ * - `locked`: another process holds the database's lock (`SQLITE_BUSY`);
+ * - `corrupt`: the file is not a database, or is damaged (`SQLITE_NOTADB`, `SQLITE_CORRUPT`);
+ * - `other`: anything else (the message has the database's words).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export type StoreFailure =
+  | "disk-full"
+  | "read-only"
+  | "timeout"
+  | "connection-lost"
+  | "unknown-database"
+  | "authentication"
+  | "locked"
+  | "corrupt"
+  | "other"
+
+/**
  * The store could not be opened or reached: a file that cannot be created or is not a SQLite
  * database, a PostgreSQL server that refuses or does not answer, a failed migration.
  *
@@ -74,6 +104,8 @@ export class StoreUnavailable extends Data.TaggedError("StoreUnavailable")<{
   readonly store: "sqlite" | "postgres"
   /** The file, or the server as `host:port/database` (never a password). */
   readonly target: string
+  /** Why, as one of a few kinds: see {@link StoreFailure}. */
+  readonly reason: StoreFailure
   readonly message: string
   readonly cause?: unknown
 }> {}
@@ -86,8 +118,12 @@ export class StoreUnavailable extends Data.TaggedError("StoreUnavailable")<{
  * @since 0.1.0
  */
 export class StoreError extends Data.TaggedError("StoreError")<{
-  /** What the store was doing, e.g. `"insert"` or `"claim"`. */
+  /** What the store was doing, e.g. `"insert"` or `"claim due tasks"`. */
   readonly operation: string
+  /** Why, as one of a few kinds: see {@link StoreFailure}. */
+  readonly reason: StoreFailure
+  /** The database's own words (its message and code), e.g. `database or disk is full (SQLITE_FULL)`. */
+  readonly detail: string
   readonly message: string
   readonly cause?: unknown
 }> {}

@@ -19,10 +19,11 @@
  * @since 0.1.0
  */
 import { PgClient } from "@effect/sql-pg"
-import { type Duration, Effect, Layer, Redacted } from "effect"
+import { Duration, Effect, Layer, Redacted } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { SqlClient } from "effect/sql/SqlClient"
-import { StoreError, StoreUnavailable } from "./Errors.ts"
+import { StoreUnavailable } from "./Errors.ts"
+import * as Failure from "./internal/failure.ts"
 import * as TaskStore from "./TaskStore.ts"
 
 /**
@@ -45,6 +46,16 @@ export interface PostgresStoreConfig {
   readonly maxConnections?: number | undefined
   /** How long connecting may take. Default 5 seconds. */
   readonly connectTimeout?: Duration.Input | undefined
+  /**
+   * The server-side deadline of one statement, and of a session idling inside a transaction
+   * (PostgreSQL's `statement_timeout` and `idle_in_transaction_session_timeout`, set on every
+   * connection of the pool). Each store operation also has a client-side deadline of
+   * `2 × statementTimeout + connectTimeout`: a connection that never answers (a server restarted
+   * under it, a network that drops packets) fails the operation with reason `timeout`, and the
+   * scheduler retries it on another connection. Default 15 seconds, generous for a loaded
+   * 2-core machine; a statement of this store normally takes milliseconds.
+   */
+  readonly statementTimeout?: Duration.Input | undefined
 }
 
 /** The `LISTEN`/`NOTIFY` channel on which processes tell each other that work is due soon. */
@@ -81,13 +92,22 @@ export const layer = (
   config: PostgresStoreConfig,
 ): Layer.Layer<TaskStore.TaskStore, StoreUnavailable> => {
   const where = target(config)
-  const unavailable = (error: { readonly message: string }) =>
-    new StoreUnavailable({
+  const statementMs = Duration.toMillis(
+    Duration.fromInputUnsafe(config.statementTimeout ?? "15 seconds"),
+  )
+  const connectMs = Duration.toMillis(
+    Duration.fromInputUnsafe(config.connectTimeout ?? "5 seconds"),
+  )
+  const unavailable = (error: unknown) => {
+    const { reason, detail } = Failure.diagnose(error)
+    return new StoreUnavailable({
       store: "postgres",
       target: where,
-      message: `cannot use the PostgreSQL store at ${where}: ${error.message}`,
+      reason,
+      message: `cannot use the PostgreSQL store at ${where}: ${Failure.headline[reason]}: ${detail}`,
       cause: error,
     })
+  }
   return Layer.effect(
     TaskStore.TaskStore,
     Effect.gen(function* () {
@@ -103,15 +123,17 @@ export const layer = (
         connectTimeout: config.connectTimeout ?? "5 seconds",
         maxConnections: config.maxConnections ?? 4,
         applicationName: "tickwork",
+        // A peer that vanished without closing the socket is noticed by TCP, not never.
+        keepAlive: "10 seconds",
+        startupParameters: {
+          statement_timeout: String(statementMs),
+          idle_in_transaction_session_timeout: String(statementMs),
+        },
       })
-      const fail = (operation: string) => (error: { readonly message: string }) =>
-        new StoreError({
-          operation,
-          message: `the task store failed to ${operation}: ${error.message}`,
-          cause: error,
-        })
+      const fail = (operation: string) => (error: unknown) => TaskStore.storeError(operation, error)
       return yield* TaskStore.make({
         exclusive: false,
+        deadlineMs: 2 * statementMs + connectMs,
         signal: {
           notify: client.notify(CHANNEL, "").pipe(Effect.mapError(fail("notify other processes"))),
           listen: client.listen(CHANNEL).pipe(Effect.mapError(fail("listen for other processes"))),

@@ -20,6 +20,7 @@ import { Effect, Layer } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { SqlClient } from "effect/sql/SqlClient"
 import { type StoreLocked, StoreUnavailable } from "./Errors.ts"
+import * as Failure from "./internal/failure.ts"
 import * as SqliteClient from "./SqliteClient.ts"
 import * as TaskStore from "./TaskStore.ts"
 
@@ -47,15 +48,16 @@ export const layer = (
       const { client } = yield* SqliteClient.make(config)
       return yield* TaskStore.make({ exclusive: config.exclusive !== false }).pipe(
         Effect.provideService(SqlClient, client),
-        Effect.mapError(
-          (error) =>
-            new StoreUnavailable({
-              store: "sqlite",
-              target: config.filename,
-              message: `cannot prepare the SQLite store ${JSON.stringify(config.filename)}: ${error.message}`,
-              cause: error,
-            }),
-        ),
+        Effect.mapError((error) => {
+          const { reason, detail } = Failure.diagnose(error)
+          return new StoreUnavailable({
+            store: "sqlite",
+            target: config.filename,
+            reason,
+            message: `cannot prepare the SQLite store ${JSON.stringify(config.filename)}: ${Failure.headline[reason]}: ${detail}`,
+            cause: error,
+          })
+        }),
       )
     }),
   ).pipe(Layer.provide(Reactivity.layer))

@@ -14,6 +14,8 @@
  *
  * @since 0.1.0
  */
+import { accessSync, constants } from "node:fs"
+import { dirname } from "node:path"
 import Database from "better-sqlite3"
 import { Effect, Layer, type Scope, Semaphore, Stream } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
@@ -22,6 +24,7 @@ import type { Connection } from "effect/sql/SqlConnection"
 import { classifySqliteError, SqlError } from "effect/sql/SqlError"
 import * as Statement from "effect/sql/Statement"
 import { StoreLocked, StoreUnavailable } from "./Errors.ts"
+import * as Failure from "./internal/failure.ts"
 
 /**
  * How to open the file.
@@ -64,12 +67,39 @@ const openError = (filename: string, error: unknown): StoreLocked | StoreUnavail
       message: `the SQLite store ${JSON.stringify(filename)} is locked by another process (only one scheduler may open a store file)`,
     })
   }
+  const { reason, detail } = Failure.diagnose(error)
+  if (reason !== "corrupt" && filename !== ":memory:" && !writable(filename)) {
+    // SQLite opens such a file read-only without a word, then fails at the first write or
+    // lock, often as "disk I/O error": say what is wrong instead.
+    return new StoreUnavailable({
+      store: "sqlite",
+      target: filename,
+      reason: "read-only",
+      message: `cannot open the SQLite store ${JSON.stringify(filename)}: ${Failure.headline["read-only"]}: this process may not write the file or its directory (the store writes the file and its -wal and -shm files beside it); SQLite said: ${detail}`,
+      cause: error,
+    })
+  }
   return new StoreUnavailable({
     store: "sqlite",
     target: filename,
-    message: `cannot open the SQLite store ${JSON.stringify(filename)}: ${error instanceof Error ? error.message : String(error)}`,
+    reason,
+    message: `cannot open the SQLite store ${JSON.stringify(filename)}: ${Failure.headline[reason]}: ${detail}`,
     cause: error,
   })
+}
+
+/** Whether this process may write `filename` (or create it) and its directory. */
+const writable = (filename: string): boolean => {
+  const can = (path: string) => {
+    try {
+      accessSync(path, constants.W_OK)
+      return true
+    } catch (error) {
+      // Missing: not a question of permissions (opening says what is missing).
+      return (error as { code?: unknown }).code === "ENOENT"
+    }
+  }
+  return can(filename) && can(dirname(filename))
 }
 
 /**

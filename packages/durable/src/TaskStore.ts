@@ -25,11 +25,24 @@
  * @since 0.1.0
  */
 import { Errors, type MissedRun, type Retry, type Task } from "@tickwork/core"
-import { Array as Arr, Context, Effect, Option, type Queue, type Scope } from "effect"
+import {
+  Array as Arr,
+  Cause,
+  Context,
+  Effect,
+  Exit,
+  Fiber,
+  Option,
+  type Queue,
+  Result,
+  type Scope,
+} from "effect"
 import * as Migrator from "effect/sql/Migrator"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import { StoreError } from "./Errors.ts"
+import * as Failure from "./internal/failure.ts"
+import * as Ids from "./internal/ids.ts"
 import * as Spec from "./Spec.ts"
 
 /**
@@ -260,7 +273,9 @@ export interface ClaimOptions {
 }
 
 /**
- * The store's operations. Every write is one transaction; none is half-applied.
+ * The store's operations. Every write is one transaction; none is half-applied. Every operation
+ * has a deadline (see {@link make}); failures are `StoreError`s whose `reason` says what went
+ * wrong. Lookups of an id no store can keep find nothing.
  *
  * @category models
  * @since 0.1.0
@@ -275,11 +290,16 @@ export interface TaskStoreShape {
   readonly exclusive: boolean
   /**
    * Inserts tasks, all or none. An id whose task is final is reused (generation + 1); an id
-   * whose task is scheduled or running fails with `DuplicateTaskId`. Returns the generations.
+   * whose task is scheduled or running fails with `DuplicateTaskId`; an id no store can keep
+   * (empty, over 1,024 UTF-8 bytes, with NUL or a lone surrogate) fails with `InvalidOption`
+   * naming `id`, before anything is sent. Returns the generations.
    */
   readonly insert: (
     tasks: Arr.NonEmptyReadonlyArray<NewTask>,
-  ) => Effect.Effect<ReadonlyArray<number>, Errors.DuplicateTaskId | StoreError>
+  ) => Effect.Effect<
+    ReadonlyArray<number>,
+    Errors.DuplicateTaskId | Errors.InvalidOption | StoreError
+  >
   /** Cancels a scheduled or running task, recording it; `None` if it was neither. */
   readonly cancel: (id: string, now: number) => Effect.Effect<Option.Option<Cancelled>, StoreError>
   /** A task's row; a row that cannot be read (edited by hand) is a `StoreError` saying so. */
@@ -570,6 +590,26 @@ const CHUNK = 400
 // ------------------------------------------------------------------------------ the store
 
 /**
+ * A `StoreError` for a failed operation: its `reason` and `detail` are diagnosed from the
+ * driver's nested errors (the database's own message and code), and its message says both in
+ * one line, e.g. `the task store failed to complete runs: the disk is full: database or disk is
+ * full (SQLITE_FULL)`.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export const storeError = (operation: string, cause: unknown): StoreError => {
+  const { reason, detail } = Failure.diagnose(cause)
+  return new StoreError({
+    operation,
+    reason,
+    detail,
+    message: `the task store failed to ${operation}: ${Failure.headline[reason]}: ${detail}`,
+    cause,
+  })
+}
+
+/**
  * The store over the `SqlClient` in context, after running the migrations. `exclusive` says
  * whether this process is the store's only user (see {@link TaskStoreShape.exclusive}).
  *
@@ -580,6 +620,14 @@ export const make = (options: {
   readonly exclusive: boolean
   /** LISTEN/NOTIFY on PostgreSQL: see {@link TaskStoreShape.signal}. */
   readonly signal?: TaskStoreShape["signal"]
+  /**
+   * How long one operation (a statement, or a transaction with its connection checkout) may
+   * take, in ms, before it fails with a `StoreError` of reason `timeout`. The operation is
+   * abandoned on its own fiber, so a connection that never answers cannot hold up the caller;
+   * the next attempt takes another connection. None for SQLite, whose statements run
+   * synchronously on the calling thread and wait for a lock at most its `busy_timeout`.
+   */
+  readonly deadlineMs?: number | undefined
 }): Effect.Effect<TaskStoreShape, Migrator.MigrationError | SqlError, SqlClient> =>
   Effect.gen(function* () {
     const sql = yield* SqlClient
@@ -591,11 +639,60 @@ export const make = (options: {
     const fail =
       (operation: string) =>
       (error: SqlError): StoreError =>
-        new StoreError({
-          operation,
-          message: `the task store failed to ${operation}: ${error.message}`,
-          cause: error,
-        })
+        storeError(operation, error)
+
+    const deadlineMs = options.deadlineMs
+    /**
+     * A failed operation as a `StoreError`: its typed error as it is; a defect, or an
+     * interruption that did not come from the caller (a driver whose connection closed under
+     * it), as a StoreError too. A store call never ends its caller's fiber.
+     */
+    const settle =
+      (operation: string) =>
+      <A, E>(exit: Exit.Exit<A, E>): Effect.Effect<A, E | StoreError> => {
+        if (Exit.isSuccess(exit)) return exit
+        const error = Cause.findErrorOption(exit.cause)
+        if (Option.isSome(error)) return Effect.fail(error.value)
+        const defect = Cause.findDefect(exit.cause)
+        return Effect.fail(
+          Result.isSuccess(defect)
+            ? storeError(operation, defect.success)
+            : new StoreError({
+                operation,
+                reason: "connection-lost",
+                detail: "the driver interrupted the operation",
+                message: `the task store failed to ${operation}: ${Failure.headline["connection-lost"]}: the driver interrupted the operation`,
+              }),
+        )
+      }
+    /**
+     * Runs `self` on a fiber of its own and waits at most `deadlineMs` for it. On timeout the
+     * fiber is interrupted in the background (the driver cancels the statement and retires the
+     * connection if it does not answer) and the caller gets a `timeout` StoreError at once.
+     */
+    const deadline =
+      (operation: string) =>
+      <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> =>
+        deadlineMs === undefined
+          ? Effect.flatMap(Effect.exit(self), settle(operation))
+          : Effect.uninterruptibleMask((restore) =>
+              Effect.gen(function* () {
+                const fiber = yield* Effect.forkDetach(self, { startImmediately: true })
+                const abandon = Effect.asVoid(Effect.forkDetach(Fiber.interrupt(fiber)))
+                const exit = yield* restore(Fiber.await(fiber)).pipe(
+                  Effect.timeoutOption(deadlineMs),
+                  Effect.onInterrupt(() => abandon),
+                )
+                if (Option.isSome(exit)) return yield* settle(operation)(exit.value)
+                yield* abandon
+                return yield* new StoreError({
+                  operation,
+                  reason: "timeout",
+                  detail: `no answer within ${deadlineMs} ms`,
+                  message: `the task store failed to ${operation}: ${Failure.headline.timeout}: no answer within ${deadlineMs} ms`,
+                })
+              }),
+            )
 
     const insertChunk = (chunk: Arr.NonEmptyReadonlyArray<NewTask>) =>
       Effect.gen(function* () {
@@ -661,6 +758,8 @@ export const make = (options: {
             catch: (error) =>
               new StoreError({
                 operation: "read a task",
+                reason: "corrupt",
+                detail: error instanceof Error ? error.message : String(error),
                 message: `the stored row of task ${Errors.show(id)} cannot be read: ${error instanceof Error ? error.message : String(error)}`,
                 cause: error,
               }),
@@ -805,19 +904,26 @@ export const make = (options: {
         (rows) => new Set(rows.map((r) => `${String(r.id)}:${num(r.fence)}`)),
       )
 
-    /** Why a change did not apply: its task was cancelled while it ran, or it was fenced out. */
+    /**
+     * Why a change did not apply: its task was cancelled while it ran, it was fenced out, or an
+     * earlier attempt of this very commit did apply (its answer was lost: a timeout, a dropped
+     * connection), which its ledger row under the same fence shows.
+     */
     const whyNot = (c: Change) =>
-      Effect.map(
-        sql<Raw>`SELECT state, fence FROM tickwork_tasks WHERE id = ${c.id}`,
-        (rows): ChangeResult => {
-          const row = rows[0]
-          return row !== undefined &&
-            num(row.fence) === c.fence &&
-            String(row.state) === "cancelled"
-            ? "cancelled"
-            : "fenced-out"
-        },
-      )
+      Effect.gen(function* () {
+        const rows = yield* sql<Raw>`SELECT state, fence FROM tickwork_tasks WHERE id = ${c.id}`
+        const row = rows[0]
+        if (row !== undefined && num(row.fence) === c.fence && String(row.state) === "cancelled") {
+          return "cancelled" as const
+        }
+        if (c.run !== undefined) {
+          const done = yield* sql<Raw>`SELECT 1 AS one FROM tickwork_runs
+            WHERE task_id = ${c.id} AND generation = ${c.run.generation} AND slot = ${c.run.slot}
+              AND attempt = ${c.run.attempt} AND fence = ${c.fence}`
+          if (done.length > 0) return "committed-before" as const
+        }
+        return "fenced-out" as const
+      })
 
     // A few statements per batch, not per run: one UPDATE, then multi-row INSERTs.
     const commitAll = (changes: ReadonlyArray<Change>) =>
@@ -830,7 +936,13 @@ export const make = (options: {
         const runs: Array<ReturnType<typeof runRecord>> = []
         const events: Array<ReturnType<typeof eventRecord>> = []
         for (const c of changes) {
-          const result = applied.has(`${c.id}:${c.fence}`) ? "applied" : yield* whyNot(c)
+          const why = applied.has(`${c.id}:${c.fence}`) ? "applied" : yield* whyNot(c)
+          if (why === "committed-before") {
+            // Written by an earlier attempt: nothing more to write.
+            results.push("applied")
+            continue
+          }
+          const result: ChangeResult = why
           results.push(result)
           if (result === "fenced-out") {
             events.push(eventRecord(c.fencedOut))
@@ -953,22 +1065,32 @@ export const make = (options: {
         )
         .pipe(Effect.asVoid, Effect.mapError(fail("prune the ledger")))
 
+    const none = Effect.succeed(Option.none())
     return TaskStore.of({
       dialect,
       exclusive: options.exclusive,
-      insert,
-      cancel,
-      get,
-      state,
-      claim,
-      commit,
-      renew,
-      nextDue,
-      recover,
-      runs,
-      events,
-      counts,
-      prune,
+      insert: (tasks) => {
+        for (const t of tasks) {
+          const bad = Ids.check("id", t.id)
+          if (bad !== undefined) return Effect.fail(bad)
+        }
+        return deadline("insert")(insert(tasks))
+      },
+      cancel: (id, now) => (Ids.storable(id) ? deadline("cancel")(cancel(id, now)) : none),
+      get: (id) => (Ids.storable(id) ? deadline("read a task")(get(id)) : none),
+      state: (id) => (Ids.storable(id) ? deadline("read a task's state")(state(id)) : none),
+      claim: (o) => deadline("claim due tasks")(claim(o)),
+      commit: (changes) => deadline("complete runs")(commit(changes)),
+      renew: (owner, held, now, leaseMs) =>
+        deadline("renew leases")(renew(owner, held, now, leaseMs)),
+      nextDue: (handlers) => deadline("find the next due task")(nextDue(handlers)),
+      recover: (now) => deadline("recover interrupted runs")(recover(now)),
+      runs: (id) =>
+        Ids.storable(id) ? deadline("read the run ledger")(runs(id)) : Effect.succeed([]),
+      events: (id) =>
+        Ids.storable(id) ? deadline("read the events")(events(id)) : Effect.succeed([]),
+      counts: deadline("count tasks")(counts),
+      prune: (before) => deadline("prune the ledger")(prune(before)),
       signal: options.signal,
     })
   })

@@ -165,7 +165,7 @@ describe("PostgreSQL store", () => {
           handlers: [h, slow(slowSeen)],
           owner,
           workers: 8,
-          lease: 300,
+          lease: 1_000,
           pollInterval: 50,
         })
         yield* withScheduler(store, options(a.handler, "A"), (da) =>
@@ -183,10 +183,10 @@ describe("PostgreSQL store", () => {
               yield* db.schedule({
                 id: "long",
                 handler: "slow",
-                payload: { ms: 1_200 },
+                payload: { ms: 4_000 },
                 schedule: Schedule.once(0),
               })
-              for (let k = 0; k < 100; k++) {
+              for (let k = 0; k < 600; k++) {
                 const stats = yield* da.stats
                 if (stats.tasks.done === 301) break
                 yield* Effect.sleep(50)
@@ -201,6 +201,7 @@ describe("PostgreSQL store", () => {
         expect(b.seen.length).toBeGreaterThan(0)
         expect(slowSeen).toEqual(["long#1"])
       }),
+    60_000,
   )
 
   it.live(

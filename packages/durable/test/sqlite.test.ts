@@ -48,58 +48,58 @@ const inStore = <A>(
   })
 
 describe("SQLite store under TestClock", () => {
-  it.effect("runs once, at, fixed-rate, fixed-delay and cron tasks at their slots", () =>
-    inStore((store) =>
-      Effect.gen(function* () {
-        const { seen, handler } = recording()
-        const s = slow()
-        yield* withScheduler(store, { handlers: [handler, s.handler] }, (d) =>
-          Effect.gen(function* () {
-            yield* d.schedule({
-              id: "once",
-              handler,
-              payload: { n: 1 },
-              schedule: Schedule.once(30),
-            })
-            yield* d.schedule({ id: "at", handler, payload: { n: 2 }, schedule: Schedule.at(45) })
-            yield* d.schedule({
-              id: "rate",
-              handler,
-              payload: { n: 3 },
-              schedule: Schedule.fixedRate(25, { delay: 5 }),
-            })
-            // Each run lasts 7 ms: 10, ends 17 → 37, ends 44 → 64.
-            yield* d.schedule({
-              id: "delay",
-              handler: s.handler,
-              payload: { ms: 7 },
-              schedule: Schedule.fixedDelay(20, { delay: 10 }),
-            })
-            yield* d.schedule({
-              id: "cron",
-              handler,
-              payload: { n: 5 },
-              schedule: Schedule.cron("*/20 * * * * *"),
-            })
-            yield* advance(d, 60)
-            expect(yield* d.status("once")).toBe("done")
-            expect(yield* d.status("rate")).toBe("scheduled")
-            yield* advance(d, 40_000)
-          }),
-        )
-        expect(seen.filter((x) => x.startedAt <= 60).map((x) => `${x.id}@${x.startedAt}`)).toEqual([
-          "rate@5",
-          "once@30",
-          "rate@30",
-          "at@45",
-          "rate@55",
-        ])
-        expect(s.seen.slice(0, 3)).toEqual(["delay@10-17", "delay@37-44", "delay@64-71"])
-        expect(seen.filter((x) => x.id === "cron").map((x) => x.startedAt)).toEqual([
-          20_000, 40_000,
-        ])
-      }),
-    ),
+  it.effect(
+    "runs once, at, fixed-rate, fixed-delay and cron tasks at their slots",
+    () =>
+      inStore((store) =>
+        Effect.gen(function* () {
+          const { seen, handler } = recording()
+          const s = slow()
+          yield* withScheduler(store, { handlers: [handler, s.handler] }, (d) =>
+            Effect.gen(function* () {
+              yield* d.schedule({
+                id: "once",
+                handler,
+                payload: { n: 1 },
+                schedule: Schedule.once(30),
+              })
+              yield* d.schedule({ id: "at", handler, payload: { n: 2 }, schedule: Schedule.at(45) })
+              yield* d.schedule({
+                id: "rate",
+                handler,
+                payload: { n: 3 },
+                schedule: Schedule.fixedRate(25, { delay: 5 }),
+              })
+              // Each run lasts 7 ms: 10, ends 17 → 37, ends 44 → 64.
+              yield* d.schedule({
+                id: "delay",
+                handler: s.handler,
+                payload: { ms: 7 },
+                schedule: Schedule.fixedDelay(20, { delay: 10 }),
+              })
+              yield* d.schedule({
+                id: "cron",
+                handler,
+                payload: { n: 5 },
+                schedule: Schedule.cron("*/20 * * * * *"),
+              })
+              yield* advance(d, 60)
+              expect(yield* d.status("once")).toBe("done")
+              expect(yield* d.status("rate")).toBe("scheduled")
+              yield* advance(d, 40_000)
+            }),
+          )
+          expect(
+            seen.filter((x) => x.startedAt <= 60).map((x) => `${x.id}@${x.startedAt}`),
+          ).toEqual(["rate@5", "once@30", "rate@30", "at@45", "rate@55"])
+          expect(s.seen.slice(0, 3)).toEqual(["delay@10-17", "delay@37-44", "delay@64-71"])
+          expect(seen.filter((x) => x.id === "cron").map((x) => x.startedAt)).toEqual([
+            20_000, 40_000,
+          ])
+        }),
+      ),
+    // Hundreds of virtual wake-ups: seconds of real time on a loaded machine.
+    60_000,
   )
 
   it.effect("a handler gets its decoded payload and (id, slot, attempt, delivery, fence)", () =>
@@ -566,17 +566,17 @@ describe("SQLite store under TestClock", () => {
       inStore((store) =>
         Effect.gen(function* () {
           const { seen, handler } = slow()
-          yield* withScheduler(store, { handlers: [handler], lease: 300 }, (d) =>
+          yield* withScheduler(store, { handlers: [handler], lease: 1_000 }, (d) =>
             Effect.gen(function* () {
               yield* d.schedule({
                 id: "long",
                 handler,
-                payload: { ms: 2_000 },
+                payload: { ms: 4_000 },
                 schedule: Schedule.once(0),
               })
               yield* advance(d, 100)
               expect(yield* d.cancel("long")).toBe(true)
-              yield* advance(d, 3_000)
+              yield* advance(d, 5_000)
               const ledger = yield* d.ledger("long")
               expect(
                 ledger.map((o) => (o.kind === "ran" ? `ran:${o.outcome}:${o.state}` : o.kind)),
@@ -584,7 +584,7 @@ describe("SQLite store under TestClock", () => {
               expect((yield* d.stats).fencedOut).toBe(0)
             }),
           )
-          expect(seen).toEqual(["long@0-2000"])
+          expect(seen).toEqual(["long@0-4000"])
         }),
       ),
   )

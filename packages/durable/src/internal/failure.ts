@@ -1,0 +1,101 @@
+/**
+ * @internal
+ * Store failures in words: what went wrong (a {@link StoreFailure} kind) and the database's own
+ * message and code, dug out of the driver's nested errors (`SqlError` → its reason → the
+ * driver's error → the server's or SQLite's). A failure is named once, where it is caught, so
+ * every log line and error says the same thing.
+ */
+import type { StoreFailure } from "../Errors.ts"
+
+/** A store failure, diagnosed. */
+export interface Diagnosis {
+  readonly reason: StoreFailure
+  /** The database's words and code, e.g. `database or disk is full (SQLITE_FULL)`. */
+  readonly detail: string
+}
+
+const record = (u: unknown): Record<string, unknown> | undefined =>
+  typeof u === "object" && u !== null ? (u as Record<string, unknown>) : undefined
+
+const codeOf = (u: unknown): string | undefined => {
+  const code = record(u)?.code
+  return typeof code === "string" && code !== "" ? code : undefined
+}
+
+const wordsOf = (u: unknown): string => {
+  const message = record(u)?.message
+  if (typeof message === "string" && message !== "") return message.replace(/^PgConnection: /, "")
+  return String(u)
+}
+
+const CONNECTION_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+])
+
+/** The kind of failure a database code (SQLite or PostgreSQL SQLSTATE) or error tag means. */
+const classify = (code: string | undefined, tags: ReadonlySet<string>): StoreFailure => {
+  if (code !== undefined) {
+    if (code === "SQLITE_FULL" || code === "53100") return "disk-full"
+    if (code.startsWith("SQLITE_READONLY") || code === "25006") return "read-only"
+    if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")) return "locked"
+    if (code.startsWith("SQLITE_CORRUPT") || code === "SQLITE_NOTADB") return "corrupt"
+    if (code === "57014" || code === "25P03" || code === "55P03") return "timeout"
+    if (code === "3D000") return "unknown-database"
+    if (/^28[0-9A-Z]{3}$/.test(code)) return "authentication"
+    if (/^(08|57P)[0-9A-Z]+$/.test(code) || CONNECTION_CODES.has(code)) return "connection-lost"
+  }
+  if (tags.has("TimeoutError")) return "timeout"
+  if (tags.has("ConnectionError")) return "connection-lost"
+  if (tags.has("AuthenticationError")) return "authentication"
+  return "other"
+}
+
+/**
+ * Diagnoses a failure: follows `reason` (an effect/sql `SqlError`'s) and `cause` links, takes
+ * the innermost error that carries a code, and classifies that code.
+ */
+export const diagnose = (error: unknown): Diagnosis => {
+  const chain: Array<unknown> = []
+  const seen = new Set<unknown>()
+  let current: unknown = error
+  while (record(current) !== undefined && !seen.has(current) && chain.length < 16) {
+    seen.add(current)
+    chain.push(current)
+    const r = record(current) as Record<string, unknown>
+    current = record(r.reason) !== undefined ? r.reason : r.cause
+  }
+  if (chain.length === 0) return { reason: "other", detail: String(error) }
+  const tags = new Set<string>()
+  for (const e of chain) {
+    const tag = record(e)?._tag
+    if (typeof tag === "string") tags.add(tag)
+  }
+  let coded: unknown
+  for (const e of chain) if (codeOf(e) !== undefined) coded = e
+  const code = codeOf(coded)
+  const words = wordsOf(coded ?? chain[chain.length - 1])
+  return {
+    reason: classify(code, tags),
+    detail: code === undefined || words.includes(code) ? words : `${words} (${code})`,
+  }
+}
+
+/** The kind of failure, in words, to lead a message with. */
+export const headline: Record<StoreFailure, string> = {
+  "disk-full": "the disk is full",
+  "read-only": "the database is read-only",
+  timeout: "the database did not answer in time",
+  "connection-lost": "the connection to the database was lost",
+  "unknown-database": "the database does not exist",
+  authentication: "the server refused the credentials",
+  locked: "the database is locked by another process",
+  corrupt: "the file is not a database or is damaged",
+  other: "the database reported an error",
+}
