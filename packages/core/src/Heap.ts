@@ -162,20 +162,39 @@ export class TimerHeap {
     }
     const dropped = this.size - kept
     this.size = kept
-    for (let i = Math.floor((kept - 2) / ARITY); i >= 0; i--) {
+    this.heapify()
+    if (this.capacity > MIN_CAPACITY && kept * 4 <= this.capacity) {
+      this.resize(Math.max(MIN_CAPACITY, kept * 2))
+    }
+    return dropped
+  }
+
+  /**
+   * Moves the slot of every entry for which `moves(task, gen)` holds by `delta` ms and restores
+   * heap order (Floyd): O(n). Order keys are kept, so ties still go to the earlier push.
+   */
+  shift(delta: number, moves: (task: number, gen: number) => boolean): void {
+    const { slots, tasks, gens } = this
+    for (let i = 0; i < this.size; i++) {
+      if (moves(tasks[i] as number, gens[i] as number)) slots[i] = (slots[i] as number) + delta
+    }
+    this.heapify()
+  }
+
+  /** Restores heap order over the first `size` entries, bottom-up. O(n). */
+  private heapify(): void {
+    const { slots, orders, tasks, gens } = this
+    const n = this.size
+    for (let i = Math.floor((n - 2) / ARITY); i >= 0; i--) {
       this.siftDown(
         i,
         slots[i] as number,
         orders[i] as number,
         tasks[i] as number,
         gens[i] as number,
-        kept,
+        n,
       )
     }
-    if (this.capacity > MIN_CAPACITY && kept * 4 <= this.capacity) {
-      this.resize(Math.max(MIN_CAPACITY, kept * 2))
-    }
-    return dropped
   }
 
   /** Calls `f` for every entry, in storage order (not sorted). O(n). */

@@ -33,7 +33,7 @@ import {
 } from "./Errors.ts"
 import { RANK_STRIDE, TimerHeap } from "./Heap.ts"
 import { FinalRing, HAS_EXTRA, STALE, STATE_MASK } from "./internal/finalRing.ts"
-import { Table } from "./internal/table.ts"
+import { Table, WALL_SLOT, WALL_TASK } from "./internal/table.ts"
 import * as Lifecycle from "./Lifecycle.ts"
 import type { Dropped, MissedRunPolicy, Next } from "./MissedRun.ts"
 import * as MissedRun from "./MissedRun.ts"
@@ -471,6 +471,12 @@ export class Kernel<J> {
     this.t.setSlot(i, first)
     this.t.setAttempt(i, 1)
     this.t.setRuns(i, 0)
+    // `at`, cron and custom schedules name calendar instants; the rest count from a delay.
+    const tag = schedule?._tag
+    this.t.setAnchor(
+      i,
+      tag === "At" || tag === "Cron" || tag === "Custom" ? WALL_TASK | WALL_SLOT : 0,
+    )
     this.heap.push(first, rank * RANK_STRIDE + this.seq++, i, this.t.gen(i))
     this.bump(SCHEDULED, 1)
     this.accepted++
@@ -687,10 +693,14 @@ export class Kernel<J> {
       dropped = next.dropped
       ;(extra as Extras).gridSlot = nextSlot
       continuation = "next"
+      const anchor = this.t.anchor(i)
+      this.t.setAnchor(i, anchor & WALL_TASK ? anchor | WALL_SLOT : anchor)
     } else if (edge.effect === "scheduleRetry") {
       const delay = Retry.backoff((extra as Extras).retry, ctx.attempt - 1, this.random)
       nextSlot = Math.min(finishedAt + delay, MAX_MS)
       continuation = "retry"
+      // A retry is due a backoff after the failure: a delay, whatever the task's schedule.
+      this.t.setAnchor(i, this.t.anchor(i) & ~WALL_SLOT)
     }
     if (nextSlot !== undefined) {
       this.t.setSlot(i, nextSlot)
@@ -737,6 +747,37 @@ export class Kernel<J> {
     extra.gridSlot = latest
     this.t.setSlot(i, latest)
     return latest
+  }
+
+  /**
+   * Re-anchors the kernel's time axis by `delta` ms after the wall clock stepped (SPEC §2): every
+   * time that counts from a delay — a `once` or grid slot, a fixed-rate grid, a pending retry —
+   * moves by `delta`, so it stays as far away as it was; an `at` instant or a cron match stays
+   * put, so it keeps its calendar meaning. A driver whose `now` jumped by `delta` with the wall
+   * clock calls this once; nothing fires early or late because of the step. O(n).
+   */
+  shift(delta: number): void {
+    if (delta === 0 || !Number.isSafeInteger(delta)) return
+    const t = this.t
+    for (let i = 0; i < this.top; i++) {
+      const state = t.state(i)
+      if (state !== SCHEDULED && state !== RUNNING) continue
+      const anchor = t.anchor(i)
+      if (state === SCHEDULED && (anchor & WALL_SLOT) === 0) t.setSlot(i, t.slot(i) + delta)
+      if (anchor & WALL_TASK) continue
+      const extra = t.extra(i)
+      if (extra === undefined) continue
+      extra.gridSlot += delta
+      const plan = extra.plan
+      // The grid moves with its slots: the next slot is computed from the shifted grid slot.
+      if (plan?.kind === "fixed-rate") {
+        extra.plan = { ...plan, grid: MissedRun.periodic(extra.gridSlot, plan.period) }
+      }
+    }
+    this.heap.shift(
+      delta,
+      (i, gen) => t.gen(i) === gen && t.state(i) === SCHEDULED && (t.anchor(i) & WALL_SLOT) === 0,
+    )
   }
 
   /** @internal The schedule's next slot for row `i` after a run that ended at `finishedAt`. */

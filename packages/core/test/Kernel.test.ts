@@ -300,3 +300,52 @@ describe("regressions", () => {
     k.checkInvariants()
   })
 })
+
+describe("shift: re-anchoring after a wall-clock step (SPEC §2)", () => {
+  const id = (r: unknown) => r as Task.TaskId
+  it("moves times that count from a delay and keeps calendar instants", () => {
+    const k = new Kernel.Kernel<string>()
+    const once = id(k.schedule({ job: "once", schedule: Schedule.once(1_000) }, 0))
+    const at = id(k.schedule({ job: "at", schedule: Schedule.at(5_000) }, 0))
+    const rate = id(
+      k.schedule({ job: "rate", schedule: Schedule.fixedRate(2_000, { delay: 2_000 }) }, 0),
+    )
+    const cron = id(
+      k.schedule({ job: "cron", schedule: Schedule.cron("0 * * * *") }, 0), // 01:00Z = 3,600,000
+    )
+    // The wall clock stepped 10 s ahead at 500: delays keep their distance, instants stay.
+    k.shift(10_000)
+    k.checkInvariants()
+    expect(k.info(once)?.scheduledFor).toBe(11_000)
+    expect(k.info(at)?.scheduledFor).toBe(5_000)
+    expect(k.info(rate)?.scheduledFor).toBe(12_000)
+    expect(k.info(cron)?.scheduledFor).toBe(3_600_000)
+    const order: Array<string> = []
+    for (let now = 5_000; now <= 14_000; now += 1_000) {
+      for (let run = k.takeDue(now); run !== undefined; run = k.takeDue(now)) {
+        order.push(`${run.job}@${run.scheduledFor}`)
+        k.complete(run, Task.succeeded, now, false)
+      }
+    }
+    // The fixed-rate grid moved too: 12 s, then 14 s.
+    expect(order).toEqual(["at@5000", "once@11000", "rate@12000", "rate@14000"])
+    k.checkInvariants()
+  })
+
+  it("a pending retry of a calendar task counts from its failure and moves; the task's grid does not", () => {
+    const k = new Kernel.Kernel<string>()
+    const at = id(
+      k.schedule(
+        { job: "at", schedule: Schedule.at(1_000), retry: { maxRetries: 1, base: 500 } },
+        0,
+      ),
+    )
+    const run = k.takeDue(1_000) as Kernel.Run<string>
+    k.complete(run, Task.failed("x"), 1_000, false)
+    expect(k.info(at)?.scheduledFor).toBe(1_500)
+    k.shift(-300) // stepped back
+    expect(k.info(at)?.scheduledFor).toBe(1_200)
+    const retry = k.takeDue(1_200) as Kernel.Run<string>
+    expect([retry.slot, retry.scheduledFor, retry.attempt]).toEqual([1_000, 1_200, 2])
+  })
+})

@@ -551,6 +551,8 @@ export const make = <H extends Handler.Any>(
     // which survive a restart and agree across processes. (Left alone, the runtime reads the
     // process's monotonic clock, which drifts from the wall clock over a long uptime.)
     const runtime = yield* Scheduler.make({
+      // The durable scheduler reports its runs' outcomes itself (its ledger and events).
+      logFailures: false,
       ...options.runtime,
       workers,
       listener: {

@@ -42,7 +42,7 @@ import {
   Stream,
   Tracer,
 } from "effect"
-import { TimingActor } from "./internal/actor.ts"
+import { type Clocks, TimingActor } from "./internal/actor.ts"
 import { combine, Inspection, type InspectObserver, registry } from "./internal/inspection.ts"
 import * as Ledger from "./Ledger.ts"
 import * as Metrics from "./Metrics.ts"
@@ -135,6 +135,8 @@ export interface SchedulerStats extends Kernel.Stats {
   readonly actorWakes: number
   /** Listener calls that threw (each logged once per callback; none stops the scheduler). */
   readonly listenerErrors: number
+  /** Wall-clock steps the scheduler followed by re-anchoring its time (SPEC §2). */
+  readonly clockSteps: number
 }
 
 /**
@@ -292,9 +294,6 @@ export class Scheduler extends Context.Service<Scheduler, SchedulerShape>()(
   "@tickwork/runtime/Scheduler",
 ) {}
 
-/** Epoch ms from the monotonic clock, whole: never steps back or forward with the wall clock. */
-const monotonicNow = (): number => Math.floor(performance.timeOrigin + performance.now())
-
 /** A fresh 32-bit seed for a scheduler's jitter. */
 const randomSeed = (): number => crypto.getRandomValues(new Uint32Array(1))[0] as number
 
@@ -394,13 +393,23 @@ export const make = (
 
     // The layer's services, without the fiber-locals of the fiber that built it.
     const context = withoutFiberLocals(yield* Effect.context<never>())
-    // Effect's live Clock reads Date.now(), which jumps when the wall clock is stepped: a delay
-    // could then fire early. Unless a Clock was provided (TestClock, or the application's own),
-    // the scheduler reads the monotonic clock as epoch ms instead (as the core's system clock).
+    // Delays are measured on a monotonic clock and `at`/cron name wall-clock instants (SPEC §2):
+    // the scheduler's time moves with the first and is re-anchored to the second when it steps.
+    // Unless a Clock was provided (TestClock, or the application's own), these are
+    // performance.now() and Date.now(); a provided Clock gives both (monotonicTimeNanos and
+    // currentTimeMillis).
     const liveClock = !context.mapUnsafe.has(Clock.Clock.key)
-    const clock = liveClock
-      ? monotonicNow
-      : (yield* Clock.Clock).currentTimeMillisUnsafe.bind(yield* Clock.Clock)
+    const effectClock = yield* Clock.Clock
+    const clocks: Clocks = liveClock
+      ? { mono: () => performance.now(), wall: () => Date.now() }
+      : {
+          mono: () => {
+            // Split before converting: epoch nanoseconds are past 2^53, a Number would round.
+            const nanos = effectClock.monotonicTimeNanosUnsafe()
+            return Number(nanos / 1_000_000n) + Number(nanos % 1_000_000n) / 1e6
+          },
+          wall: () => effectClock.currentTimeMillisUnsafe(),
+        }
     const occurrences = yield* PubSub.sliding<Ledger.Occurrence>(streamCapacity)
     const inspection = options.inspect === undefined ? undefined : new Inspection(options.inspect)
     const listener =
@@ -430,7 +439,7 @@ export const make = (
       shutdownTimeoutMs,
       shutdownGraceMs,
       slowRunMs,
-      clock,
+      clocks,
       timerSleeps: liveClock,
     })
     yield* Effect.forkScoped(actor.run)
@@ -536,6 +545,7 @@ export const make = (
         closed: actor.closed,
         actorWakes: actor.wakes,
         listenerErrors: recorder.listenerErrors,
+        clockSteps: actor.reanchors,
       })),
       nextSlot: Effect.sync(() => Option.fromNullishOr(kernel.nextSlot())),
     })

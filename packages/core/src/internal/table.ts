@@ -18,6 +18,7 @@
  * 28  u8   state       Lifecycle state index, or FREE
  * 29  u8   rank        priority rank: 0 high, 1 normal, 2 low
  * 30  u8   hasExtra    1 when refs[2i + 1] holds a side object: lets a release skip that cold read
+ * 31  u8   anchor      which clock the task's times follow (WALL_TASK, WALL_SLOT bits; see Kernel.shift)
  * ```
  */
 export const ROW_BYTES = 32
@@ -112,4 +113,15 @@ export class Table<J, X> {
   hasExtra(i: number): boolean {
     return this.u8[(i << 5) + 30] === 1
   }
+  anchor(i: number): number {
+    return this.u8[(i << 5) + 31] as number
+  }
+  setAnchor(i: number, v: number): void {
+    this.u8[(i << 5) + 31] = v
+  }
 }
+
+/** @internal Anchor bit: the task's schedule is calendar time (`at`, cron, custom). */
+export const WALL_TASK = 1
+/** @internal Anchor bit: the pending slot is calendar time (a wall task's slot, not a retry's). */
+export const WALL_SLOT = 2

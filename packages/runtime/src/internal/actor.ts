@@ -28,8 +28,25 @@ import { type PoolJob, WorkerPool } from "../WorkerPool.ts"
 /** The longest single sleep: timers above 2^31-1 ms overflow and fire at once in Node. */
 export const MAX_SLEEP_MS = 2 ** 31 - 1
 
-/** The live monotonic clock in fractional ms (the scheduler's whole-ms clock floors it). */
-const preciseNow = (): number => performance.timeOrigin + performance.now()
+/**
+ * How far the wall clock may drift from the scheduler's time before it re-anchors, in ms. Below
+ * it, `at` and cron slots may be off by this much; above it, a step is followed.
+ */
+export const REANCHOR_TOLERANCE_MS = 100
+
+/** On the live clock the actor looks at the wall clock at least this often (SPEC §2), in ms. */
+const REANCHOR_EVERY_MS = 60_000
+
+/**
+ * The two clocks the scheduler reads (SPEC §2): a monotonic one that delays are measured on,
+ * and the wall clock that `at` instants and cron matches name. Both in ms.
+ */
+export interface Clocks {
+  /** Monotonic time in ms (fractional allowed; any origin): never steps. */
+  readonly mono: () => number
+  /** Wall-clock time, epoch ms: may step (NTP, a suspended VM). */
+  readonly wall: () => number
+}
 
 /** Runs the actor starts in one go before it yields to other fibers and Node's timers. */
 const YIELD_EVERY = 512
@@ -50,8 +67,8 @@ export interface ActorConfig {
   readonly shutdownGraceMs: number
   /** A run going for longer than this is logged once at Warning; 0 = never. */
   readonly slowRunMs: number
-  /** The runtime's time source, epoch ms. */
-  readonly clock: () => number
+  /** The monotonic and wall clocks the scheduler's time is made of. */
+  readonly clocks: Clocks
   /**
    * Sleep with one Node timer inside the park instead of racing the park against Effect.sleep.
    * Only on the live monotonic clock: under TestClock or a provided Clock, sleeping must go
@@ -70,7 +87,14 @@ export class TimingActor {
   wakes = 0
 
   private readonly config: ActorConfig
-  private readonly clock: () => number
+  private readonly clocks: Clocks
+  /**
+   * Scheduler time = monotonic time + `offset`: epoch ms that move with the monotonic clock and
+   * are re-anchored to the wall clock when the two drift apart (see {@link reanchor}).
+   */
+  private offset: number
+  /** Wall-clock steps followed (re-anchorings). */
+  reanchors = 0
   /** Finished runs not yet applied, in the order they ended (three parallel lists). */
   private readonly endedRuns: Array<Run> = []
   private readonly endedExits: Array<Exit.Exit<unknown, unknown>> = []
@@ -101,13 +125,14 @@ export class TimingActor {
     this.config = config
     this.kernel = config.kernel
     this.recorder = config.recorder
-    this.clock = config.clock
+    this.clocks = config.clocks
+    this.offset = config.clocks.wall() - config.clocks.mono()
     this.pool = new WorkerPool<Run>({
       workers: config.workers,
       spans: config.spans,
       logAnnotations: config.logAnnotations,
       logFailures: config.logFailures,
-      now: config.clock,
+      now: () => this.now(),
       onEnd: (run, exit, finishedAt) => {
         this.endedRuns.push(run)
         this.endedExits.push(exit)
@@ -117,9 +142,29 @@ export class TimingActor {
     })
   }
 
-  /** The current time, epoch ms. */
+  /** The scheduler's current time, whole epoch ms. */
   now(): number {
-    return this.clock()
+    return Math.floor(this.clocks.mono() + this.offset)
+  }
+
+  /** The scheduler's current time with its fraction (to size a live sleep to the boundary). */
+  private preciseNow(): number {
+    return this.clocks.mono() + this.offset
+  }
+
+  /**
+   * Follows a wall-clock step (SPEC §2): when the wall clock is more than the tolerance away from
+   * the scheduler's time, moves the scheduler's time onto it and shifts the kernel's delay-based
+   * times by the same amount (`Kernel.shift`), so delays keep their distance and `at`/cron keep
+   * their calendar time. Returns the step in ms (0 when none).
+   */
+  reanchor(): number {
+    const delta = Math.round(this.clocks.wall() - this.preciseNow())
+    if (Math.abs(delta) <= REANCHOR_TOLERANCE_MS) return 0
+    this.offset += delta
+    this.kernel.shift(delta)
+    this.reanchors++
+    return delta
   }
 
   // ---------------------------------------------------------------- commands
@@ -208,6 +253,12 @@ export class TimingActor {
       for (;;) {
         self.wakeRequested = false
         self.wakeBefore = Number.NEGATIVE_INFINITY
+        const step = self.reanchor()
+        if (step !== 0) {
+          yield* Effect.logWarning(
+            `tickwork: the wall clock stepped by ${step} ms; at and cron tasks keep their calendar times, delays their distance`,
+          )
+        }
         if (self.endedRuns.length > 0) self.applyEnded()
         if (self.stopping && pool.inFlight === 0) {
           Deferred.doneUnsafe(self.drained, Effect.void)
@@ -263,10 +314,10 @@ export class TimingActor {
           self.wakeBefore = free ? (next ?? Number.POSITIVE_INFINITY) : Number.NEGATIVE_INFINITY
           // On the live clock, sleep to the slot's boundary from the precise time, not from the
           // whole-ms reading: that wakes ~0.5 ms sooner on average, and still never early.
-          const ms = Math.min(
-            self.config.timerSleeps ? Math.max(1, Math.ceil(wakeAt - preciseNow())) : wakeAt - now,
-            MAX_SLEEP_MS,
-          )
+          const ms = self.config.timerSleeps
+            ? // On the live clock, wake at least every minute to look at the wall clock.
+              Math.min(Math.max(1, Math.ceil(wakeAt - self.preciseNow())), REANCHOR_EVERY_MS)
+            : Math.min(wakeAt - now, MAX_SLEEP_MS)
           yield* self.config.timerSleeps
             ? self.park(ms)
             : Effect.raceFirst(self.park(), Effect.sleep(ms))
