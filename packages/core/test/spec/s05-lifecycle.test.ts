@@ -85,7 +85,7 @@ describe("§5 the task machine, row by row", () => {
     expect(driver.status(id)).toBe("scheduled")
   })
 
-  it("running --FAIL, recurring, the failure policy says stop--> failed", () => {
+  it("running --FAIL, recurring, the failure policy says stop--> paused (reason failures)", () => {
     const { driver } = setup()
     const id = driver.scheduleUnsafe({
       job: failing(),
@@ -94,9 +94,12 @@ describe("§5 the task machine, row by row", () => {
     })
     expect(driver.tick(30).map((r) => [r.scheduledFor, r.state])).toEqual([
       [0, "scheduled"],
-      [10, "failed"],
+      [10, "paused"],
     ])
-    expect(driver.status(id)).toBe("failed")
+    expect(driver.status(id)).toBe("paused")
+    expect(driver.info(id)?.pausedReason).toBe("failures")
+    // Paused, never final: nothing runs until it is resumed.
+    expect(driver.tick(100)).toEqual([])
   })
 
   it("scheduled --CANCEL--> cancelled, and running --CANCEL--> cancelled", () => {

@@ -420,7 +420,9 @@ const interpret = (commands: ReadonlyArray<Command>, options: Options): Array<st
   const schedule = (spec: TaskSpec, where: string) => {
     const now = clock.now()
     const live = spec.id === undefined ? undefined : byId.get(spec.id)
-    const duplicate = live !== undefined && (live.state === "scheduled" || live.state === "running")
+    const duplicate =
+      live !== undefined &&
+      (live.state === "scheduled" || live.state === "running" || live.state === "paused")
     const r = driver.schedule({
       job: (run) => job(uid, run),
       schedule: toSchedule(spec.schedule, now),
@@ -505,7 +507,8 @@ const interpret = (commands: ReadonlyArray<Command>, options: Options): Array<st
 
   const cancel = (id: string, where: string) => {
     const m = byId.get(id)
-    const expected = m !== undefined && (m.state === "scheduled" || m.state === "running")
+    const expected =
+      m !== undefined && (m.state === "scheduled" || m.state === "running" || m.state === "paused")
     const actual = driver.cancel(id)
     trace.push(`${where} cancel ${id} → ${actual}`)
     if (actual !== expected)
@@ -678,12 +681,7 @@ const interpret = (commands: ReadonlyArray<Command>, options: Options): Array<st
       return
     }
     m.attempt = 1
-    if (failed && m.spec.pause > 0 && m.consecutiveFailures + 1 >= m.spec.pause) {
-      m.consecutiveFailures++
-      m.state = "failed"
-      expect3("failed", "final")
-      return
-    }
+    const stops = failed && m.spec.pause > 0 && m.consecutiveFailures + 1 >= m.spec.pause
     m.consecutiveFailures = failed ? m.consecutiveFailures + 1 : 0
     const next = expectedNext(m, f)
     if (next !== record.nextSlot)
@@ -691,6 +689,12 @@ const interpret = (commands: ReadonlyArray<Command>, options: Options): Array<st
     if (next === undefined) {
       m.state = failed ? "failed" : "done"
       expect3(m.state, "final")
+      return
+    }
+    if (stops) {
+      // The failure policy pauses a recurring task (SPEC §7), holding its next slot.
+      m.state = "paused"
+      expect3("paused", "next")
       return
     }
     expect3("scheduled", "next")
@@ -722,7 +726,9 @@ const interpret = (commands: ReadonlyArray<Command>, options: Options): Array<st
     } else if (finals > (retention?.maxFinished ?? 0)) {
       fail(`${where}: ${finals} final tasks kept, retention allows ${retention?.maxFinished}`)
     }
-    if (stats.scheduled + stats.running + finals !== stats.accepted - stats.removed)
+    if (stats.paused !== count("paused"))
+      fail(`${where}: ${stats.paused} paused, model ${count("paused")}`)
+    if (stats.scheduled + stats.running + stats.paused + finals !== stats.accepted - stats.removed)
       fail(`${where}: accounting (§14.2)`)
     for (const id of byId.keys()) checkStatus(id, where)
     const top = minPending()
