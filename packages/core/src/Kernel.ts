@@ -710,7 +710,7 @@ export class Kernel<J> {
     this.t.setSlot(i, first)
     this.t.setAttempt(i, 1)
     this.t.setRuns(i, 0)
-    this.heap.push(first, rank * RANK_STRIDE + this.seq++, i, this.t.gen(i))
+    this.push(i, first, this.t.gen(i))
     this.bump(SCHEDULED, 1)
     this.accepted++
     const taskId = (id ?? formatId(i, this.t.gen(i))) as TaskId
@@ -938,8 +938,9 @@ export class Kernel<J> {
       }
     }
     if (repush && s === SCHEDULED) {
+      // Push first: the new entry makes the old one dead before a compaction can look at it.
+      this.push(i, this.t.slot(i), g)
       this.kill()
-      this.heap.push(this.t.slot(i), this.t.rank(i) * RANK_STRIDE + this.seq++, i, g)
     }
     if (breaker !== undefined && breaker !== extra.breaker) {
       if (extra.breaker !== undefined) this.leave(i, extra.breaker, now)
@@ -1132,7 +1133,7 @@ export class Kernel<J> {
     const heap = this.heap
     while (heap.size > 0) {
       const i = heap.topTask()
-      if (this.t.gen(i) === heap.topGen() && this.t.state(i) === SCHEDULED) {
+      if (this.isLive(i, heap.topGen(), heap.topOrder())) {
         const slot = heap.topSlot()
         return Math.min(slot, this.breakerAt)
       }
@@ -1166,7 +1167,7 @@ export class Kernel<J> {
       // Read the row before popping: the row and its refs are cold (rows are visited in slot
       // order, not in the order they were written), and these loads can then complete while
       // the pop's sift runs, instead of stalling after it.
-      const live = t.gen(i) === g && t.state(i) === SCHEDULED
+      const live = t.gen(i) === g && t.state(i) === SCHEDULED && t.ticket(i) === heap.topOrder()
       const job = t.job(i) as J
       const extra = t.extra(i)
       heap.pop()
@@ -1188,7 +1189,7 @@ export class Kernel<J> {
           // Later grid slots passed while this one waited (the clock jumped, or the driver was
           // late): one run stands for all of them, as the latest (SPEC §3). It goes back into
           // the heap at that slot, so runs due before it still go first (SPEC §4).
-          heap.push(latest, t.rank(i) * RANK_STRIDE + this.seq++, i, g)
+          this.push(i, latest, g)
           continue
         }
       }
@@ -1295,7 +1296,7 @@ export class Kernel<J> {
       this.hold(i, held, pausedReason, finishedAt)
     } else if (nextSlot !== undefined) {
       this.t.setSlot(i, nextSlot)
-      this.heap.push(nextSlot, this.t.rank(i) * RANK_STRIDE + this.seq++, i, run.generation)
+      this.push(i, nextSlot, run.generation)
     } else {
       this.finish(i, finishedAt)
     }
@@ -1424,8 +1425,8 @@ export class Kernel<J> {
     }
     const liveEntries = new Map<number, number>()
     let dead = 0
-    this.heap.forEach((slot, _order, i, g) => {
-      if (this.t.gen(i) === g && this.t.state(i) === SCHEDULED) {
+    this.heap.forEach((slot, order, i, g) => {
+      if (this.isLive(i, g, order)) {
         if (liveEntries.has(i)) fail(`task row ${i} has two live heap entries`)
         if (slot !== this.t.slot(i))
           fail(`task row ${i} is due ${this.t.slot(i)}, its entry says ${slot}`)
@@ -1766,7 +1767,7 @@ export class Kernel<J> {
     }
     if (!plan.retry) extra.gridSlot = plan.slot
     this.t.setSlot(i, plan.slot)
-    this.heap.push(plan.slot, this.t.rank(i) * RANK_STRIDE + this.seq++, i, g)
+    this.push(i, plan.slot, g)
     this.emit({ kind: "resumed", id, generation: g, reason, nextSlot: plan.slot, at: now })
   }
 
@@ -1817,7 +1818,7 @@ export class Kernel<J> {
     extra.gridSlot = next
     extra.merged = undefined
     this.t.setSlot(i, next)
-    this.heap.push(next, this.t.rank(i) * RANK_STRIDE + this.seq++, i, g)
+    this.push(i, next, g)
     return true
   }
 
@@ -2055,8 +2056,27 @@ export class Kernel<J> {
   }
 
   private compact(): void {
-    this.heap.compact((i, g) => this.t.gen(i) === g && this.t.state(i) === SCHEDULED)
+    this.heap.compact((i, g, order) => this.isLive(i, g, order))
     this.dead = 0
+  }
+
+  /**
+   * Whether a heap entry is live: its task is still the row's (generation), still `scheduled`,
+   * and this is its latest push (a paused-then-resumed or re-prioritised task was pushed again,
+   * and its older entry died in place).
+   */
+  private isLive(i: number, g: number, order: number): boolean {
+    return this.t.gen(i) === g && this.t.state(i) === SCHEDULED && this.t.ticket(i) === order
+  }
+
+  /**
+   * Pushes row `i`'s run at `slot`, with the next sequence number (SPEC §4), and records the
+   * entry's order key in the row so that any older entry of the same task is dead. O(log n).
+   */
+  private push(i: number, slot: number, g: number): void {
+    const order = this.t.rank(i) * RANK_STRIDE + this.seq++
+    this.heap.push(slot, order, i, g)
+    this.t.setTicket(i, order)
   }
 }
 

@@ -196,6 +196,9 @@ describe("§15 pause(id) / resume(id)", () => {
     driver.resume(id)
     expect(skipped(driver.drainOccurrences())).toEqual([])
     expect(driver.info(id)?.scheduledFor).toBe(100)
+    driver.checkInvariants()
+    // The entry pushed before the pause is dead: slot 100 runs once.
+    expect(driver.tick(100).map((r) => r.scheduledFor)).toEqual([100])
   })
 
   it("cron: resumes at the first match >= now", () => {
