@@ -333,6 +333,11 @@ class Extras {
    * so the slot after the retry is the first grid slot at or after it. Epoch ms, or -1.
    */
   resumeFrom = -1
+  /**
+   * The earliest start of its next run, epoch ms, or -1: set when a breaker's half-open time,
+   * reached by a stepping driver ahead of its clock, let it through (it must not start earlier).
+   */
+  notBefore = -1
 }
 
 /** One circuit breaker's state; only the kernel changes it. */
@@ -1201,9 +1206,16 @@ export class Kernel<J> {
       this.counts[RUNNING] = (this.counts[RUNNING] as number) + 1
       this.inFlight++
       let merged: Dropped | undefined
-      if (extra !== undefined && extra.merged !== undefined) {
-        merged = extra.merged
-        extra.merged = undefined
+      let startedAt = Math.max(slot, now)
+      if (extra !== undefined) {
+        if (extra.merged !== undefined) {
+          merged = extra.merged
+          extra.merged = undefined
+        }
+        if (extra.notBefore >= 0) {
+          if (extra.notBefore > startedAt) startedAt = extra.notBefore
+          extra.notBefore = -1
+        }
       }
       return new Run(
         i,
@@ -1213,7 +1225,7 @@ export class Kernel<J> {
         // A retry keeps the slot it belongs to; its heap slot is its due time.
         ctx.attempt > 1 && extra !== undefined ? extra.gridSlot : slot,
         slot,
-        Math.max(slot, now),
+        startedAt,
         ctx.attempt,
         ctx.runNumber,
         merged,
@@ -1777,7 +1789,7 @@ export class Kernel<J> {
    * slot more than the window late skipped to the first grid slot inside it (pushed back).
    */
   private outsideWindow(i: number, g: number, extra: Extras, slot: number, now: number): boolean {
-    const start = Math.max(slot, now)
+    const start = Math.max(slot, now, extra.notBefore)
     const plan = extra.plan
     if (plan === undefined) {
       const deadline = extra.gridSlot + extra.windowMs
@@ -1973,13 +1985,18 @@ export class Kernel<J> {
     }
   }
 
-  /** Open breakers whose cool-down has ended by `now` go half-open and let a probe through. */
-  private halfOpen(now: number): void {
+  /**
+   * Open breakers whose cool-down has ended by `at` go half-open and let a probe through. `at`
+   * may be ahead of the driver's clock (a stepping driver's takeDue with a later limit): the
+   * probe then starts no earlier than `at`.
+   */
+  private halfOpen(at: number): void {
     for (const cell of this.cells) {
-      if (cell.status.state !== "open" || cell.halfOpenAt > now) continue
+      if (cell.status.state !== "open" || cell.halfOpenAt > at) continue
       cell.status = { ...cell.status, state: "half-open" }
       cell.halfOpenAt = Number.POSITIVE_INFINITY
-      this.pickProbe(cell, now, "open")
+      this.pickProbe(cell, at, "open")
+      if (cell.probe >= 0) (this.t.extra(cell.probe) as Extras).notBefore = at
     }
     this.updateBreakerTimer()
   }

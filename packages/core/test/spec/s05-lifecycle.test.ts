@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest"
 import { initialTransition, transition } from "xstate"
-import { Lifecycle, Schedule, type Task } from "../../src/index.ts"
+import { type Breaker, Lifecycle, Schedule, type Task } from "../../src/index.ts"
 import { failing, noop, setup } from "../support.ts"
 
 describe("§5 the task machine, row by row", () => {
@@ -143,17 +143,27 @@ describe("§5 the machine is the single source of truth", () => {
         {
           type: r.outcome.kind === "succeeded" ? "SUCCEED" : "FAIL",
           nextSlot: r.continuation === "next" ? r.nextSlot : undefined,
+          ...(r.pausedReason === "breaker" ? { breakerOpens: true } : {}),
         },
       ],
     )
 
   it("replaying a task's runs on the XState machine gives the states the kernel reported", () => {
-    const scenarios: Array<{ input: Lifecycle.TaskInput; pattern: Array<boolean> }> = [
+    const scenarios: Array<{
+      input: Lifecycle.TaskInput
+      pattern: Array<boolean>
+      breaker?: Breaker.BreakerPolicy
+    }> = [
       { input: { maxRetries: 2, pauseAfter: 0 }, pattern: [false, false, true, false, true, true] },
       { input: { maxRetries: 1, pauseAfter: 2 }, pattern: [false, false, false, true] },
       { input: { maxRetries: 0, pauseAfter: 3 }, pattern: [false, true, false, false, false] },
+      {
+        input: { maxRetries: 1, pauseAfter: 0 },
+        pattern: [false, true, false, false, false, false],
+        breaker: { failures: 2, coolDown: 1_000_000 },
+      },
     ]
-    for (const { input, pattern } of scenarios) {
+    for (const { input, pattern, breaker } of scenarios) {
       const { driver } = setup()
       let n = 0
       const id = driver.scheduleUnsafe({
@@ -163,6 +173,7 @@ describe("§5 the machine is the single source of truth", () => {
         schedule: Schedule.fixedRate(100),
         retry: { maxRetries: input.maxRetries ?? 0, base: 10 },
         pauseAfterConsecutiveFailures: input.pauseAfter ?? 0,
+        ...(breaker === undefined ? {} : { breaker }),
       })
       const records = driver.tick(2000)
       expect(records.length).toBeGreaterThan(3)
