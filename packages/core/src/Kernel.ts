@@ -1594,6 +1594,7 @@ export class Kernel<J> {
     if (hasExtra) {
       const extra = t.extra(i) as Extras
       extra.pausedReason = undefined
+      extra.pauseRequest = undefined
       if (extra.breaker !== undefined) this.leave(i, extra.breaker, now)
     }
   }

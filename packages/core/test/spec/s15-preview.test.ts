@@ -213,7 +213,7 @@ describe("§15 simulate(tasks, { until, outcome? })", () => {
     if ("_tag" in a) throw a
     expect(
       a.ledger.map((e) =>
-        e.kind === "ran" || e.kind === "retried"
+        "outcome" in e
           ? `${e.kind} ${e.id}@${e.scheduledFor}`
           : e.kind === "breaker"
             ? `breaker ${e.from}->${e.to}@${e.at}`
