@@ -951,10 +951,17 @@ export class Kernel<J> {
       if (extra.breaker !== undefined) this.leave(i, extra.breaker, now)
       extra.breaker = undefined
       if (breaker !== null) this.join(i, extra, breaker, this.idOf(i), now)
-      // Held by the breaker it left, and the new one (if any) does not hold it: released.
-      if (this.t.state(i) === PAUSED && extra.pausedReason === "breaker") {
-        const cell = extra.breaker as BreakerCell | undefined
-        if (cell === undefined || cell.status.state === "closed") this.release(i, now)
+      // Held by the breaker it left, and the new one (if any) does not hold it: released (or,
+      // while it runs, the breaker's pause request is withdrawn).
+      const cell = extra.breaker as BreakerCell | undefined
+      if (cell === undefined || cell.status.state === "closed") {
+        const state = this.t.state(i)
+        if (state === PAUSED && extra.pausedReason === "breaker") this.release(i, now)
+        else if (state === RUNNING && extra.pauseRequest === "breaker") {
+          this.load(i, extra)
+          Lifecycle.step(RUNNING, RESUME, this.args)
+          extra.pauseRequest = undefined
+        }
       }
     }
     return true

@@ -2,6 +2,7 @@
  * SPEC §7 circuit breakers (and the §5 row "FAIL, recurring, circuit breaker opens → paused"),
  * through the driver on a manual clock.
  */
+import { Result } from "effect"
 import { describe, expect, it } from "vitest"
 import { Breaker, Clock, Driver, Errors, Schedule, Task } from "../../src/index.ts"
 import { err, failing, noop, setup } from "../support.ts"
@@ -325,6 +326,31 @@ describe("§7 a named breaker shared by several tasks", () => {
     driver.tick(200)
     expect(driver.breaker("smtp")?.state).toBe("closed")
     expect(driver.info("m")).toMatchObject({ state: "paused", pausedReason: "manual" })
+  })
+
+  it("a running task that leaves its open breaker is not paused when its run ends", () => {
+    const { driver } = make()
+    driver.scheduleUnsafe({ id: "a", job: failing(), schedule: Schedule.once(0), breaker: "smtp" })
+    driver.scheduleUnsafe({
+      id: "c",
+      job: (run) => {
+        // While c runs, b's failure opens the breaker: c is asked to pause when its run ends.
+        driver.scheduleUnsafe({
+          id: "b",
+          job: failing(),
+          schedule: Schedule.once(0),
+          breaker: "smtp",
+        })
+        driver.runDue()
+        expect(driver.breaker("smtp")?.state).toBe("open")
+        expect(driver.info(run.id)?.pausedReason).toBe("breaker")
+        expect(Result.isSuccess(driver.update(run.id, { breaker: null }))).toBe(true)
+      },
+      schedule: Schedule.fixedRate(10),
+      breaker: "smtp",
+    })
+    expect(driver.tick(0).find((r) => r.id === "c")?.state).toBe("scheduled")
+    expect(driver.info("c")).toMatchObject({ pausedReason: undefined, breaker: undefined })
   })
 
   it("breakers() lists shared breakers and tasks' own ones", () => {

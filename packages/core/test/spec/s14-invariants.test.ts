@@ -889,12 +889,10 @@ const interpret = (commands: ReadonlyArray<Command>, options: Options): Array<st
     if (changes.breaker !== undefined && changes.breaker !== m.member) {
       if (m.member) leave(m, now)
       if (changes.breaker) join(m, now)
-      if (
-        m.state === "paused" &&
-        m.pausedReason === "breaker" &&
-        (!m.member || breaker.state === "closed")
-      )
-        release(m, now)
+      if (!m.member || breaker.state === "closed") {
+        if (m.state === "paused" && m.pausedReason === "breaker") release(m, now)
+        else if (m.state === "running" && m.request === "breaker") m.request = undefined
+      }
     }
   }
 
