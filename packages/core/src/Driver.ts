@@ -9,6 +9,12 @@
  *   there (lateness 0, a failure reported at its slot), then moves the clock to `end`.
  * - {@link Driver.tick}: the same, returning every run's {@link RunRecord} in run order.
  *
+ * The controls of SPEC §15 — `pause`, `resume`, `update`, the `*All` variants by filter, circuit
+ * breakers, `explain` and {@link simulate} — act on the kernel at the clock's time. What the
+ * kernel decides besides runs (skipped slots, expired one-shots, pauses, resumes, breaker
+ * transitions) are {@link Task.Occurrence}s: passed to `onOccurrence` as they happen, or kept
+ * until {@link Driver.drainOccurrences}.
+ *
  * A job may schedule, cancel (itself too) and query the driver while it runs; a task it
  * schedules with a slot `<= now` runs in the same call, in SPEC §4 order. A job may also move a
  * manual clock to simulate a long run. A job that throws becomes a `failed` outcome; nothing
@@ -19,8 +25,27 @@
 import { Result } from "effect"
 import { type Clock, isManual, type ManualClock } from "./Clock.ts"
 import { InvalidOption, InvalidTime, type ScheduleError, show } from "./Errors.ts"
-import { Kernel, type KernelOptions, type Stats, type TaskOptions } from "./Kernel.ts"
-import type { Outcome, RunInfo, RunRecord, TaskId, TaskInfo, TaskState } from "./Task.ts"
+import {
+  type BreakerInfo,
+  type Explanation,
+  Kernel,
+  type KernelOptions,
+  type Run,
+  type Stats,
+  type TaskFilter,
+  type TaskOptions,
+  type UpdateOptions,
+} from "./Kernel.ts"
+import type * as Task from "./Task.ts"
+import type {
+  Occurrence,
+  Outcome,
+  RunInfo,
+  RunRecord,
+  TaskId,
+  TaskInfo,
+  TaskState,
+} from "./Task.ts"
 import { failed, succeeded } from "./Task.ts"
 
 /**
@@ -43,6 +68,12 @@ export interface DriverOptions extends KernelOptions {
   readonly clock: Clock
   /** Called with every finished run, in run order, from every run method. */
   readonly onRun?: (record: RunRecord) => void
+  /**
+   * Called with every occurrence that is not a run (skipped slots, expired one-shots, pauses,
+   * resumes, breaker transitions), in order, right after the step that made it. Without it they
+   * are kept until {@link Driver.drainOccurrences}.
+   */
+  readonly onOccurrence?: (occurrence: Occurrence) => void
 }
 
 const noop = () => {}
@@ -69,6 +100,7 @@ export class Driver {
   readonly clock: Clock
   private readonly kernel: Kernel<Job>
   private readonly onRun: ((record: RunRecord) => void) | undefined
+  private readonly onOccurrence: ((occurrence: Occurrence) => void) | undefined
   /** Records of the current `tick`, or undefined outside one. */
   private collecting: Array<RunRecord> | undefined
 
@@ -76,6 +108,7 @@ export class Driver {
     this.clock = options.clock
     this.kernel = new Kernel(options)
     this.onRun = options.onRun
+    this.onOccurrence = options.onOccurrence
   }
 
   /** Accepts a task, or returns the typed error of its first bad option (nothing changes). O(log n). */
@@ -91,9 +124,87 @@ export class Driver {
     throw id
   }
 
-  /** Cancels a scheduled or running task (SPEC §8); false for unknown or final ids. O(1) amortised. */
+  /**
+   * Cancels a scheduled, running or paused task (SPEC §8); false for unknown or final ids.
+   * O(1) amortised.
+   */
   cancel(id: string): boolean {
-    return this.kernel.cancel(id, this.clock.now())
+    return this.flush(this.kernel.cancel(id, this.clock.now()))
+  }
+
+  /**
+   * Pauses a task (SPEC §5, §15): a scheduled one at once, a running one when its run ends. False
+   * for a task already paused, final or unknown. See {@link Kernel.pause}.
+   */
+  pause(id: string): boolean {
+    return this.flush(this.kernel.pause(id, this.clock.now()))
+  }
+
+  /**
+   * Resumes a paused task (SPEC §15) at the clock's time; slots that passed while it was paused
+   * are recorded as skipped, never caught up. False for a task that is not paused. See
+   * {@link Kernel.resume}.
+   */
+  resume(id: string): boolean {
+    return this.flush(this.kernel.resume(id, this.clock.now()))
+  }
+
+  /**
+   * Changes a live task in place (SPEC §15): true when changed, false for an unknown or final id,
+   * or the typed error of the first bad change (nothing changes). See {@link Kernel.update}.
+   */
+  update(id: string, changes: UpdateOptions<Job>): Result.Result<boolean, ScheduleError> {
+    if (changes?.job !== undefined && typeof changes.job !== "function") {
+      return Result.fail(
+        new InvalidOption({
+          field: "job",
+          value: changes.job,
+          message: `job must be a function, got ${show(changes.job)}`,
+        }),
+      )
+    }
+    const r = this.flush(this.kernel.update(id, changes, this.clock.now()))
+    return typeof r === "boolean" ? Result.succeed(r) : Result.fail(r)
+  }
+
+  /** The tasks matching `filter` (SPEC §15). O(n). */
+  tasks(filter: TaskFilter = {}): Array<TaskInfo> {
+    return this.kernel.tasks(filter)
+  }
+
+  /** Pauses the tasks matching `filter`; returns the ids it paused. O(n). */
+  pauseAll(filter: TaskFilter): Array<TaskId> {
+    return this.flush(this.kernel.pauseAll(filter, this.clock.now()))
+  }
+
+  /** Resumes the tasks matching `filter`; returns the ids it resumed. O(n). */
+  resumeAll(filter: TaskFilter): Array<TaskId> {
+    return this.flush(this.kernel.resumeAll(filter, this.clock.now()))
+  }
+
+  /** Cancels the tasks matching `filter`; returns the ids it cancelled. O(n). */
+  cancelAll(filter: TaskFilter): Array<TaskId> {
+    return this.flush(this.kernel.cancelAll(filter, this.clock.now()))
+  }
+
+  /** A live task's next `count` slots given its state, at the clock's time (SPEC §15). Pure. */
+  explain(id: string, count?: number): Explanation | undefined {
+    return this.kernel.explain(id, this.clock.now(), count)
+  }
+
+  /** Every circuit breaker (SPEC §7). */
+  breakers(): Array<BreakerInfo> {
+    return this.kernel.breakers()
+  }
+
+  /** A shared breaker by name, or a task's own breaker by the task's id. */
+  breaker(name: string): BreakerInfo | undefined {
+    return this.kernel.breaker(name)
+  }
+
+  /** The occurrences kept since the last call (none when `onOccurrence` is given), in order. */
+  drainOccurrences(): Array<Occurrence> {
+    return this.kernel.drainOccurrences()
   }
 
   /** The task's state, or `"unknown"`. */
@@ -138,7 +249,8 @@ export class Driver {
     let n = 0
     for (;;) {
       const run = this.kernel.takeDue(this.clock.now(), limit)
-      if (run === undefined) return n
+      if (run === undefined) return this.flush(n)
+      this.flush(0)
       this.execute(run)
       n++
     }
@@ -154,6 +266,7 @@ export class Driver {
     let n = 0
     for (;;) {
       const run = this.kernel.takeDue(clock.now(), end)
+      this.flush(0)
       if (run === undefined) break
       if (run.startedAt > clock.now()) clock.set(run.startedAt)
       this.execute(run)
@@ -184,7 +297,15 @@ export class Driver {
         message: `job must be a function, got ${show(options?.job)}`,
       })
     }
-    return this.kernel.schedule(options, this.clock.now())
+    return this.flush(this.kernel.schedule(options, this.clock.now()))
+  }
+
+  /** Hands the occurrences of the step just taken to `onOccurrence`; returns `value`. */
+  private flush<A>(value: A): A {
+    if (this.onOccurrence !== undefined) {
+      for (const o of this.kernel.drainOccurrences()) this.onOccurrence(o)
+    }
+    return value
   }
 
   private manual(end: number): ManualClock {
@@ -226,9 +347,11 @@ export class Driver {
     }
     const record = this.onRun !== undefined || this.collecting !== undefined
     const r = this.kernel.complete(run, outcome, this.clock.now(), record)
-    if (r === undefined) return
-    this.collecting?.push(r)
-    this.onRun?.(r)
+    if (r !== undefined) {
+      this.collecting?.push(r)
+      this.onRun?.(r)
+    }
+    this.flush(0)
   }
 }
 
@@ -239,3 +362,116 @@ export class Driver {
  * @since 0.1.0
  */
 export const make = (options: DriverOptions): Driver => new Driver(options)
+
+/**
+ * What {@link simulate} plays: tasks as the kernel takes them, without jobs.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type SimulatedTask = Omit<TaskOptions<unknown>, "job"> & { readonly job?: unknown }
+
+/**
+ * Options of {@link simulate}.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface SimulateOptions {
+  /** Where the virtual clock starts, epoch ms. Default 0. */
+  readonly from?: number
+  /** Where it stops: runs with slots up to `until` are played. */
+  readonly until: number
+  /** Each run's outcome, decided from its info. Default: every run succeeds. */
+  readonly outcome?: (run: RunInfo) => Outcome
+  /** Circuit breakers shared by name, as in {@link DriverOptions}. */
+  readonly breakers?: KernelOptions["breakers"]
+  /** Jitter source. Default `Random.seeded(0)`. */
+  readonly random?: KernelOptions["random"]
+}
+
+/**
+ * The result of {@link simulate}.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Simulation {
+  /** The ids given to the tasks, in the order they were given. */
+  readonly ids: ReadonlyArray<TaskId>
+  /** Every finished run, in run order. */
+  readonly runs: ReadonlyArray<RunRecord>
+  /** Runs and the other occurrences, interleaved in the order they happened. */
+  readonly ledger: ReadonlyArray<RunRecord | Task.Occurrence>
+  /** Each task at `until`. */
+  readonly tasks: ReadonlyArray<TaskInfo>
+}
+
+/**
+ * What a set of tasks would do on a virtual clock from `from` to `until` (SPEC §15), without
+ * running any job: each run takes no time and its outcome comes from `outcome(run)` (default
+ * success). Pure and deterministic: the same tasks and options always give the same result. Fails
+ * with the typed error of the first task the kernel refuses.
+ *
+ * **Example** (A fixed rate whose second run fails, with one retry)
+ *
+ * ```ts
+ * import { Driver, Schedule, Task } from "@tickwork/core"
+ * const sim = Driver.simulate(
+ *   [{ schedule: Schedule.fixedRate(10), retry: { maxRetries: 1, base: 2 } }],
+ *   { until: 25, outcome: (run) => (run.runNumber === 2 ? Task.failed("down") : Task.succeeded) },
+ * )
+ * if (!("_tag" in sim)) sim.runs.map((r) => r.scheduledFor) // [0, 10, 12, 20]
+ * ```
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const simulate = (
+  tasks: ReadonlyArray<SimulatedTask>,
+  options: SimulateOptions,
+): Simulation | ScheduleError => {
+  const from = options.from ?? 0
+  const until = options.until
+  for (const [field, value] of [
+    ["from", from],
+    ["until", until],
+  ] as const) {
+    if (!Number.isSafeInteger(value) || (field === "until" && value < from)) {
+      return new InvalidTime({
+        field,
+        value,
+        message: `${field} must be a safe integer${field === "until" ? " no earlier than from" : ""}, got ${show(value)}`,
+      })
+    }
+  }
+  const kernel = new Kernel<unknown>({
+    ...(options.breakers === undefined ? {} : { breakers: options.breakers }),
+    ...(options.random === undefined ? {} : { random: options.random }),
+  })
+  const outcomeOf = options.outcome ?? (() => succeeded)
+  const ids: Array<TaskId> = []
+  const runs: Array<RunRecord> = []
+  const ledger: Array<RunRecord | Task.Occurrence> = []
+  const drain = () => {
+    for (const o of kernel.drainOccurrences()) ledger.push(o)
+  }
+  for (const task of tasks) {
+    const id = kernel.schedule({ ...task, job: task.job }, from)
+    if (typeof id !== "string") return id
+    ids.push(id)
+  }
+  drain()
+  let now = from
+  for (;;) {
+    const run: Run<unknown> | undefined = kernel.takeDue(now, until)
+    drain()
+    if (run === undefined) break
+    if (run.startedAt > now) now = run.startedAt
+    const record = kernel.complete(run, outcomeOf(run.toJSON()), now, true) as RunRecord
+    runs.push(record)
+    ledger.push(record)
+    drain()
+  }
+  return { ids, runs, ledger, tasks: ids.map((id) => kernel.info(id) as TaskInfo) }
+}

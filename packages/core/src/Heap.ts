@@ -143,17 +143,17 @@ export class TimerHeap {
   }
 
   /**
-   * Keeps only the entries for which `live(task, gen)` holds and restores heap order bottom-up
+   * Keeps only the entries for which `live(task, gen, order)` holds and restores heap order bottom-up
    * (Floyd): O(n), not the O(n log n) of re-pushing. Shrinks the arrays when they are at most a
    * quarter full. Returns how many entries were dropped.
    */
-  compact(live: (task: number, gen: number) => boolean): number {
+  compact(live: (task: number, gen: number, order: number) => boolean): number {
     const { slots, orders, tasks, gens } = this
     let kept = 0
     for (let i = 0; i < this.size; i++) {
       const t = tasks[i] as number
       const g = gens[i] as number
-      if (!live(t, g)) continue
+      if (!live(t, g, orders[i] as number)) continue
       slots[kept] = slots[i] as number
       orders[kept] = orders[i] as number
       tasks[kept] = t

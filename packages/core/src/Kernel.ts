@@ -18,9 +18,14 @@
  * 4. A recurring task is pushed again only when its run completes, so it never overlaps itself.
  * 5. Live heap entries are exactly the `scheduled` tasks, one each; `deadEntries` counts the rest.
  * 6. No randomness or time but the injected {@link Random} and the `now` arguments.
+ * 7. A `paused` task has no live heap entry and starts no run; it keeps its job and its pending
+ *    slot or retry, so a held one-shot or retry is never lost (SPEC §15, §7).
+ * 8. A circuit breaker's tasks are held while it is open: none of them is `scheduled`, except
+ *    the half-open breaker's one probe and tasks resumed by hand.
  *
  * @since 0.1.0
  */
+import * as Breaker from "./Breaker.ts"
 import {
   DuplicateTaskId,
   InvalidOption,
@@ -41,8 +46,11 @@ import * as Random from "./Random.ts"
 import * as Retry from "./Retry.ts"
 import * as Schedule from "./Schedule.ts"
 import type {
+  BreakerState,
   Continuation,
+  Occurrence,
   Outcome,
+  PauseReason,
   Priority,
   RunInfo,
   RunRecord,
@@ -52,8 +60,29 @@ import type {
 } from "./Task.ts"
 import { type DurationInput, MAX_MS, toMillisWith } from "./Time.ts"
 
-const { SCHEDULED, RUNNING, DONE, FAILED, CANCELLED, START, SUCCEED, FAIL, CANCEL } = Lifecycle
+const {
+  SCHEDULED,
+  RUNNING,
+  PAUSED,
+  DONE,
+  FAILED,
+  CANCELLED,
+  START,
+  SUCCEED,
+  FAIL,
+  CANCEL,
+  PAUSE,
+  RESUME,
+  EXPIRE,
+} = Lifecycle
+const STATE_COUNT = Lifecycle.states.length
 const INITIAL_CAPACITY = 64
+/** `Extras.windowMs` of a task without a catch-up window. */
+const NO_WINDOW = -1
+const NO_TAGS: ReadonlyArray<string> = Object.freeze([])
+/** Tags per task, and characters per tag. */
+const MAX_TAGS = 32
+const MAX_TAG_LENGTH = 64
 
 /**
  * The keys of {@link TaskOptions}. A driver that adds options of its own (the runtime's
@@ -70,7 +99,21 @@ export const taskOptionKeys: ReadonlySet<string> = new Set([
   "retry",
   "missedRuns",
   "pauseAfterConsecutiveFailures",
+  "window",
+  "tags",
+  "breaker",
 ])
+
+/**
+ * The keys {@link Kernel.update} accepts: every task option but the id. A driver with options
+ * of its own (the runtime's `timeout`) extends this set as it does {@link taskOptionKeys}.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export const updateKeys: ReadonlySet<string> = new Set(
+  [...taskOptionKeys].filter((key) => key !== "id"),
+)
 
 /**
  * Everything needed to accept a task.
@@ -89,8 +132,115 @@ export interface TaskOptions<J> {
   readonly retry?: Retry.RetryPolicy | undefined
   /** For fixed-rate and cron schedules. Default `"catch-up"`. */
   readonly missedRuns?: MissedRunPolicy | undefined
-  /** A recurring task fails for good after this many slots in a row fail (retries used up). */
+  /**
+   * A recurring task is paused (reason `failures`) after this many slots in a row fail (retries
+   * used up). 0 (default) = never.
+   */
   readonly pauseAfterConsecutiveFailures?: number | undefined
+  /**
+   * The catch-up window (SPEC §3), for fixed-rate, cron and one-shot schedules: a run that would
+   * start more than this after its slot is skipped (cause `window`), and for a one-shot it is a
+   * deadline: past it the run expires and the task ends `failed`.
+   */
+  readonly window?: DurationInput | undefined
+  /** Short labels to list and control tasks by (SPEC §15): up to 32, each 1–64 characters. */
+  readonly tags?: ReadonlyArray<string> | undefined
+  /**
+   * The task's circuit breaker (SPEC §7): its own policy, or the name of one defined in the
+   * kernel's {@link KernelOptions.breakers}, shared with the other tasks that name it.
+   */
+  readonly breaker?: Breaker.BreakerPolicy | string | undefined
+}
+
+/**
+ * What {@link Kernel.update} changes: any task option but the id. An absent or `undefined` key
+ * changes nothing; `window: null` and `breaker: null` remove them, `tags: []` clears the tags.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface UpdateOptions<J> {
+  readonly job?: J | undefined
+  readonly schedule?: Schedule.Schedule | undefined
+  readonly priority?: Priority | undefined
+  readonly retry?: Retry.RetryPolicy | undefined
+  readonly missedRuns?: MissedRunPolicy | undefined
+  readonly pauseAfterConsecutiveFailures?: number | undefined
+  readonly window?: DurationInput | null | undefined
+  readonly tags?: ReadonlyArray<string> | undefined
+  readonly breaker?: Breaker.BreakerPolicy | string | null | undefined
+}
+
+/**
+ * Which tasks {@link Kernel.tasks}, `pauseAll`, `resumeAll` and `cancelAll` touch: those matching
+ * every given field.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface TaskFilter {
+  readonly state?: TaskState | undefined
+  readonly tag?: string | undefined
+  readonly kind?: TaskInfo["kind"] | undefined
+}
+
+/**
+ * What a circuit breaker is doing (SPEC §7), as {@link Kernel.breakers} reports it.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface BreakerInfo {
+  /** A shared breaker's name, or the id of the task that owns it. */
+  readonly name: string
+  /** Whether it is defined on the kernel and named by tasks, rather than a task's own. */
+  readonly shared: boolean
+  readonly state: BreakerState
+  /** Failed slots in a row, counted while closed. */
+  readonly failures: number
+  readonly policy: Breaker.Resolved
+  /** Times it opened since it last closed. */
+  readonly opens: number
+  /** When it last opened, epoch ms. */
+  readonly openedAt: number | undefined
+  /** When an open breaker goes half-open, epoch ms. */
+  readonly halfOpenAt: number | undefined
+  /** The half-open breaker's probe. */
+  readonly probe: TaskId | undefined
+  /** Its live tasks. */
+  readonly tasks: ReadonlyArray<TaskId>
+  /** Those of them it holds (`paused`, reason `breaker`). */
+  readonly held: ReadonlyArray<TaskId>
+}
+
+/**
+ * A live task's next slots given its state (SPEC §15), from {@link Kernel.explain}.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Explanation {
+  readonly id: TaskId
+  readonly state: TaskState
+  readonly kind: TaskInfo["kind"]
+  readonly pausedReason: PauseReason | undefined
+  /** The pending run of a `scheduled` task: its slot, when it is due and its attempt. */
+  readonly pending:
+    | { readonly slot: number; readonly scheduledFor: number; readonly attempt: number }
+    | undefined
+  /** The catch-up window, ms. */
+  readonly window: number | undefined
+  /** A one-shot's deadline: its slot + window. */
+  readonly deadline: number | undefined
+  readonly breaker: BreakerInfo | undefined
+  /**
+   * Its next slots in order, each with its DST note: a scheduled task's from its pending slot; a
+   * running one's after its run; a paused one's as if resumed now (by hand or failure policy) or
+   * when its breaker lets it through (half-open time). Empty when nothing would follow.
+   */
+  readonly slots: ReadonlyArray<Schedule.PreviewSlot>
+  /** One sentence per fact that moves those slots (pause, breaker, pending retry, window). */
+  readonly notes: ReadonlyArray<string>
 }
 
 /**
@@ -122,6 +272,8 @@ export interface KernelOptions {
   /** Jitter source. Default `Random.seeded(0)`: deterministic unless a seed says otherwise. */
   readonly random?: Random.Random
   readonly retention?: Retention
+  /** Circuit breakers shared by name: a task with `breaker: "smtp"` uses `breakers.smtp`. */
+  readonly breakers?: Readonly<Record<string, Breaker.BreakerPolicy>>
 }
 
 /**
@@ -134,6 +286,7 @@ export interface KernelOptions {
 export interface Stats {
   readonly scheduled: number
   readonly running: number
+  readonly paused: number
   readonly done: number
   readonly failed: number
   readonly cancelled: number
@@ -162,6 +315,51 @@ class Extras {
   scheduleError: unknown = undefined
   /** Grid slots merged into the pending run at take time (coalesce), until it starts. */
   merged: Dropped | undefined = undefined
+  tags: ReadonlyArray<string> = NO_TAGS
+  /** The catch-up window in ms, or {@link NO_WINDOW}. */
+  windowMs = NO_WINDOW
+  /** The task's breaker; it stays set after the task is final (for `info`), membership does not. */
+  breaker: BreakerCell | undefined = undefined
+  /** Why it is `paused`; undefined in any other state. */
+  pausedReason: PauseReason | undefined = undefined
+  /** A pause asked for while `running`, applied when the run ends. */
+  pauseRequest: PauseReason | undefined = undefined
+  /** When it entered `paused`, epoch ms. */
+  pausedAt = 0
+  /** A schedule change waiting for the slot in progress (a run, a pending retry) to end. */
+  restart: Schedule.Schedule | undefined = undefined
+  /**
+   * Set when a held retry of a grid task resumed: grid slots before it were recorded as skipped,
+   * so the slot after the retry is the first grid slot at or after it. Epoch ms, or -1.
+   */
+  resumeFrom = -1
+  /**
+   * The earliest start of its next run, epoch ms, or -1: set when a breaker's half-open time,
+   * reached by a stepping driver ahead of its clock, let it through (it must not start earlier).
+   */
+  notBefore = -1
+}
+
+/** One circuit breaker's state; only the kernel changes it. */
+class BreakerCell {
+  readonly name: string
+  readonly shared: boolean
+  policy: Breaker.Resolved
+  status: Breaker.Status = { state: "closed", failures: 0, opens: 0 }
+  openedAt: number | undefined = undefined
+  /** When an open breaker goes half-open, epoch ms; +Infinity otherwise. */
+  halfOpenAt = Number.POSITIVE_INFINITY
+  /** The half-open breaker's probe: a row and its generation, or -1. */
+  probe = -1
+  probeGen = 0
+  /** Rows of its live tasks, in the order they joined. */
+  readonly members = new Set<number>()
+
+  constructor(name: string, shared: boolean, policy: Breaker.Resolved) {
+    this.name = name
+    this.shared = shared
+    this.policy = policy
+  }
 }
 
 /**
@@ -182,6 +380,7 @@ export class Run<J> implements RunInfo {
   readonly runNumber: number
   /** Grid slots that passed while this run's slot waited, merged into it (coalesce policy). */
   readonly merged: Dropped | undefined
+  readonly tags: ReadonlyArray<string>
   /** The id, formatted on first read for generated ids (most jobs never read it). */
   private cachedId: string | undefined
 
@@ -196,6 +395,7 @@ export class Run<J> implements RunInfo {
     attempt: number,
     runNumber: number,
     merged: Dropped | undefined,
+    tags: ReadonlyArray<string> = NO_TAGS,
   ) {
     this.index = index
     this.generation = generation
@@ -207,6 +407,7 @@ export class Run<J> implements RunInfo {
     this.attempt = attempt
     this.runNumber = runNumber
     this.merged = merged
+    this.tags = tags
   }
 
   get id(): TaskId {
@@ -224,6 +425,7 @@ export class Run<J> implements RunInfo {
       startedAt: this.startedAt,
       attempt: this.attempt,
       runNumber: this.runNumber,
+      tags: this.tags,
     }
   }
 }
@@ -239,7 +441,10 @@ export const formatId = (index: number, generation: number): TaskId =>
 
 const GENERATED = /^#(0|[1-9]\d*)\.([1-9]\d*)$/
 
-/** The completion event handed to the machine's guards; `nextSlot` is computed on first read. */
+/**
+ * The completion event handed to the machine's guards; `nextSlot` and `breakerOpens` are
+ * computed on first read (most completions need neither, or only the first).
+ */
 class Completion {
   type: "SUCCEED" | "FAIL" = "SUCCEED"
   private kernel: Kernel<unknown> | undefined = undefined
@@ -247,6 +452,9 @@ class Completion {
   private finishedAt = 0
   private computed = false
   next: Next | undefined = undefined
+  /** Whether the machine asked `breakerOpens`, and the answer. */
+  breakerAsked = false
+  breakerAnswer = false
 
   reset(type: "SUCCEED" | "FAIL", kernel: Kernel<unknown>, index: number, finishedAt: number) {
     this.type = type
@@ -255,6 +463,16 @@ class Completion {
     this.finishedAt = finishedAt
     this.computed = false
     this.next = undefined
+    this.breakerAsked = false
+    this.breakerAnswer = false
+  }
+
+  get breakerOpens(): boolean {
+    if (!this.breakerAsked) {
+      this.breakerAsked = true
+      this.breakerAnswer = (this.kernel as Kernel<unknown>).breakerOpensOnFailure(this.index)
+    }
+    return this.breakerAnswer
   }
 
   get nextSlot(): number | undefined {
@@ -301,7 +519,7 @@ export class Kernel<J> {
   private dead = 0
 
   /** Tasks per lifecycle state index. */
-  private readonly counts = new Float64Array(5)
+  private readonly counts = new Float64Array(STATE_COUNT)
   private accepted = 0
   private removed = 0
   private inFlight = 0
@@ -313,6 +531,18 @@ export class Kernel<J> {
   private readonly ring = new FinalRing()
 
   private readonly random: Random.Random
+
+  // ---- circuit breakers (SPEC §7) ----
+  /** Shared breakers by name, from the options. */
+  private readonly named = new Map<string, BreakerCell>()
+  /** Every breaker: the shared ones and those of live tasks. */
+  private readonly cells = new Set<BreakerCell>()
+  /** The earliest half-open time of an open breaker, epoch ms; +Infinity when none is open. */
+  private breakerAt = Number.POSITIVE_INFINITY
+
+  /** Occurrences not yet drained by the driver, in order. */
+  private pendingOccurrences: Array<Occurrence> = []
+
   /** Reused arguments for guards and ops; valid only within one synchronous step. */
   private readonly context: Lifecycle.TaskContext = {
     attempt: 1,
@@ -320,6 +550,7 @@ export class Kernel<J> {
     runNumber: 0,
     consecutiveFailures: 0,
     pauseAfter: 0,
+    pauseRequested: false,
   }
   private readonly completion = new Completion()
   private readonly args: { context: Lifecycle.TaskContext; event: Lifecycle.TaskEvent }
@@ -353,6 +584,21 @@ export class Kernel<J> {
     this.maxAgeMs = maxAgeMs
     this.random = options.random ?? Random.seeded(0)
     this.args = { context: this.context, event: this.completion as unknown as Lifecycle.TaskEvent }
+    const breakers = options.breakers ?? {}
+    if (typeof breakers !== "object" || breakers === null) {
+      throw new InvalidOption({
+        field: "breakers",
+        value: breakers,
+        message: `breakers must be an object of breaker policies by name, got ${show(breakers)}`,
+      })
+    }
+    for (const [name, policy] of Object.entries(breakers)) {
+      const resolved = Breaker.resolve(policy, `breakers.${name}`)
+      if (!("failures" in resolved)) throw resolved
+      const cell = new BreakerCell(name, true, resolved)
+      this.named.set(name, cell)
+      this.cells.add(cell)
+    }
   }
 
   // ------------------------------------------------------------------ accept
@@ -372,32 +618,21 @@ export class Kernel<J> {
     const unknown = unknownKey(options, taskOptionKeys)
     if (unknown !== undefined) return unknown
     const priority = options.priority ?? "normal"
-    const rank = priority === "normal" ? 1 : priority === "high" ? 0 : priority === "low" ? 2 : -1
-    if (rank < 0) {
-      return new InvalidPriority({
-        field: "priority",
-        value: priority,
-        message: `priority must be "high", "normal" or "low", got ${show(priority)}`,
-      })
-    }
+    const rank = rankOf(priority)
+    if (rank < 0) return badPriority(priority)
     const retry = Retry.resolve(options.retry)
     if (!("maxRetries" in retry)) return retry
     const missedRuns = options.missedRuns ?? "catch-up"
-    if (missedRuns !== "catch-up" && missedRuns !== "coalesce" && missedRuns !== "skip") {
-      return new InvalidOption({
-        field: "missedRuns",
-        value: missedRuns,
-        message: `missedRuns must be "catch-up", "coalesce" or "skip", got ${show(missedRuns)}`,
-      })
-    }
+    if (!isPolicy(missedRuns)) return badPolicy(missedRuns)
     const pauseAfter = options.pauseAfterConsecutiveFailures ?? 0
-    if (!Number.isSafeInteger(pauseAfter) || pauseAfter < 0) {
-      return new InvalidOption({
-        field: "pauseAfterConsecutiveFailures",
-        value: pauseAfter,
-        message: `pauseAfterConsecutiveFailures must be a non-negative integer (0 = never), got ${show(pauseAfter)}`,
-      })
-    }
+    const badPause = checkPauseAfter(pauseAfter)
+    if (badPause !== undefined) return badPause
+    const tags = options.tags === undefined ? NO_TAGS : resolveTags(options.tags)
+    if (!Array.isArray(tags)) return tags as InvalidOption
+    const windowMs = options.window === undefined ? NO_WINDOW : resolveWindow(options.window)
+    if (typeof windowMs !== "number") return windowMs
+    const breaker = options.breaker === undefined ? undefined : this.resolveBreaker(options.breaker)
+    if (breaker instanceof InvalidOption) return breaker
     const id = options.id
     let replaced = -1
     if (id !== undefined) {
@@ -411,7 +646,7 @@ export class Kernel<J> {
       const existing = this.ids.get(id)
       if (existing !== undefined) {
         const s = this.t.state(existing)
-        if (s === SCHEDULED || s === RUNNING) {
+        if (s < DONE) {
           return new DuplicateTaskId({
             field: "id",
             value: id,
@@ -440,6 +675,10 @@ export class Kernel<J> {
       first = resolved.first
       plan = resolved.plan
     }
+    if (windowMs !== NO_WINDOW) {
+      const bad = checkWindowFits(plan, options.window)
+      if (bad !== undefined) return bad
+    }
 
     // Accepted: from here on nothing can fail.
     this.expire(now)
@@ -453,7 +692,10 @@ export class Kernel<J> {
       plan !== undefined ||
       retry !== Retry.none ||
       pauseAfter !== 0 ||
-      missedRuns !== "catch-up"
+      missedRuns !== "catch-up" ||
+      tags !== NO_TAGS ||
+      windowMs !== NO_WINDOW ||
+      breaker !== undefined
     ) {
       extra = new Extras()
       extra.id = id
@@ -462,6 +704,8 @@ export class Kernel<J> {
       extra.retry = retry
       extra.missedRuns = missedRuns
       extra.pauseAfter = pauseAfter
+      extra.tags = tags
+      extra.windowMs = windowMs
       if (id !== undefined) this.ids.set(id, i)
     }
     this.t.setJob(i, options.job)
@@ -477,17 +721,19 @@ export class Kernel<J> {
       i,
       tag === "At" || tag === "Cron" || tag === "Custom" ? WALL_TASK | WALL_SLOT : 0,
     )
-    this.heap.push(first, rank * RANK_STRIDE + this.seq++, i, this.t.gen(i))
+    this.push(i, first, this.t.gen(i))
     this.bump(SCHEDULED, 1)
     this.accepted++
-    return (id ?? formatId(i, this.t.gen(i))) as TaskId
+    const taskId = (id ?? formatId(i, this.t.gen(i))) as TaskId
+    if (breaker !== undefined) this.join(i, extra as Extras, breaker, taskId, now)
+    return taskId
   }
 
   // ------------------------------------------------------------------ cancel and query
 
   /**
-   * Cancels a `scheduled` or `running` task: true when it was one of those, false for an unknown
-   * or final task. A running task's run is not stopped here (its outcome is still reported by
+   * Cancels a `scheduled`, `running` or `paused` task: true when it was one of those, false for
+   * an unknown or final task. A running task's run is not stopped here (its outcome is still reported by
    * {@link complete}), but it is never rescheduled. O(1) amortised: the heap entry dies in place
    * and the heap is compacted when dead entries pass half of it.
    */
@@ -535,6 +781,10 @@ export class Kernel<J> {
       scheduleError: extra?.scheduleError,
       finishedAt: this.t.state(i) >= DONE ? this.ring.finishedAt(this.t.ticket(i)) : undefined,
       runningSince: this.t.state(i) === RUNNING ? this.t.ticket(i) : undefined,
+      pausedReason: extra?.pausedReason ?? extra?.pauseRequest,
+      tags: extra?.tags ?? NO_TAGS,
+      window: extra === undefined || extra.windowMs === NO_WINDOW ? undefined : extra.windowMs,
+      breaker: extra?.breaker?.name,
     }
   }
 
@@ -557,21 +807,359 @@ export class Kernel<J> {
     return out
   }
 
+  // ------------------------------------------------------------------ controls (SPEC §15)
+
+  /**
+   * Pauses a task (SPEC §5, §15): a `scheduled` task becomes `paused` at once (its heap entry
+   * dies); a `running` one finishes its run, reports, then becomes `paused`. True when it was
+   * one of those; false for a task already paused (or already going to pause), final or unknown.
+   * A task held by its breaker or failure policy that is paused by hand stays paused until
+   * {@link resume}. O(1) amortised.
+   */
+  pause(id: string, now: number): boolean {
+    const i = this.lookup(id)
+    return i >= 0 && this.pauseRow(i, "manual", now)
+  }
+
+  /**
+   * Resumes a `paused` task (SPEC §15), whatever paused it, or withdraws a pause requested while
+   * it runs. The slots that passed while it was paused are recorded once per contiguous range as
+   * skipped (cause `paused`, or `breaker`) and never caught up; it continues with a one-shot's or
+   * held retry's own slot (due at once if passed), the first grid slot or cron match `>= now`, or
+   * for fixed delay (and custom) `max(held slot, now)`. False for any other task. O(log n).
+   */
+  resume(id: string, now: number): boolean {
+    const i = this.lookup(id)
+    if (i < 0) return false
+    const s = this.t.state(i)
+    if (s === RUNNING) {
+      const extra = this.t.extra(i)
+      if (extra === undefined) return false
+      this.load(i, extra)
+      if (Lifecycle.step(RUNNING, RESUME, this.args) === undefined) return false
+      extra.pauseRequest = undefined
+      return true
+    }
+    if (s !== PAUSED) return false
+    this.release(i, now)
+    return true
+  }
+
+  /**
+   * Changes a live (`scheduled`, `running` or `paused`) task in place (SPEC §15): its id,
+   * generation, run count and history stay. A new schedule's first slot is computed as if the task
+   * were scheduled at `now`; a running task (or one with a retry pending) finishes its slot first
+   * and starts the new schedule when that slot ends, as if scheduled then. Returns true when the
+   * task was changed, false for an unknown or final id, and the typed error of the first bad
+   * change otherwise (then nothing has changed). O(log n).
+   */
+  update(id: string, changes: UpdateOptions<J>, now: number): boolean | ScheduleError {
+    if (typeof changes !== "object" || changes === null) {
+      return new InvalidOption({
+        field: "changes",
+        value: changes,
+        message: `changes must be an object, got ${show(changes)}`,
+      })
+    }
+    const unknown = unknownKey(changes, updateKeys)
+    if (unknown !== undefined) return unknown
+    const i = this.lookup(id)
+    if (i < 0) return false
+    const s = this.t.state(i)
+    if (s >= DONE) return false
+    const current = this.t.extra(i)
+    // ---- validate every change; nothing is written until all are good ----
+    let rank = -1
+    if (changes.priority !== undefined) {
+      rank = rankOf(changes.priority)
+      if (rank < 0) return badPriority(changes.priority)
+    }
+    let retry: Retry.Resolved | undefined
+    if (changes.retry !== undefined) {
+      const r = Retry.resolve(changes.retry)
+      if (!("maxRetries" in r)) return r
+      retry = r
+    }
+    if (changes.missedRuns !== undefined && !isPolicy(changes.missedRuns))
+      return badPolicy(changes.missedRuns)
+    if (changes.pauseAfterConsecutiveFailures !== undefined) {
+      const bad = checkPauseAfter(changes.pauseAfterConsecutiveFailures)
+      if (bad !== undefined) return bad
+    }
+    let tags: ReadonlyArray<string> | undefined
+    if (changes.tags !== undefined) {
+      const r = resolveTags(changes.tags)
+      if (!Array.isArray(r)) return r as InvalidOption
+      tags = r
+    }
+    let windowMs: number | undefined
+    if (changes.window === null) windowMs = NO_WINDOW
+    else if (changes.window !== undefined) {
+      const w = resolveWindow(changes.window)
+      if (typeof w !== "number") return w
+      windowMs = w
+    }
+    let breaker: BreakerCell | Breaker.Resolved | null | undefined
+    if (changes.breaker === null) breaker = null
+    else if (changes.breaker !== undefined) {
+      const b = this.resolveBreaker(changes.breaker)
+      if (b instanceof InvalidOption) return b
+      breaker = b
+    }
+    let resolved: Schedule.Resolved | undefined
+    if (changes.schedule !== undefined) {
+      const r = Schedule.resolve(changes.schedule, now)
+      if (!("first" in r)) return r
+      resolved = r
+    }
+    const window = windowMs ?? current?.windowMs ?? NO_WINDOW
+    if (window !== NO_WINDOW) {
+      const bad = checkWindowFits(
+        resolved === undefined ? current?.plan : resolved.plan,
+        changes.window ?? window,
+      )
+      if (bad !== undefined) return bad
+    }
+    // ---- apply ----
+    const extra = this.ensureExtra(i)
+    if ("job" in changes && changes.job !== undefined) this.t.setJob(i, changes.job)
+    if (retry !== undefined) extra.retry = retry
+    if (changes.missedRuns !== undefined) extra.missedRuns = changes.missedRuns
+    if (changes.pauseAfterConsecutiveFailures !== undefined)
+      extra.pauseAfter = changes.pauseAfterConsecutiveFailures
+    if (tags !== undefined) extra.tags = tags
+    if (windowMs !== undefined) extra.windowMs = windowMs
+    const g = this.t.gen(i)
+    let repush = false
+    if (rank >= 0 && rank !== this.t.rank(i)) {
+      this.t.setRank(i, rank)
+      repush = true
+    }
+    if (resolved !== undefined && changes.schedule !== undefined) {
+      if (s === RUNNING || this.t.attempt(i) > 1) {
+        // The slot in progress (a run, or a pending retry of it) ends first.
+        extra.restart = changes.schedule
+      } else {
+        extra.restart = undefined
+        extra.plan = resolved.plan
+        extra.gridSlot = resolved.first
+        extra.merged = undefined
+        extra.resumeFrom = -1
+        this.t.setSlot(i, resolved.first)
+        repush = true
+      }
+    }
+    if (repush && s === SCHEDULED) {
+      // Push first: the new entry makes the old one dead before a compaction can look at it.
+      this.push(i, this.t.slot(i), g)
+      this.kill()
+    }
+    if (breaker !== undefined && breaker !== extra.breaker) {
+      if (extra.breaker !== undefined) this.leave(i, extra.breaker, now)
+      extra.breaker = undefined
+      if (breaker !== null) this.join(i, extra, breaker, this.idOf(i), now)
+      // Held by the breaker it left, and the new one (if any) does not hold it: released (or,
+      // while it runs, the breaker's pause request is withdrawn).
+      const cell = extra.breaker as BreakerCell | undefined
+      if (cell === undefined || cell.status.state === "closed") {
+        const state = this.t.state(i)
+        if (state === PAUSED && extra.pausedReason === "breaker") this.release(i, now)
+        else if (state === RUNNING && extra.pauseRequest === "breaker") {
+          this.load(i, extra)
+          Lifecycle.step(RUNNING, RESUME, this.args)
+          extra.pauseRequest = undefined
+        }
+      }
+    }
+    return true
+  }
+
+  /**
+   * The tasks matching `filter` (every given field), live and retained, in table order. O(n).
+   *
+   * **Example** (Paused tasks tagged "billing")
+   *
+   * ```ts
+   * import { Kernel, Schedule } from "@tickwork/core"
+   * const k = new Kernel.Kernel<string>()
+   * const id = k.schedule({ job: "a", schedule: Schedule.fixedRate(10), tags: ["billing"] }, 0) as string
+   * k.pause(id, 0)
+   * k.tasks({ state: "paused", tag: "billing" }).map((t) => t.id) // [id]
+   * ```
+   */
+  tasks(filter: TaskFilter = {}): Array<TaskInfo> {
+    const out: Array<TaskInfo> = []
+    this.forEachMatch(filter, (i) => {
+      out.push(this.info(this.idOf(i)) as TaskInfo)
+    })
+    return out
+  }
+
+  /** Pauses every task matching `filter` (see {@link pause}); returns the ids it paused. O(n). */
+  pauseAll(filter: TaskFilter, now: number): Array<TaskId> {
+    return this.changeAll(filter, (i) => this.pauseRow(i, "manual", now))
+  }
+
+  /** Resumes every task matching `filter` (see {@link resume}); returns the ids it resumed. O(n). */
+  resumeAll(filter: TaskFilter, now: number): Array<TaskId> {
+    return this.changeAll(filter, (i) => this.resume(this.idOf(i), now))
+  }
+
+  /** Cancels every task matching `filter` (see {@link cancel}); returns the ids it cancelled. O(n). */
+  cancelAll(filter: TaskFilter, now: number): Array<TaskId> {
+    return this.changeAll(filter, (i) => this.cancel(this.idOf(i), now))
+  }
+
+  /**
+   * A live task's next `count` slots given its state (SPEC §15): paused, held by a breaker, a
+   * retry pending, a window. Pure: changes nothing. `undefined` for an unknown or final id.
+   */
+  explain(id: string, now: number, count = 5): Explanation | undefined {
+    const i = this.lookup(id)
+    if (i < 0) return undefined
+    const s = this.t.state(i)
+    if (s >= DONE) return undefined
+    const extra = this.t.extra(i)
+    const plan = extra?.plan
+    const notes: Array<string> = []
+    const cell = extra?.breaker
+    const windowMs =
+      extra === undefined || extra.windowMs === NO_WINDOW ? undefined : extra.windowMs
+    const attempt = this.t.attempt(i)
+    const slot = this.t.slot(i)
+    let pending: Explanation["pending"]
+    /** The first schedule slot to list, and whether the one after the pending retry follows it. */
+    let from: number | undefined
+    let after: number | undefined
+    if (s === SCHEDULED) {
+      if (attempt > 1) {
+        pending = { slot: extra?.gridSlot ?? slot, scheduledFor: slot, attempt }
+        notes.push(
+          `retry ${attempt - 1} of slot ${extra?.gridSlot ?? slot} is due at ${slot}; its schedule goes on after it`,
+        )
+        after = extra?.gridSlot ?? slot
+      } else {
+        pending = { slot, scheduledFor: slot, attempt }
+        from = slot
+      }
+    } else if (s === RUNNING) {
+      notes.push(
+        "running: the slot after this run is decided when it ends (its missed-run policy applies)",
+      )
+      if (extra?.pauseRequest !== undefined)
+        notes.push(`it will be paused (${extra.pauseRequest}) when its run ends`)
+      after = extra?.gridSlot ?? slot
+    } else {
+      const reason = (extra as Extras).pausedReason as PauseReason
+      let at = now
+      if (reason === "breaker" && cell !== undefined && cell.status.state === "open") {
+        at = Math.max(now, cell.halfOpenAt)
+        notes.push(
+          `held by breaker ${cell.name} (open) until ${cell.halfOpenAt}; then one held task runs as its probe, and all resume when the probe's slot succeeds`,
+        )
+      } else if (reason === "breaker" && cell !== undefined) {
+        notes.push(
+          `held by breaker ${cell.name} (${cell.status.state}); it resumes when the breaker closes`,
+        )
+      } else {
+        notes.push(
+          reason === "manual"
+            ? "paused by hand: it runs again only after resume(); the slots below are those it would take if resumed now"
+            : "paused by its failure policy: it runs again only after resume(); the slots below are those it would take if resumed now",
+        )
+      }
+      const r = this.resumePlan(i, extra as Extras, at)
+      if (r.retry) {
+        notes.push(`a held retry (attempt ${attempt}) runs first, due at ${r.slot}`)
+        after = extra?.gridSlot ?? slot
+      } else from = r.slot
+    }
+    if (windowMs !== undefined) {
+      if (plan === undefined) {
+        const deadline = (extra as Extras).gridSlot + windowMs
+        notes.push(
+          deadline < now
+            ? `past its deadline (${deadline}): it expires when taken and ends failed`
+            : `its deadline is ${deadline}: past it, the run expires and the task ends failed`,
+        )
+      } else {
+        notes.push(`window ${windowMs} ms: a slot not started within it is skipped`)
+      }
+    }
+    const slots: Array<Schedule.PreviewSlot> = []
+    const cron = plan?.kind === "cron" ? plan.cron : undefined
+    let next =
+      from ?? (after !== undefined && plan !== undefined ? following(plan, after) : undefined)
+    if (after !== undefined && extra?.restart !== undefined) {
+      next = undefined
+      notes.push("a schedule change takes effect when this slot ends")
+    }
+    while (next !== undefined && slots.length < count) {
+      slots.push({ slot: next, dst: cron === undefined ? undefined : Schedule.dstNote(cron, next) })
+      next = plan === undefined ? undefined : following(plan, next)
+    }
+    return {
+      id: this.idOf(i),
+      state: Lifecycle.states[s] as TaskState,
+      kind: plan === undefined ? "once" : plan.kind,
+      pausedReason: extra?.pausedReason ?? extra?.pauseRequest,
+      pending,
+      window: windowMs,
+      deadline:
+        windowMs !== undefined && plan === undefined
+          ? (extra as Extras).gridSlot + windowMs
+          : undefined,
+      breaker: cell === undefined ? undefined : this.breakerInfo(cell),
+      slots,
+      notes,
+    }
+  }
+
+  /** Every circuit breaker: the shared ones, then those of live tasks. O(breakers + their tasks). */
+  breakers(): Array<BreakerInfo> {
+    return [...this.cells].map((cell) => this.breakerInfo(cell))
+  }
+
+  /** A shared breaker by name, or a task's own breaker by the task's id; `undefined` if none. */
+  breaker(name: string): BreakerInfo | undefined {
+    const named = this.named.get(name)
+    if (named !== undefined) return this.breakerInfo(named)
+    const i = this.lookup(name)
+    const cell = i < 0 ? undefined : this.t.extra(i)?.breaker
+    return cell === undefined || cell.shared ? undefined : this.breakerInfo(cell)
+  }
+
+  /**
+   * The occurrences (skipped slots, expired one-shots, pauses, resumes, breaker transitions)
+   * since the last call, in order, and forgets them. A driver calls it after each step, so they
+   * are never lost nor kept without bound. O(count).
+   */
+  drainOccurrences(): Array<Occurrence> {
+    const out = this.pendingOccurrences
+    if (out.length === 0) return []
+    this.pendingOccurrences = []
+    return out
+  }
+
   // ------------------------------------------------------------------ run
 
   /**
    * The earliest pending slot, or `undefined` when nothing is scheduled. Drops dead entries
-   * that have surfaced. O(1) amortised.
+   * that have surfaced. An open circuit breaker's half-open time counts as a slot: the driver
+   * must call {@link takeDue} then, so the breaker lets its probe through. O(1) amortised.
    */
   nextSlot(): number | undefined {
     const heap = this.heap
     while (heap.size > 0) {
       const i = heap.topTask()
-      if (this.t.gen(i) === heap.topGen() && this.t.state(i) === SCHEDULED) return heap.topSlot()
+      if (this.isLive(i, heap.topGen(), heap.topOrder())) {
+        const slot = heap.topSlot()
+        return Math.min(slot, this.breakerAt)
+      }
       heap.pop()
       this.dead--
     }
-    return undefined
+    return this.breakerAt === Number.POSITIVE_INFINITY ? undefined : this.breakerAt
   }
 
   /**
@@ -584,7 +1172,13 @@ export class Kernel<J> {
   takeDue(now: number, limit: number = now): Run<J> | undefined {
     const heap = this.heap
     const t = this.t
-    while (heap.size > 0) {
+    for (;;) {
+      if (this.breakerAt <= limit && (heap.size === 0 || this.breakerAt <= heap.topSlot())) {
+        // A breaker's cool-down ends before the next run: it goes half-open first (SPEC §7).
+        this.halfOpen(Math.max(this.breakerAt, now))
+        continue
+      }
+      if (heap.size === 0) return undefined
       const slot = heap.topSlot()
       if (slot > limit) return undefined
       const i = heap.topTask()
@@ -592,12 +1186,19 @@ export class Kernel<J> {
       // Read the row before popping: the row and its refs are cold (rows are visited in slot
       // order, not in the order they were written), and these loads can then complete while
       // the pop's sift runs, instead of stalling after it.
-      const live = t.gen(i) === g && t.state(i) === SCHEDULED
+      const live = t.gen(i) === g && t.state(i) === SCHEDULED && t.ticket(i) === heap.topOrder()
       const job = t.job(i) as J
       const extra = t.extra(i)
       heap.pop()
       if (!live) {
         this.dead--
+        continue
+      }
+      if (
+        extra !== undefined &&
+        extra.windowMs !== NO_WINDOW &&
+        this.outsideWindow(i, g, extra, slot, now)
+      ) {
         continue
       }
       if (slot < now && extra !== undefined && extra.missedRuns === "coalesce") {
@@ -607,7 +1208,7 @@ export class Kernel<J> {
           // Later grid slots passed while this one waited (the clock jumped, or the driver was
           // late): one run stands for all of them, as the latest (SPEC §3). It goes back into
           // the heap at that slot, so runs due before it still go first (SPEC §4).
-          heap.push(latest, t.rank(i) * RANK_STRIDE + this.seq++, i, g)
+          this.push(i, latest, g)
           continue
         }
       }
@@ -615,17 +1216,23 @@ export class Kernel<J> {
       Lifecycle.step(SCHEDULED, START, this.args)
       t.setState(i, RUNNING)
       t.setRuns(i, ctx.runNumber)
-      const startedAt = Math.max(slot, now)
-      // Until the task is final, the ticket field holds when its current run started.
-      t.setTicket(i, startedAt)
       this.counts[SCHEDULED] = (this.counts[SCHEDULED] as number) - 1
       this.counts[RUNNING] = (this.counts[RUNNING] as number) + 1
       this.inFlight++
       let merged: Dropped | undefined
-      if (extra !== undefined && extra.merged !== undefined) {
-        merged = extra.merged
-        extra.merged = undefined
+      let startedAt = Math.max(slot, now)
+      if (extra !== undefined) {
+        if (extra.merged !== undefined) {
+          merged = extra.merged
+          extra.merged = undefined
+        }
+        if (extra.notBefore >= 0) {
+          if (extra.notBefore > startedAt) startedAt = extra.notBefore
+          extra.notBefore = -1
+        }
       }
+      // While it runs, the ticket field holds when its run started (`runningSince`).
+      t.setTicket(i, startedAt)
       return new Run(
         i,
         g,
@@ -638,9 +1245,9 @@ export class Kernel<J> {
         ctx.attempt,
         ctx.runNumber,
         merged,
+        extra === undefined ? NO_TAGS : extra.tags,
       )
     }
-    return undefined
   }
 
   /**
@@ -668,14 +1275,15 @@ export class Kernel<J> {
     const failed = outcome.kind !== "succeeded"
     const completion = this.completion
     completion.reset(failed ? "FAIL" : "SUCCEED", this as Kernel<unknown>, i, finishedAt)
-    const ctx = this.load(i)
+    let extra = this.t.extra(i)
+    const ctx = this.load(i, extra)
+    const requested = extra?.pauseRequest
     const edge = Lifecycle.step(RUNNING, failed ? FAIL : SUCCEED, this.args) as Lifecycle.Edge
     const target = edge.target
     this.t.setState(i, target)
     this.t.setAttempt(i, ctx.attempt)
     this.bump(RUNNING, -1)
     this.bump(target, 1)
-    let extra = this.t.extra(i)
     if (failed) {
       if (extra === undefined) {
         extra = new Extras()
@@ -683,7 +1291,10 @@ export class Kernel<J> {
       }
       extra.lastFailure = outcome
     }
-    if (extra !== undefined) extra.consecutiveFailures = ctx.consecutiveFailures
+    if (extra !== undefined) {
+      extra.consecutiveFailures = ctx.consecutiveFailures
+      extra.pauseRequest = undefined
+    }
     let nextSlot: number | undefined
     let continuation: Continuation = "final"
     let dropped: Dropped | undefined
@@ -702,15 +1313,28 @@ export class Kernel<J> {
       // A retry is due a backoff after the failure: a delay, whatever the task's schedule.
       this.t.setAnchor(i, this.t.anchor(i) & ~WALL_SLOT)
     }
-    if (nextSlot !== undefined) {
+    if (extra !== undefined && extra.breaker !== undefined) {
+      this.breakerAfterRun(i, extra.breaker, edge, failed, finishedAt)
+    }
+    let pausedReason: PauseReason | undefined
+    if (target === PAUSED) {
+      // Held: the slot or retry is kept, not pushed; resume decides when it runs (SPEC §15).
+      // Who stopped it, by the machine's guard order: a requested pause, then the failure
+      // policy, then the breaker (asked only when the policy did not stop it).
+      const held = extra as Extras
+      pausedReason =
+        requested ?? (completion.breakerAsked && completion.breakerAnswer ? "breaker" : "failures")
+      this.t.setSlot(i, nextSlot as number)
+      this.hold(i, held, pausedReason, finishedAt)
+    } else if (nextSlot !== undefined) {
       this.t.setSlot(i, nextSlot)
-      this.heap.push(nextSlot, this.t.rank(i) * RANK_STRIDE + this.seq++, i, run.generation)
+      this.push(i, nextSlot, run.generation)
     } else {
       this.finish(i, finishedAt)
     }
     this.expire(finishedAt)
     if (!record) return undefined
-    return makeRecord(
+    const r = makeRecord(
       run,
       outcome,
       finishedAt,
@@ -719,6 +1343,7 @@ export class Kernel<J> {
       nextSlot,
       dropped,
     )
+    return pausedReason === undefined ? r : { ...r, pausedReason }
   }
 
   /**
@@ -761,9 +1386,9 @@ export class Kernel<J> {
     const t = this.t
     for (let i = 0; i < this.top; i++) {
       const state = t.state(i)
-      if (state !== SCHEDULED && state !== RUNNING) continue
+      if (state !== SCHEDULED && state !== RUNNING && state !== PAUSED) continue
       const anchor = t.anchor(i)
-      if (state === SCHEDULED && (anchor & WALL_SLOT) === 0) t.setSlot(i, t.slot(i) + delta)
+      if (state !== RUNNING && (anchor & WALL_SLOT) === 0) t.setSlot(i, t.slot(i) + delta)
       if (anchor & WALL_TASK) continue
       const extra = t.extra(i)
       if (extra === undefined) continue
@@ -783,9 +1408,21 @@ export class Kernel<J> {
   /** @internal The schedule's next slot for row `i` after a run that ended at `finishedAt`. */
   computeNext(i: number, finishedAt: number): Next | undefined {
     const extra = this.t.extra(i)
-    const plan = extra?.plan
-    if (extra === undefined || plan === undefined) return undefined
-    const next = Schedule.nextAfterRun(plan, extra.missedRuns, extra.gridSlot, finishedAt)
+    if (extra === undefined) return undefined
+    if (extra.restart !== undefined) return this.restart(extra, finishedAt)
+    const plan = extra.plan
+    if (plan === undefined) return undefined
+    let from = extra.gridSlot
+    if (extra.resumeFrom >= 0) {
+      // A held retry ran after a pause: the grid slots before the resume were recorded as
+      // skipped, so the task goes on from the first grid slot at or after it.
+      if (plan.kind === "fixed-rate" || plan.kind === "cron") {
+        const skippedTo = plan.grid.atOrBefore(extra.resumeFrom - 1)
+        if (skippedTo !== undefined && skippedTo > from) from = skippedTo
+      }
+      extra.resumeFrom = -1
+    }
+    const next = Schedule.nextAfterRun(plan, extra.missedRuns, from, finishedAt)
     if (next !== undefined && !("slot" in next)) {
       extra.scheduleError = next as InvalidTime
       return undefined
@@ -801,6 +1438,7 @@ export class Kernel<J> {
     return {
       scheduled: c[SCHEDULED] as number,
       running: c[RUNNING] as number,
+      paused: c[PAUSED] as number,
       done: c[DONE] as number,
       failed: c[FAILED] as number,
       cancelled: c[CANCELLED] as number,
@@ -827,12 +1465,19 @@ export class Kernel<J> {
       throw new InvariantViolation({ message })
     }
     this.heap.verify()
-    const counted = new Float64Array(5)
+    const counted = new Float64Array(STATE_COUNT)
     for (let i = 0; i < this.top; i++) {
       const s = this.t.state(i)
       if (this.present(i)) counted[s] = (counted[s] as number) + 1
+      if (s === PAUSED && this.present(i)) {
+        const extra = this.t.extra(i)
+        if (extra?.pausedReason === undefined) fail(`paused task row ${i} has no reason`)
+        if (this.t.job(i) === undefined) fail(`paused task row ${i} lost its job`)
+      }
+      if (s !== RUNNING && this.t.extra(i)?.pauseRequest !== undefined)
+        fail(`task row ${i} is ${Lifecycle.states[s]} with a pause request`)
     }
-    for (let s = 0; s < 5; s++) {
+    for (let s = 0; s < STATE_COUNT; s++) {
       if (counted[s] !== this.counts[s]) {
         fail(`count of ${Lifecycle.states[s]} is ${this.counts[s]}, table has ${counted[s]}`)
       }
@@ -843,8 +1488,8 @@ export class Kernel<J> {
     }
     const liveEntries = new Map<number, number>()
     let dead = 0
-    this.heap.forEach((slot, _order, i, g) => {
-      if (this.t.gen(i) === g && this.t.state(i) === SCHEDULED) {
+    this.heap.forEach((slot, order, i, g) => {
+      if (this.isLive(i, g, order)) {
         if (liveEntries.has(i)) fail(`task row ${i} has two live heap entries`)
         if (slot !== this.t.slot(i))
           fail(`task row ${i} is due ${this.t.slot(i)}, its entry says ${slot}`)
@@ -865,6 +1510,28 @@ export class Kernel<J> {
     this.ring.forEachFree((i) => {
       if (this.present(i)) fail(`row ${i} is free for reuse but holds a task`)
     })
+    let breakerAt = Number.POSITIVE_INFINITY
+    for (const cell of this.cells) {
+      const state = cell.status.state
+      if (state === "open" && cell.halfOpenAt < breakerAt) breakerAt = cell.halfOpenAt
+      if (state !== "open" && cell.halfOpenAt !== Number.POSITIVE_INFINITY)
+        fail(`breaker ${cell.name} is ${state} with a half-open time`)
+      for (const i of cell.members) {
+        const s = this.t.state(i)
+        if (!this.present(i) || s >= DONE || this.t.extra(i)?.breaker !== cell)
+          fail(`breaker ${cell.name} lists row ${i}, which is not its live task`)
+        const probe = cell.probe === i && cell.probeGen === this.t.gen(i)
+        const reason = this.t.extra(i)?.pausedReason
+        if (state === "open" && s === PAUSED && reason === undefined)
+          fail(`breaker ${cell.name} is open and its task row ${i} is paused for no reason`)
+        if (state !== "closed" && s === PAUSED && reason === "breaker" && probe)
+          fail(`breaker ${cell.name}'s probe row ${i} is still held`)
+      }
+      if (cell.probe >= 0 && state !== "half-open")
+        fail(`breaker ${cell.name} has a probe while ${state}`)
+    }
+    if (breakerAt !== this.breakerAt)
+      fail(`breaker timer says ${this.breakerAt}, open breakers say ${breakerAt}`)
   }
 
   // ------------------------------------------------------------------ internals
@@ -924,10 +1591,12 @@ export class Kernel<J> {
       ctx.maxRetries = 0
       ctx.consecutiveFailures = 0
       ctx.pauseAfter = 0
+      ctx.pauseRequested = false
     } else {
       ctx.maxRetries = extra.retry.maxRetries
       ctx.consecutiveFailures = extra.consecutiveFailures
       ctx.pauseAfter = extra.pauseAfter
+      ctx.pauseRequested = extra.pauseRequest !== undefined
     }
     return ctx
   }
@@ -970,8 +1639,15 @@ export class Kernel<J> {
   /** Records that row `i` reached a final state at `now`, for retention, and drops its job. */
   private finish(i: number, now: number): void {
     const t = this.t
-    t.setTicket(i, this.ring.push(i, t.state(i) | (t.hasExtra(i) ? HAS_EXTRA : 0), now))
+    const hasExtra = t.hasExtra(i)
+    t.setTicket(i, this.ring.push(i, t.state(i) | (hasExtra ? HAS_EXTRA : 0), now))
     t.setJob(i, undefined)
+    if (hasExtra) {
+      const extra = t.extra(i) as Extras
+      extra.pausedReason = undefined
+      extra.pauseRequest = undefined
+      if (extra.breaker !== undefined) this.leave(i, extra.breaker, now)
+    }
   }
 
   /**
@@ -1000,9 +1676,476 @@ export class Kernel<J> {
     }
   }
 
+  // ------------------------------------------------------------------ controls: internals
+
+  private idOf(i: number): TaskId {
+    return (this.t.extra(i)?.id ?? formatId(i, this.t.gen(i))) as TaskId
+  }
+
+  private emit(o: Occurrence): void {
+    this.pendingOccurrences.push(o)
+  }
+
+  private ensureExtra(i: number): Extras {
+    let extra = this.t.extra(i)
+    if (extra === undefined) {
+      extra = new Extras()
+      extra.gridSlot = this.t.slot(i)
+      this.t.setExtra(i, extra)
+    }
+    return extra
+  }
+
+  /** A heap entry died in place (its task left `scheduled`); compacts past half dead. */
+  private kill(): void {
+    this.dead++
+    if (this.dead * 2 > this.heap.size) this.compact()
+  }
+
+  private forEachMatch(filter: TaskFilter, f: (i: number) => void): void {
+    const state = filter.state === undefined ? -1 : Lifecycle.states.indexOf(filter.state)
+    if (filter.state !== undefined && state < 0) return
+    for (let i = 0; i < this.top; i++) {
+      if (!this.present(i)) continue
+      if (state >= 0 && this.t.state(i) !== state) continue
+      const extra = this.t.extra(i)
+      if (filter.kind !== undefined && (extra?.plan?.kind ?? "once") !== filter.kind) continue
+      if (filter.tag !== undefined && !(extra?.tags ?? NO_TAGS).includes(filter.tag)) continue
+      f(i)
+    }
+  }
+
+  private changeAll(filter: TaskFilter, change: (i: number) => boolean): Array<TaskId> {
+    const rows: Array<number> = []
+    this.forEachMatch(filter, (i) => rows.push(i))
+    const out: Array<TaskId> = []
+    for (const i of rows) {
+      // An earlier change (a breaker released by a cancel, say) may have moved this task on.
+      const id = this.idOf(i)
+      if (change(i)) out.push(id)
+    }
+    return out
+  }
+
+  /** PAUSE for row `i`: see {@link pause}. */
+  private pauseRow(i: number, reason: PauseReason, now: number): boolean {
+    const s = this.t.state(i)
+    if (s === PAUSED) {
+      const extra = this.t.extra(i) as Extras
+      if (reason === "manual") extra.pausedReason = "manual"
+      return false
+    }
+    if (s !== SCHEDULED && s !== RUNNING) return false
+    const extra = this.ensureExtra(i)
+    this.load(i, extra)
+    if (Lifecycle.step(s, PAUSE, this.args) === undefined) {
+      // Running, with a pause already requested: a pause by hand outranks the breaker's.
+      if (reason === "manual") extra.pauseRequest = "manual"
+      return false
+    }
+    if (s === RUNNING) {
+      extra.pauseRequest = reason
+      return true
+    }
+    this.t.setState(i, PAUSED)
+    this.bump(SCHEDULED, -1)
+    this.bump(PAUSED, 1)
+    this.kill()
+    extra.merged = undefined
+    this.hold(i, extra, reason, now)
+    const cell = extra.breaker
+    if (cell !== undefined && cell.probe === i && cell.probeGen === this.t.gen(i)) {
+      // The probe was paused by hand: another held task probes instead.
+      cell.probe = -1
+      this.pickProbe(cell, now, undefined)
+    }
+    return true
+  }
+
+  /** Row `i` has entered `paused` for `reason`. */
+  private hold(i: number, extra: Extras, reason: PauseReason, now: number): void {
+    extra.pausedReason = reason
+    extra.pausedAt = now
+    this.emit({ kind: "paused", id: this.idOf(i), generation: this.t.gen(i), reason, at: now })
+  }
+
+  /**
+   * Where a paused row continues if resumed at `now` (SPEC §15), and the grid slots that passed
+   * while it was paused. Pure.
+   */
+  private resumePlan(
+    i: number,
+    extra: Extras,
+    now: number,
+  ): { slot: number; skipped: Dropped | undefined; retry: boolean } {
+    const held = this.t.slot(i)
+    const plan = extra.plan
+    const grid = plan !== undefined && (plan.kind === "fixed-rate" || plan.kind === "cron")
+    if (this.t.attempt(i) > 1) {
+      // A held retry keeps its due time; the grid slots after its slot that passed are skipped.
+      let skipped: Dropped | undefined
+      if (grid) {
+        const first = plan.grid.after(extra.gridSlot)
+        const last = plan.grid.atOrBefore(now - 1)
+        if (first !== undefined && last !== undefined && first <= last)
+          skipped = MissedRun.range(plan.grid, first, last)
+      }
+      return { slot: held, skipped, retry: true }
+    }
+    if (plan === undefined) return { slot: held, skipped: undefined, retry: false }
+    if (grid) {
+      if (held >= now) return { slot: held, skipped: undefined, retry: false }
+      const last = plan.grid.atOrBefore(now - 1) ?? held
+      // A grid with no slot left keeps its held slot: due at once, it then ends as usual.
+      const slot = plan.grid.after(now - 1) ?? held
+      return { slot, skipped: MissedRun.range(plan.grid, held, last), retry: false }
+    }
+    return { slot: Math.max(held, now), skipped: undefined, retry: false }
+  }
+
+  /** RESUME for a paused row `i` at `now`: computes its slot and pushes it. */
+  private release(i: number, now: number): void {
+    const extra = this.t.extra(i) as Extras
+    const reason = extra.pausedReason ?? "manual"
+    const plan = this.resumePlan(i, extra, now)
+    const ctx = this.load(i, extra)
+    Lifecycle.step(PAUSED, RESUME, this.args)
+    extra.consecutiveFailures = ctx.consecutiveFailures
+    extra.pausedReason = undefined
+    this.t.setState(i, SCHEDULED)
+    this.bump(PAUSED, -1)
+    this.bump(SCHEDULED, 1)
+    const id = this.idOf(i)
+    const g = this.t.gen(i)
+    if (plan.skipped !== undefined) {
+      this.emit({
+        kind: "skipped",
+        id,
+        generation: g,
+        cause: reason === "breaker" ? "breaker" : "paused",
+        ...plan.skipped,
+        nextSlot: plan.slot,
+        at: now,
+      })
+      if (plan.retry) extra.resumeFrom = now
+    }
+    if (!plan.retry) extra.gridSlot = plan.slot
+    this.t.setSlot(i, plan.slot)
+    this.push(i, plan.slot, g)
+    this.emit({ kind: "resumed", id, generation: g, reason, nextSlot: plan.slot, at: now })
+  }
+
+  /**
+   * The catch-up window (SPEC §3) for a live entry of row `i` taken at `now`: true when the
+   * run is not started — a one-shot past its deadline expired (the task is `failed`), or a grid
+   * slot more than the window late skipped to the first grid slot inside it (pushed back).
+   */
+  private outsideWindow(i: number, g: number, extra: Extras, slot: number, now: number): boolean {
+    const start = Math.max(slot, now, extra.notBefore)
+    const plan = extra.plan
+    if (plan === undefined) {
+      const deadline = extra.gridSlot + extra.windowMs
+      if (start <= deadline) return false
+      this.load(i, extra)
+      Lifecycle.step(SCHEDULED, EXPIRE, this.args)
+      this.t.setState(i, FAILED)
+      this.bump(SCHEDULED, -1)
+      this.bump(FAILED, 1)
+      this.emit({
+        kind: "expired",
+        id: this.idOf(i),
+        generation: g,
+        slot: extra.gridSlot,
+        scheduledFor: slot,
+        attempt: this.t.attempt(i),
+        deadline,
+        at: now,
+      })
+      this.finish(i, now)
+      return true
+    }
+    if (plan.kind !== "fixed-rate" && plan.kind !== "cron") return false
+    if (this.t.attempt(i) !== 1 || start - slot <= extra.windowMs) return false
+    const cutoff = start - extra.windowMs
+    const last = plan.grid.atOrBefore(cutoff - 1) ?? slot
+    // A grid with no slot left inside the window waits at the end of time.
+    const next = plan.grid.after(cutoff - 1) ?? MAX_MS
+    this.emit({
+      kind: "skipped",
+      id: this.idOf(i),
+      generation: g,
+      cause: "window",
+      ...MissedRun.range(plan.grid, slot, last),
+      nextSlot: next,
+      at: now,
+    })
+    extra.gridSlot = next
+    extra.merged = undefined
+    this.t.setSlot(i, next)
+    this.push(i, next, g)
+    return true
+  }
+
+  /** A schedule change that waited for its slot to end: the new schedule, as if scheduled now. */
+  private restart(extra: Extras, now: number): Next | undefined {
+    const schedule = extra.restart as Schedule.Schedule
+    extra.restart = undefined
+    extra.resumeFrom = -1
+    const r = Schedule.resolve(schedule, now)
+    if (!("first" in r)) {
+      extra.scheduleError = r
+      return undefined
+    }
+    extra.plan = r.plan
+    return { slot: r.first, dropped: undefined }
+  }
+
+  // ---- circuit breakers ----
+
+  /** A shared breaker by name, or a validated policy for a task's own breaker. */
+  private resolveBreaker(
+    option: Breaker.BreakerPolicy | string,
+  ): BreakerCell | Breaker.Resolved | InvalidOption {
+    if (typeof option === "string") {
+      const cell = this.named.get(option)
+      return (
+        cell ??
+        new InvalidOption({
+          field: "breaker",
+          value: option,
+          message: `breaker ${show(option)} is not defined (defined: ${[...this.named.keys()].join(", ") || "none"})`,
+        })
+      )
+    }
+    return Breaker.resolve(option)
+  }
+
+  /** @internal Whether a failed slot of row `i` opens its breaker (the machine's `breakerOpens`). */
+  breakerOpensOnFailure(i: number): boolean {
+    const cell = this.t.extra(i)?.breaker
+    if (cell === undefined) return false
+    const probe = cell.probe === i && cell.probeGen === this.t.gen(i)
+    return Breaker.opensOnFailure(cell.status, cell.policy, probe)
+  }
+
+  /** Row `i` joins `choice` (a shared breaker, or a policy for its own) and is held if it is open. */
+  private join(
+    i: number,
+    extra: Extras,
+    choice: BreakerCell | Breaker.Resolved,
+    id: TaskId,
+    now: number,
+  ): void {
+    let cell: BreakerCell
+    if (choice instanceof BreakerCell) cell = choice
+    else {
+      cell = new BreakerCell(id, false, choice)
+      this.cells.add(cell)
+    }
+    cell.members.add(i)
+    extra.breaker = cell
+    const state = cell.status.state
+    if (state === "closed") return
+    if (state === "half-open" && cell.probe < 0 && this.t.state(i) === SCHEDULED) {
+      // A half-open breaker with nothing held to probe: the first task to come is the probe.
+      cell.probe = i
+      cell.probeGen = this.t.gen(i)
+      return
+    }
+    this.pauseRow(i, "breaker", now)
+  }
+
+  /** Row `i` leaves its breaker (it is final, or changed breakers). */
+  private leave(i: number, cell: BreakerCell, now: number): void {
+    cell.members.delete(i)
+    const probe = cell.probe === i && cell.probeGen === this.t.gen(i)
+    if (probe) cell.probe = -1
+    if (!cell.shared) {
+      this.cells.delete(cell)
+      if (cell.status.state === "open") this.updateBreakerTimer()
+      return
+    }
+    if (probe && cell.status.state === "half-open") this.pickProbe(cell, now, undefined)
+  }
+
+  /** The breaker of row `i` after a run whose lifecycle step was `edge`. */
+  private breakerAfterRun(
+    i: number,
+    cell: BreakerCell,
+    edge: Lifecycle.Edge,
+    failed: boolean,
+    now: number,
+  ): void {
+    // Only a slot that ended counts: a run whose retry follows does not.
+    if (
+      !edge.ops.includes(Lifecycle.ops.slotFailed) &&
+      !edge.ops.includes(Lifecycle.ops.slotSucceeded)
+    )
+      return
+    const probe = cell.probe === i && cell.probeGen === this.t.gen(i)
+    const before = cell.status
+    const after = Breaker.afterSlot(before, cell.policy, probe, failed)
+    cell.status = after
+    if (after.state === before.state) return
+    cell.probe = -1
+    const cause = this.idOf(i)
+    if (after.state === "open") {
+      const coolDown = Breaker.coolDownOf(cell.policy, after.opens)
+      cell.openedAt = now
+      cell.halfOpenAt = Math.min(now + coolDown, MAX_MS)
+      this.updateBreakerTimer()
+      this.emit({
+        kind: "breaker",
+        breaker: cell.name,
+        from: before.state,
+        to: "open",
+        coolDown,
+        halfOpenAt: cell.halfOpenAt,
+        probe: undefined,
+        cause,
+        at: now,
+      })
+      for (const m of cell.members) if (m !== i) this.pauseRow(m, "breaker", now)
+    } else {
+      this.emit({
+        kind: "breaker",
+        breaker: cell.name,
+        from: before.state,
+        to: after.state,
+        coolDown: undefined,
+        halfOpenAt: undefined,
+        probe: undefined,
+        cause,
+        at: now,
+      })
+      this.releaseMembers(cell, now, i)
+    }
+  }
+
+  /** Every task its breaker holds is released; pause requests by the breaker are withdrawn. */
+  private releaseMembers(cell: BreakerCell, now: number, except: number): void {
+    for (const m of [...cell.members]) {
+      if (m === except) continue
+      const extra = this.t.extra(m) as Extras
+      const s = this.t.state(m)
+      if (s === PAUSED && extra.pausedReason === "breaker") this.release(m, now)
+      else if (s === RUNNING && extra.pauseRequest === "breaker") {
+        this.load(m, extra)
+        Lifecycle.step(RUNNING, RESUME, this.args)
+        extra.pauseRequest = undefined
+      }
+    }
+  }
+
+  /**
+   * Open breakers whose cool-down has ended by `at` go half-open and let a probe through. `at`
+   * may be ahead of the driver's clock (a stepping driver's takeDue with a later limit): the
+   * probe then starts no earlier than `at`.
+   */
+  private halfOpen(at: number): void {
+    for (const cell of this.cells) {
+      if (cell.status.state !== "open" || cell.halfOpenAt > at) continue
+      cell.status = { ...cell.status, state: "half-open" }
+      cell.halfOpenAt = Number.POSITIVE_INFINITY
+      this.pickProbe(cell, at, "open")
+      if (cell.probe >= 0) (this.t.extra(cell.probe) as Extras).notBefore = at
+    }
+    this.updateBreakerTimer()
+  }
+
+  /**
+   * Lets the held task that would run first (earliest resume slot, then priority, then row) through
+   * as the half-open breaker's probe; reports the transition `from` → half-open when given.
+   */
+  private pickProbe(cell: BreakerCell, now: number, from: BreakerState | undefined): void {
+    let best = -1
+    let bestSlot = 0
+    for (const m of cell.members) {
+      const extra = this.t.extra(m) as Extras
+      if (this.t.state(m) !== PAUSED || extra.pausedReason !== "breaker") continue
+      const slot = this.resumePlan(m, extra, now).slot
+      if (
+        best < 0 ||
+        slot < bestSlot ||
+        (slot === bestSlot && this.t.rank(m) < this.t.rank(best))
+      ) {
+        best = m
+        bestSlot = slot
+      }
+    }
+    if (from !== undefined) {
+      this.emit({
+        kind: "breaker",
+        breaker: cell.name,
+        from,
+        to: "half-open",
+        coolDown: undefined,
+        halfOpenAt: undefined,
+        probe: best < 0 ? undefined : this.idOf(best),
+        cause: undefined,
+        at: now,
+      })
+    }
+    if (best < 0) return
+    cell.probe = best
+    cell.probeGen = this.t.gen(best)
+    this.release(best, now)
+  }
+
+  private updateBreakerTimer(): void {
+    let at = Number.POSITIVE_INFINITY
+    for (const cell of this.cells) {
+      if (cell.status.state === "open" && cell.halfOpenAt < at) at = cell.halfOpenAt
+    }
+    this.breakerAt = at
+  }
+
+  private breakerInfo(cell: BreakerCell): BreakerInfo {
+    const tasks: Array<TaskId> = []
+    const held: Array<TaskId> = []
+    for (const m of cell.members) {
+      tasks.push(this.idOf(m))
+      if (this.t.state(m) === PAUSED && this.t.extra(m)?.pausedReason === "breaker")
+        held.push(this.idOf(m))
+    }
+    const state = cell.status.state
+    return {
+      name: cell.name,
+      shared: cell.shared,
+      state,
+      failures: cell.status.failures,
+      policy: cell.policy,
+      opens: cell.status.opens,
+      openedAt: cell.openedAt,
+      halfOpenAt: state === "open" ? cell.halfOpenAt : undefined,
+      probe: cell.probe < 0 ? undefined : this.idOf(cell.probe),
+      tasks,
+      held,
+    }
+  }
+
   private compact(): void {
-    this.heap.compact((i, g) => this.t.gen(i) === g && this.t.state(i) === SCHEDULED)
+    this.heap.compact((i, g, order) => this.isLive(i, g, order))
     this.dead = 0
+  }
+
+  /**
+   * Whether a heap entry is live: its task is still the row's (generation), still `scheduled`,
+   * and this is its latest push (a paused-then-resumed or re-prioritised task was pushed again,
+   * and its older entry died in place).
+   */
+  private isLive(i: number, g: number, order: number): boolean {
+    return this.t.gen(i) === g && this.t.state(i) === SCHEDULED && this.t.ticket(i) === order
+  }
+
+  /**
+   * Pushes row `i`'s run at `slot`, with the next sequence number (SPEC §4), and records the
+   * entry's order key in the row so that any older entry of the same task is dead. O(log n).
+   */
+  private push(i: number, slot: number, g: number): void {
+    const order = this.t.rank(i) * RANK_STRIDE + this.seq++
+    this.heap.push(slot, order, i, g)
+    this.t.setTicket(i, order)
   }
 }
 
@@ -1031,3 +2174,91 @@ const makeRecord = (
   dropped,
   merged: run.merged,
 })
+
+const rankOf = (priority: Priority): number =>
+  priority === "normal" ? 1 : priority === "high" ? 0 : priority === "low" ? 2 : -1
+
+const badPriority = (priority: unknown): InvalidPriority =>
+  new InvalidPriority({
+    field: "priority",
+    value: priority,
+    message: `priority must be "high", "normal" or "low", got ${show(priority)}`,
+  })
+
+const isPolicy = (policy: unknown): policy is MissedRunPolicy =>
+  policy === "catch-up" || policy === "coalesce" || policy === "skip"
+
+const badPolicy = (policy: unknown): InvalidOption =>
+  new InvalidOption({
+    field: "missedRuns",
+    value: policy,
+    message: `missedRuns must be "catch-up", "coalesce" or "skip", got ${show(policy)}`,
+  })
+
+const checkPauseAfter = (pauseAfter: number): InvalidOption | undefined =>
+  Number.isSafeInteger(pauseAfter) && pauseAfter >= 0
+    ? undefined
+    : new InvalidOption({
+        field: "pauseAfterConsecutiveFailures",
+        value: pauseAfter,
+        message: `pauseAfterConsecutiveFailures must be a non-negative integer (0 = never), got ${show(pauseAfter)}`,
+      })
+
+/** Validated tags, duplicates dropped, in the order given; `NO_TAGS` for none. */
+const resolveTags = (tags: ReadonlyArray<string>): ReadonlyArray<string> | InvalidOption => {
+  if (!Array.isArray(tags)) {
+    return new InvalidOption({
+      field: "tags",
+      value: tags,
+      message: `tags must be an array of strings, got ${show(tags)}`,
+    })
+  }
+  if (tags.length > MAX_TAGS) {
+    return new InvalidOption({
+      field: "tags",
+      value: tags,
+      message: `tags must hold at most ${MAX_TAGS} tags, got ${tags.length}`,
+    })
+  }
+  for (let k = 0; k < tags.length; k++) {
+    const tag: unknown = tags[k]
+    if (typeof tag !== "string" || tag.length === 0 || tag.length > MAX_TAG_LENGTH) {
+      return new InvalidOption({
+        field: `tags[${k}]`,
+        value: tag,
+        message: `tags[${k}] must be a string of 1 to ${MAX_TAG_LENGTH} characters, got ${show(tag)}`,
+      })
+    }
+  }
+  return tags.length === 0 ? NO_TAGS : Object.freeze([...new Set(tags)])
+}
+
+const resolveWindow = (input: DurationInput): number | InvalidOption =>
+  toMillisWith(
+    input,
+    (reason) =>
+      new InvalidOption({
+        field: "window",
+        value: input,
+        message: `window ${reason}, got ${show(input)}`,
+      }),
+  )
+
+/** A window applies to grids (SPEC §3) and, as a deadline, to one-shots: not to the other kinds. */
+const checkWindowFits = (
+  plan: Schedule.Plan | undefined,
+  window: unknown,
+): InvalidOption | undefined =>
+  plan === undefined || plan.kind === "fixed-rate" || plan.kind === "cron"
+    ? undefined
+    : new InvalidOption({
+        field: "window",
+        value: window,
+        message: `window applies to fixed-rate, cron and one-shot schedules, not to a ${plan.kind} one`,
+      })
+
+/** The slot after `slot` if its run took no time: a schedule's own sequence, for previews. */
+const following = (plan: Schedule.Plan, slot: number): number | undefined => {
+  const next = Schedule.nextAfterRun(plan, "catch-up", slot, slot)
+  return next !== undefined && "slot" in next ? next.slot : undefined
+}

@@ -5,18 +5,23 @@
  * ```text
  *             START              SUCCEED, no next slot
  *  scheduled ───────▶ running ─────────────────────────▶ done
- *      ▲  │             │ │ │   FAIL, no retries, one-off / paused
- *      │  │             │ │ └────────────────────────────▶ failed
- *      │  │ CANCEL      │ │ CANCEL
- *      │  └─────────────┼─┴────────────────────────────▶ cancelled
- *      └────────────────┘
- *        SUCCEED with a next slot | FAIL with retries left | FAIL, recurring, not paused
+ *   ▲ ▲  │  │           │ │ │   FAIL, no retries, one-off
+ *   │ │  │  │           │ │ └────────────────────────────▶ failed ◀── EXPIRE (one-shot past
+ *   │ │  │  │ CANCEL    │ │ CANCEL                              its deadline) ── scheduled
+ *   │ │  │  └───────────┼─┴────────────────────────────▶ cancelled ◀── CANCEL ── paused
+ *   │ │  │ PAUSE        │ SUCCEED/FAIL with a pause requested (PAUSE while running),
+ *   │ │  ▼              │ FAIL when the failure policy or the circuit breaker stops it
+ *   │ └ paused ◀────────┘
+ *   │   RESUME
+ *   └────────────────── SUCCEED with a next slot | FAIL with retries left | FAIL, recurring
  * ```
  *
- * The machine is pure: its context holds the counters its guards read, its events carry the one
- * fact only the kernel can compute (the schedule's next slot), and the two things it asks the
- * outside world to do — push the next slot, push a retry — are actions (`scheduleNext`,
- * `scheduleRetry`) that the kernel executes. XState is the source of truth; the kernel advances
+ * The machine is pure: its context holds the counters its guards read, its events carry the
+ * facts only the kernel can compute (the schedule's next slot, whether the task's circuit breaker
+ * opens), and the things it asks the outside world to do — push the next slot, push a retry, push
+ * the slot a resumed task continues with — are actions (`scheduleNext`, `scheduleRetry`,
+ * `scheduleResume`) that the kernel executes. A `paused` task reached through `scheduleNext` or
+ * `scheduleRetry` holds that run instead of pushing it. XState is the source of truth; the kernel advances
  * tasks through {@link compiled}, read from the machine's own definition (targets, guard order,
  * actions) and tested against XState for every state × event pair.
  *
@@ -30,7 +35,7 @@ import { type AnyTransitionDefinition, assign, setup } from "xstate"
  * @category models
  * @since 0.1.0
  */
-export type TaskState = "scheduled" | "running" | "done" | "failed" | "cancelled"
+export type TaskState = "scheduled" | "running" | "paused" | "done" | "failed" | "cancelled"
 
 /**
  * The states in table order: a state's index is its number in the kernel's `Uint8Array`.
@@ -41,6 +46,7 @@ export type TaskState = "scheduled" | "running" | "done" | "failed" | "cancelled
 export const states: ReadonlyArray<TaskState> = [
   "scheduled",
   "running",
+  "paused",
   "done",
   "failed",
   "cancelled",
@@ -70,8 +76,13 @@ export interface TaskContext {
   runNumber: number
   /** Slots in a row whose retries were all used up (reset by a success). */
   consecutiveFailures: number
-  /** `pauseAfterConsecutiveFailures`: the task fails for good at this many; 0 = never. */
+  /** `pauseAfterConsecutiveFailures`: a recurring task is paused at this many; 0 = never. */
   pauseAfter: number
+  /**
+   * A pause was asked for while the task was running: the run finishes and reports, then the task
+   * is `paused`. Absent means `false`.
+   */
+  pauseRequested?: boolean
 }
 
 /**
@@ -86,8 +97,11 @@ export interface TaskInput {
 }
 
 /**
- * The four events of SPEC §5. `nextSlot` is the schedule's next slot after this run, or
- * `undefined` when there is none (a one-off, or a schedule that has ended).
+ * The events of SPEC §5. `nextSlot` is the schedule's next slot after this run, or `undefined`
+ * when there is none (a one-off, or a schedule that has ended). `breakerOpens` says that the
+ * task's circuit breaker opens when this run's slot fails (its retries used up), so the task is
+ * held; the machine reads it only for a failed slot. `EXPIRE` is a one-shot's run found past its
+ * catch-up window (a deadline, SPEC §3): the task ends `failed` without running.
  *
  * @category models
  * @since 0.1.0
@@ -95,8 +109,15 @@ export interface TaskInput {
 export type TaskEvent =
   | { readonly type: "START" }
   | { readonly type: "SUCCEED"; readonly nextSlot?: number | undefined }
-  | { readonly type: "FAIL"; readonly nextSlot?: number | undefined }
+  | {
+      readonly type: "FAIL"
+      readonly nextSlot?: number | undefined
+      readonly breakerOpens?: boolean | undefined
+    }
   | { readonly type: "CANCEL" }
+  | { readonly type: "PAUSE" }
+  | { readonly type: "RESUME" }
+  | { readonly type: "EXPIRE" }
 
 /**
  * The event types in table order.
@@ -104,7 +125,15 @@ export type TaskEvent =
  * @category models
  * @since 0.1.0
  */
-export const events: ReadonlyArray<TaskEvent["type"]> = ["START", "SUCCEED", "FAIL", "CANCEL"]
+export const events: ReadonlyArray<TaskEvent["type"]> = [
+  "START",
+  "SUCCEED",
+  "FAIL",
+  "CANCEL",
+  "PAUSE",
+  "RESUME",
+  "EXPIRE",
+]
 
 /**
  * The context updates of the machine, written once and used both by XState's `assign` and by
@@ -128,6 +157,20 @@ export const ops = {
     c.attempt = 1
     c.consecutiveFailures += 1
   },
+  requestPause: (c: TaskContext): void => {
+    c.pauseRequested = true
+  },
+  withdrawPause: (c: TaskContext): void => {
+    c.pauseRequested = false
+  },
+  /** Entering `paused`: the request, if any, is now the state. */
+  hold: (c: TaskContext): void => {
+    c.pauseRequested = false
+  },
+  /** A resumed task starts a fresh count for its failure policy. */
+  resumed: (c: TaskContext): void => {
+    c.consecutiveFailures = 0
+  },
 } as const
 
 /**
@@ -139,10 +182,30 @@ export const ops = {
 export const guards = {
   retriesLeft: ({ context }: { context: TaskContext }): boolean =>
     context.attempt <= context.maxRetries,
+  /** A retry is due, but a pause was requested during the run: the retry is held, never dropped. */
+  retryHeld: ({ context }: { context: TaskContext }): boolean =>
+    context.pauseRequested === true && context.attempt <= context.maxRetries,
   pausedByFailures: ({ context }: { context: TaskContext }): boolean =>
     context.pauseAfter > 0 && context.consecutiveFailures + 1 >= context.pauseAfter,
   hasNextSlot: ({ event }: { event: TaskEvent }): boolean =>
     "nextSlot" in event && event.nextSlot !== undefined,
+  /** A next slot exists and a pause was requested during the run. */
+  pausing: ({ context, event }: { context: TaskContext; event: TaskEvent }): boolean =>
+    context.pauseRequested === true && "nextSlot" in event && event.nextSlot !== undefined,
+  /**
+   * A recurring task's slot failed for good and something stops it: a requested pause, the
+   * failure policy (`pauseAfter` slots in a row) or its circuit breaker opening.
+   */
+  stopsAfterFailure: ({ context, event }: { context: TaskContext; event: TaskEvent }): boolean =>
+    "nextSlot" in event &&
+    event.nextSlot !== undefined &&
+    (context.pauseRequested === true ||
+      (context.pauseAfter > 0 && context.consecutiveFailures + 1 >= context.pauseAfter) ||
+      ("breakerOpens" in event && event.breakerOpens === true)),
+  notPauseRequested: ({ context }: { context: TaskContext }): boolean =>
+    context.pauseRequested !== true,
+  pauseRequested: ({ context }: { context: TaskContext }): boolean =>
+    context.pauseRequested === true,
 } as const
 
 /** A copy of `context` with `op` applied: XState's `assign` must not mutate. */
@@ -154,7 +217,9 @@ const applied = (context: TaskContext, op: (c: TaskContext) => void): TaskContex
 
 /**
  * The task machine. Effects for the kernel are the actions `scheduleNext` (push the event's
- * `nextSlot`) and `scheduleRetry` (push `failedAt + backoff`); they do nothing inside XState.
+ * `nextSlot`), `scheduleRetry` (push `failedAt + backoff`) and `scheduleResume` (push the slot a
+ * resumed task continues with, SPEC §15); they do nothing inside XState. Entering `paused` through
+ * `scheduleNext` or `scheduleRetry` means the run is computed and held, not pushed.
  *
  * **Example** (One run of a recurring task, purely)
  *
@@ -182,8 +247,13 @@ export const machine = setup({
     retry: assign(({ context }) => applied(context, ops.retry)),
     slotSucceeded: assign(({ context }) => applied(context, ops.slotSucceeded)),
     slotFailed: assign(({ context }) => applied(context, ops.slotFailed)),
+    requestPause: assign(({ context }) => applied(context, ops.requestPause)),
+    withdrawPause: assign(({ context }) => applied(context, ops.withdrawPause)),
+    hold: assign(({ context }) => applied(context, ops.hold)),
+    resumed: assign(({ context }) => applied(context, ops.resumed)),
     scheduleNext: () => {},
     scheduleRetry: () => {},
+    scheduleResume: () => {},
   },
 }).createMachine({
   id: "task",
@@ -194,26 +264,47 @@ export const machine = setup({
     runNumber: 0,
     consecutiveFailures: 0,
     pauseAfter: input?.pauseAfter ?? 0,
+    pauseRequested: false,
   }),
   states: {
     scheduled: {
       on: {
         START: { target: "running", actions: "startRun" },
         CANCEL: { target: "cancelled" },
+        PAUSE: { target: "paused" },
+        EXPIRE: { target: "failed" },
       },
     },
     running: {
       on: {
         SUCCEED: [
+          {
+            guard: "pausing",
+            target: "paused",
+            actions: ["slotSucceeded", "hold", "scheduleNext"],
+          },
           { guard: "hasNextSlot", target: "scheduled", actions: ["slotSucceeded", "scheduleNext"] },
           { target: "done", actions: "slotSucceeded" },
         ],
         FAIL: [
+          { guard: "retryHeld", target: "paused", actions: ["retry", "hold", "scheduleRetry"] },
           { guard: "retriesLeft", target: "scheduled", actions: ["retry", "scheduleRetry"] },
-          { guard: "pausedByFailures", target: "failed", actions: "slotFailed" },
+          {
+            guard: "stopsAfterFailure",
+            target: "paused",
+            actions: ["slotFailed", "hold", "scheduleNext"],
+          },
           { guard: "hasNextSlot", target: "scheduled", actions: ["slotFailed", "scheduleNext"] },
           { target: "failed", actions: "slotFailed" },
         ],
+        CANCEL: { target: "cancelled" },
+        PAUSE: { guard: "notPauseRequested", actions: "requestPause" },
+        RESUME: { guard: "pauseRequested", actions: "withdrawPause" },
+      },
+    },
+    paused: {
+      on: {
+        RESUME: { target: "scheduled", actions: ["resumed", "scheduleResume"] },
         CANCEL: { target: "cancelled" },
       },
     },
@@ -229,7 +320,7 @@ export const machine = setup({
  * @category models
  * @since 0.1.0
  */
-export type Effect = "none" | "scheduleNext" | "scheduleRetry"
+export type Effect = "none" | "scheduleNext" | "scheduleRetry" | "scheduleResume"
 
 /**
  * One edge of the compiled table, in the machine's guard order.
@@ -281,7 +372,8 @@ export const compile = (m: typeof machine = machine): ReadonlyArray<ReadonlyArra
           let effect: Effect = "none"
           const edgeOps: Array<(c: TaskContext) => void> = []
           for (const name of names) {
-            if (name === "scheduleNext" || name === "scheduleRetry") effect = name
+            if (name === "scheduleNext" || name === "scheduleRetry" || name === "scheduleResume")
+              effect = name
             else if (name in ops) edgeOps.push(ops[name as keyof typeof ops])
             else throw new Error(`unknown action ${name}`)
           }
@@ -332,11 +424,13 @@ export const SCHEDULED = 0
 /** @internal */
 export const RUNNING = 1
 /** @internal */
-export const DONE = 2
+export const PAUSED = 2
 /** @internal */
-export const FAILED = 3
+export const DONE = 3
 /** @internal */
-export const CANCELLED = 4
+export const FAILED = 4
+/** @internal */
+export const CANCELLED = 5
 /** Event indices. @internal */
 export const START = 0
 /** @internal */
@@ -345,3 +439,9 @@ export const SUCCEED = 1
 export const FAIL = 2
 /** @internal */
 export const CANCEL = 3
+/** @internal */
+export const PAUSE = 4
+/** @internal */
+export const RESUME = 5
+/** @internal */
+export const EXPIRE = 6

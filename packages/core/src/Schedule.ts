@@ -432,3 +432,109 @@ export const nextAfterRun = (
     }
   }
 }
+
+/**
+ * How daylight saving time moved a cron slot (SPEC §3), in the slot's time zone:
+ * - `gap`: the matching local time does not exist (clocks sprang forward); the slot is shifted
+ *   by the gap's length (`shiftedBy`, ms): 02:30 on a day without 02:00–03:00 runs at 03:30;
+ * - `fold`: the local time happens twice (clocks fell back); `occurrence` says which one this is.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type DstNote =
+  | { readonly kind: "gap"; readonly shiftedBy: number }
+  | { readonly kind: "fold"; readonly occurrence: "first" | "second" }
+
+/**
+ * One slot of a preview: the instant (epoch ms) and, for cron, how DST moved it.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface PreviewSlot {
+  readonly slot: number
+  readonly dst: DstNote | undefined
+}
+
+/** Hours either side of a slot that surely lie on the other side of a DST change at the slot. */
+const DST_PROBE_MS = 3 * 60 * 60 * 1000
+
+const offsetAt = (zone: DateTime.TimeZone, t: number): number =>
+  DateTime.zonedOffset(DateTime.makeZonedUnsafe(t, { timeZone: zone }))
+
+/**
+ * How DST moved the cron slot `slot` in the expression's zone, or `undefined` when it did not.
+ * Pure.
+ *
+ * @category getters
+ * @since 0.2.0
+ */
+export const dstNote = (expression: Cron.Cron, slot: number): DstNote | undefined => {
+  if (Option.isNone(expression.tz)) return undefined
+  const zone = expression.tz.value
+  const here = offsetAt(zone, slot)
+  const before = offsetAt(zone, slot - DST_PROBE_MS)
+  if (!Cron.match(expression, new Date(slot))) {
+    // The slot's own local time does not match: it stands for a local time in a gap.
+    return here > before ? { kind: "gap", shiftedBy: here - before } : undefined
+  }
+  const local = slot + here
+  for (const other of [before, offsetAt(zone, slot + DST_PROBE_MS)]) {
+    if (other === here) continue
+    const twin = local - other
+    if (twin !== slot && offsetAt(zone, twin) === other)
+      return { kind: "fold", occurrence: slot < twin ? "first" : "second" }
+  }
+  return undefined
+}
+
+/**
+ * The next `count` slots of `schedule` from `from`, without scheduling it (SPEC §15): the first
+ * slot as if scheduled at `from`, then each next slot as if every run took no time. Cron slots
+ * carry their DST note. Pure and deterministic (a custom schedule's `next` is called). Fails with
+ * the schedule's typed error, or an `InvalidOption` for a bad `count`.
+ *
+ * **Example** (A spring-forward night in New York)
+ *
+ * ```ts
+ * import { Schedule } from "@tickwork/core"
+ * const slots = Schedule.preview(Schedule.cron("30 2 * * *", { timeZone: "America/New_York" }), {
+ *   from: Date.parse("2026-03-07T12:00:00Z"),
+ *   count: 2,
+ * })
+ * // 2026-03-08 02:30 does not exist: that slot runs at 03:30 EDT, shifted by one hour.
+ * Array.isArray(slots) && slots[0]?.dst // { kind: "gap", shiftedBy: 3600000 }
+ * ```
+ *
+ * @category combinators
+ * @since 0.2.0
+ */
+export const preview = (
+  schedule: Schedule,
+  options: { readonly from: number | Date | DateTime.DateTime; readonly count: number },
+): Array<PreviewSlot> | ScheduleError => {
+  const from = toInstant(options?.from, "from")
+  if (typeof from !== "number") return from
+  const count = options.count
+  if (!Number.isSafeInteger(count) || count < 0) {
+    return new InvalidOption({
+      field: "count",
+      value: count,
+      message: `count must be a non-negative integer, got ${show(count)}`,
+    })
+  }
+  const resolved = resolve(schedule, from)
+  if (!("first" in resolved)) return resolved
+  const plan = resolved.plan
+  const cron = plan?.kind === "cron" ? plan.cron : undefined
+  const out: Array<PreviewSlot> = []
+  let slot: number | undefined = resolved.first
+  while (slot !== undefined && out.length < count) {
+    out.push({ slot, dst: cron === undefined ? undefined : dstNote(cron, slot) })
+    if (plan === undefined) break
+    const next = nextAfterRun(plan, "catch-up", slot, slot)
+    slot = next !== undefined && "slot" in next ? next.slot : undefined
+  }
+  return out
+}

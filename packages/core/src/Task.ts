@@ -61,6 +61,8 @@ export interface RunInfo {
   readonly attempt: number
   /** 1-based count of the task's runs, retries included. */
   readonly runNumber: number
+  /** The task's tags (SPEC §15); empty when it has none. */
+  readonly tags?: ReadonlyArray<string>
 }
 
 /**
@@ -124,8 +126,13 @@ export interface RunRecord extends RunInfo {
   /** The task's state after the run. */
   readonly state: TaskState
   readonly continuation: Continuation
-  /** The slot the task is scheduled for next, when `state` is `scheduled`. */
+  /**
+   * The slot the task is scheduled for next, when `state` is `scheduled`. When the run left the
+   * task `paused`, the slot (or retry) it holds; the slot it runs at is decided when it resumes.
+   */
   readonly nextSlot: number | undefined
+  /** Why the task is held, when the run left it `paused`. */
+  readonly pausedReason?: PauseReason | undefined
   /** Grid slots the missed-run policy dropped or merged when computing `nextSlot`. */
   readonly dropped: Dropped | undefined
   /**
@@ -164,4 +171,145 @@ export interface TaskInfo {
   readonly finishedAt: number | undefined
   /** When its current run started, epoch ms, while it is `running`: a stuck run shows here. */
   readonly runningSince: number | undefined
+  /** Why it is paused (`paused` state), or why it will be once its run ends (a requested pause). */
+  readonly pausedReason?: PauseReason | undefined
+  /** Its tags; empty when it has none. */
+  readonly tags?: ReadonlyArray<string>
+  /** Its catch-up window in ms (SPEC §3), when it has one. */
+  readonly window?: number | undefined
+  /** Its circuit breaker's name: a shared breaker's, or the task's id for its own breaker. */
+  readonly breaker?: string | undefined
 }
+
+/**
+ * Why a task is `paused` (SPEC §5, §7, §15):
+ * - `"manual"`: `pause(id)`; only `resume(id)` releases it;
+ * - `"failures"`: its failure policy (`pauseAfterConsecutiveFailures`) stopped it;
+ * - `"breaker"`: its circuit breaker is open; the breaker releases it when it closes.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type PauseReason = "manual" | "failures" | "breaker"
+
+/**
+ * Why slots got no run (SPEC §3, §7, §15): the task was `paused`, held by its `breaker`, or the
+ * run would have started more than its catch-up `window` after its slot.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type SkipCause = "paused" | "breaker" | "window"
+
+/**
+ * Slots of a recurring task that got no run, one record per contiguous range.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Skipped {
+  readonly kind: "skipped"
+  readonly id: TaskId
+  readonly generation: number
+  readonly cause: SkipCause
+  readonly first: number
+  readonly last: number
+  readonly count: number
+  /** `false` when a cron range was too long to count exactly (`count` is then a lower bound). */
+  readonly exact: boolean
+  /** The slot the task goes on with. */
+  readonly nextSlot: number | undefined
+  /** When the decision was made, epoch ms. */
+  readonly at: number
+}
+
+/**
+ * A one-shot run found past its deadline (`slot + window`, SPEC §3): it did not run and the task
+ * ended `failed`.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Expired {
+  readonly kind: "expired"
+  readonly id: TaskId
+  readonly generation: number
+  readonly slot: number
+  /** When the attempt was due (the slot, or a retry's due time). */
+  readonly scheduledFor: number
+  readonly attempt: number
+  /** `slot + window`. */
+  readonly deadline: number
+  readonly at: number
+}
+
+/**
+ * A task entered `paused`.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Paused {
+  readonly kind: "paused"
+  readonly id: TaskId
+  readonly generation: number
+  readonly reason: PauseReason
+  readonly at: number
+}
+
+/**
+ * A paused task was resumed: by hand, or by its breaker (half-open probe, or closed).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Resumed {
+  readonly kind: "resumed"
+  readonly id: TaskId
+  readonly generation: number
+  /** What had held it. */
+  readonly reason: PauseReason
+  /** The slot it continues with (SPEC §15). */
+  readonly nextSlot: number
+  readonly at: number
+}
+
+/**
+ * The state of a circuit breaker (SPEC §7).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type BreakerState = "closed" | "open" | "half-open"
+
+/**
+ * A circuit breaker changed state.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface BreakerChanged {
+  readonly kind: "breaker"
+  /** The breaker's name: a shared breaker's, or the task's id for a task's own breaker. */
+  readonly breaker: string
+  readonly from: BreakerState
+  readonly to: BreakerState
+  /** When `to` is `open`: the cool-down, ms, and when it ends (the half-open time). */
+  readonly coolDown: number | undefined
+  readonly halfOpenAt: number | undefined
+  /** When `to` is `half-open`: the task let through as the probe, if one was held. */
+  readonly probe: TaskId | undefined
+  /** The task whose slot caused it (opened or closed it), if any. */
+  readonly cause: TaskId | undefined
+  readonly at: number
+}
+
+/**
+ * Something the kernel decided that is not a finished run (those are {@link RunRecord}s): slots
+ * skipped, a one-shot expired, a task paused or resumed, a breaker's transition. The kernel keeps
+ * them until its driver drains them, in the order they happened.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type Occurrence = Skipped | Expired | Paused | Resumed | BreakerChanged

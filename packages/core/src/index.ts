@@ -4,6 +4,8 @@
  * @since 0.1.0
  */
 
+/** Circuit breakers: policies and their pure decisions. @since 0.2.0 */
+export * as Breaker from "./Breaker.ts"
 /** Clocks: manual (virtual time) and system. @since 0.1.0 */
 export * as Clock from "./Clock.ts"
 /** The deterministic driver: inline jobs, `runDue` / `runUntil` / `tick`. @since 0.1.0 */

@@ -48,6 +48,7 @@ describe("models", () => {
       startedAt: 10,
       attempt: 1,
       runNumber: 1,
+      tags: [],
     })
     expect(k.status(t)).toBe("running")
     expect(k.stats()).toMatchObject({ running: 1, inFlight: 1, scheduled: 0 })
@@ -129,6 +130,10 @@ describe("models", () => {
       lastFailure: undefined,
       scheduleError: undefined,
       finishedAt: undefined,
+      pausedReason: undefined,
+      tags: [],
+      window: undefined,
+      breaker: undefined,
     })
     const boom = Task.failed(new Error("boom"))
     k.complete(take(k, 5), boom, 5, false)

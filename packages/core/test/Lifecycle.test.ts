@@ -11,7 +11,15 @@ for (const attempt of [1, 2, 3])
   for (const maxRetries of [0, 1, 2])
     for (const consecutiveFailures of [0, 1, 2])
       for (const pauseAfter of [0, 1, 2, 3])
-        contexts.push({ attempt, maxRetries, runNumber: 4, consecutiveFailures, pauseAfter })
+        for (const pauseRequested of [false, true])
+          contexts.push({
+            attempt,
+            maxRetries,
+            runNumber: 4,
+            consecutiveFailures,
+            pauseAfter,
+            pauseRequested,
+          })
 
 const eventsFor = (): Array<Lifecycle.TaskEvent> => [
   { type: "START" },
@@ -20,7 +28,12 @@ const eventsFor = (): Array<Lifecycle.TaskEvent> => [
   { type: "SUCCEED" },
   { type: "FAIL", nextSlot: 10 },
   { type: "FAIL", nextSlot: undefined },
+  { type: "FAIL", nextSlot: 10, breakerOpens: true },
+  { type: "FAIL", nextSlot: undefined, breakerOpens: true },
   { type: "CANCEL" },
+  { type: "PAUSE" },
+  { type: "RESUME" },
+  { type: "EXPIRE" },
 ]
 
 describe("compiled table", () => {
@@ -47,15 +60,13 @@ describe("compiled table", () => {
             state: expected.value,
             context: expected.context,
           })
-          const effects = actions
-            .map((a) => a.type)
-            .filter((t) => t === "scheduleNext" || t === "scheduleRetry")
+          const effects = actions.map((a) => a.type).filter((t) => t.startsWith("schedule"))
           expect(edge?.effect ?? "none").toBe(effects[0] ?? "none")
           checked++
         }
       }
     }
-    expect(checked).toBe(Lifecycle.states.length * contexts.length * 7)
+    expect(checked).toBe(Lifecycle.states.length * contexts.length * eventsFor().length)
   })
 })
 
@@ -67,17 +78,25 @@ const graphEvents: Array<Lifecycle.TaskEvent> = [
   { type: "SUCCEED", nextSlot: undefined },
   { type: "FAIL", nextSlot: 10 },
   { type: "FAIL", nextSlot: undefined },
+  { type: "FAIL", nextSlot: 10, breakerOpens: true },
   { type: "CANCEL" },
+  { type: "PAUSE" },
+  { type: "RESUME" },
+  { type: "EXPIRE" },
 ]
 
 /** What the guards read, bounded so that traversal ends (runNumber and failures only grow). */
 const key = (s: Snapshot): string =>
   `${String(s.value)}|a${s.context.attempt}|c${Math.min(s.context.consecutiveFailures, 3)}|r${
     s.context.runNumber > 0 ? 1 : 0
-  }`
+  }|p${s.context.pauseRequested === true ? 1 : 0}`
 
 const eventKey = (e: Lifecycle.TaskEvent | undefined): string =>
-  e === undefined ? "" : "nextSlot" in e && e.nextSlot !== undefined ? `${e.type}+next` : e.type
+  e === undefined
+    ? ""
+    : `${e.type}${"nextSlot" in e && e.nextSlot !== undefined ? "+next" : ""}${
+        "breakerOpens" in e && e.breakerOpens === true ? "+breaker" : ""
+      }`
 
 /** The edge is part of the vertex, so shortest paths cover every transition, not only every state. */
 const serializeState = (s: Snapshot, e: Lifecycle.TaskEvent | undefined, prev?: Snapshot) =>
@@ -218,8 +237,15 @@ describe("random event sequences", () => {
 })
 
 describe("models", () => {
-  it("lists the five states and marks the last three final", () => {
-    expect(Lifecycle.states).toEqual(["scheduled", "running", "done", "failed", "cancelled"])
+  it("lists the six states and marks the last three final", () => {
+    expect(Lifecycle.states).toEqual([
+      "scheduled",
+      "running",
+      "paused",
+      "done",
+      "failed",
+      "cancelled",
+    ])
     expect(Lifecycle.states.filter(Lifecycle.isFinal)).toEqual(["done", "failed", "cancelled"])
     for (const state of ["done", "failed", "cancelled"] as const) {
       expect(Lifecycle.machine.root.states[state]?.type).toBe("final")

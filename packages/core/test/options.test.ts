@@ -12,7 +12,7 @@ describe("unknown option keys", () => {
   it.each([
     ["missedRun", { missedRun: "skip" }],
     ["overlap", { overlap: "skip" }],
-    ["tags", { tags: ["a"] }],
+    ["tag", { tag: "a" }],
   ])("a task option %s is an InvalidOption naming it, and nothing is scheduled", (key, extra) => {
     const { driver } = setup(0)
     const e = err(driver.schedule({ job: noop, schedule: Schedule.once(5), ...extra } as never))

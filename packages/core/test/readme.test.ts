@@ -45,6 +45,9 @@ describe("README examples", () => {
       "Ids, status and retention",
       "Errors",
       "The kernel, directly",
+      "Controls: pause, resume, update, tags",
+      "Catch-up windows and circuit breakers",
+      "Preview, explain, simulate",
     ]) {
       expect(topics).toContain(topic)
     }

@@ -10,8 +10,9 @@
  * Row layout (byte offsets):
  * ```text
  *  0  f64  slot        pending run's slot while scheduled, else the last run's slot (epoch ms)
- *  8  f64  ticket      the task's retention ticket once final (see finalRing); while running,
- *                      when its run started (epoch ms); meaningless otherwise
+ *  8  f64  ticket      while scheduled or paused: the order key of its latest heap entry (older
+ *                      ones are dead); while running: when its run started (epoch ms); once
+ *                      final: its retention ticket (see finalRing)
  * 16  u32  generation  bumped whenever the row is given to a new task (never 0)
  * 20  u32  attempt     TaskContext.attempt
  * 24  u32  runs        TaskContext.runNumber

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest"
 import { initialTransition, transition } from "xstate"
-import { Lifecycle, Schedule, type Task } from "../../src/index.ts"
+import { type Breaker, Lifecycle, Schedule, type Task } from "../../src/index.ts"
 import { failing, noop, setup } from "../support.ts"
 
 describe("§5 the task machine, row by row", () => {
@@ -85,7 +85,7 @@ describe("§5 the task machine, row by row", () => {
     expect(driver.status(id)).toBe("scheduled")
   })
 
-  it("running --FAIL, recurring, the failure policy says stop--> failed", () => {
+  it("running --FAIL, recurring, the failure policy says stop--> paused (reason failures)", () => {
     const { driver } = setup()
     const id = driver.scheduleUnsafe({
       job: failing(),
@@ -94,9 +94,12 @@ describe("§5 the task machine, row by row", () => {
     })
     expect(driver.tick(30).map((r) => [r.scheduledFor, r.state])).toEqual([
       [0, "scheduled"],
-      [10, "failed"],
+      [10, "paused"],
     ])
-    expect(driver.status(id)).toBe("failed")
+    expect(driver.status(id)).toBe("paused")
+    expect(driver.info(id)?.pausedReason).toBe("failures")
+    // Paused, never final: nothing runs until it is resumed.
+    expect(driver.tick(100)).toEqual([])
   })
 
   it("scheduled --CANCEL--> cancelled, and running --CANCEL--> cancelled", () => {
@@ -140,17 +143,27 @@ describe("§5 the machine is the single source of truth", () => {
         {
           type: r.outcome.kind === "succeeded" ? "SUCCEED" : "FAIL",
           nextSlot: r.continuation === "next" ? r.nextSlot : undefined,
+          ...(r.pausedReason === "breaker" ? { breakerOpens: true } : {}),
         },
       ],
     )
 
   it("replaying a task's runs on the XState machine gives the states the kernel reported", () => {
-    const scenarios: Array<{ input: Lifecycle.TaskInput; pattern: Array<boolean> }> = [
+    const scenarios: Array<{
+      input: Lifecycle.TaskInput
+      pattern: Array<boolean>
+      breaker?: Breaker.BreakerPolicy
+    }> = [
       { input: { maxRetries: 2, pauseAfter: 0 }, pattern: [false, false, true, false, true, true] },
       { input: { maxRetries: 1, pauseAfter: 2 }, pattern: [false, false, false, true] },
       { input: { maxRetries: 0, pauseAfter: 3 }, pattern: [false, true, false, false, false] },
+      {
+        input: { maxRetries: 1, pauseAfter: 0 },
+        pattern: [false, true, false, false, false, false],
+        breaker: { failures: 2, coolDown: 1_000_000 },
+      },
     ]
-    for (const { input, pattern } of scenarios) {
+    for (const { input, pattern, breaker } of scenarios) {
       const { driver } = setup()
       let n = 0
       const id = driver.scheduleUnsafe({
@@ -160,6 +173,7 @@ describe("§5 the machine is the single source of truth", () => {
         schedule: Schedule.fixedRate(100),
         retry: { maxRetries: input.maxRetries ?? 0, base: 10 },
         pauseAfterConsecutiveFailures: input.pauseAfter ?? 0,
+        ...(breaker === undefined ? {} : { breaker }),
       })
       const records = driver.tick(2000)
       expect(records.length).toBeGreaterThan(3)

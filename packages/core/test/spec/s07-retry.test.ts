@@ -198,7 +198,7 @@ describe("§7 exhausted retries", () => {
     expect(run("skip")).toEqual(["0@0#1", "150@150#2", "200@200#1"])
   })
 
-  it("pauseAfterConsecutiveFailures: n failed slots in a row end the task failed", () => {
+  it("pauseAfterConsecutiveFailures: n failed slots in a row pause the task (reason failures)", () => {
     const { driver } = setup(0)
     const id = driver.scheduleUnsafe({
       job: failing(),
@@ -207,7 +207,7 @@ describe("§7 exhausted retries", () => {
       pauseAfterConsecutiveFailures: 3,
     })
     const records = driver.tick(1000)
-    // Three slots (0, 10, 20), each failing twice (attempt and retry): six runs, then failed.
+    // Three slots (0, 10, 20), each failing twice (attempt and retry): six runs, then paused.
     expect(records.map((r) => `${r.scheduledFor}#${r.attempt}`)).toEqual([
       "0#1",
       "1#2",
@@ -216,9 +216,14 @@ describe("§7 exhausted retries", () => {
       "20#1",
       "21#2",
     ])
-    expect(records.at(-1)).toMatchObject({ state: "failed", continuation: "final" })
-    expect(driver.status(id)).toBe("failed")
-    expect(driver.info(id)?.consecutiveFailures).toBe(3)
+    expect(records.at(-1)).toMatchObject({
+      state: "paused",
+      continuation: "next",
+      nextSlot: 30,
+      pausedReason: "failures",
+    })
+    expect(driver.status(id)).toBe("paused")
+    expect(driver.info(id)).toMatchObject({ consecutiveFailures: 3, pausedReason: "failures" })
   })
 
   it("a success resets the count of consecutive failures", () => {
@@ -234,8 +239,8 @@ describe("§7 exhausted retries", () => {
     })
     const records = driver.tick(1000)
     expect(records.map((r) => r.scheduledFor)).toEqual([0, 10, 20, 30])
-    expect(records.map((r) => r.state)).toEqual(["scheduled", "scheduled", "scheduled", "failed"])
-    expect(driver.status(id)).toBe("failed")
+    expect(records.map((r) => r.state)).toEqual(["scheduled", "scheduled", "scheduled", "paused"])
+    expect(driver.status(id)).toBe("paused")
   })
 
   it("without a failure policy a failing recurring task never stops", () => {

@@ -1,12 +1,15 @@
 /**
  * SPEC §14 Invariants, property-tested over random command sequences.
  *
- * A command list (schedule, cancel, clock moves with runDue / runUntil / tick) is interpreted
+ * A command list (schedule, cancel, pause, resume, update, pauseAll / resumeAll / cancelAll by
+ * tag, clock moves with runDue / runUntil / tick) is interpreted
  * against a driver while a model tracks, independently of the kernel, every task's state, its
  * pending slot and its SPEC §4 ordering key (slot, priority rank, push sequence: a retry or a
  * recurring re-push gets a new sequence number when it is pushed). Jobs fail on a per-run
- * pattern, move the clock, and schedule, cancel and query from inside. After every command the
- * driver's own `checkInvariants()` runs, and the model is compared with what the driver reports.
+ * pattern, move the clock, and schedule, cancel, pause and query from inside. Some tasks share a
+ * circuit breaker, which the model follows too (open, held tasks, half-open probe, close). After
+ * every command the driver's own `checkInvariants()` runs, and the model is compared with what
+ * the driver reports.
  *
  * 1. No run starts before its slot; runs start in §4 order.
  * 2. Accounting: per-state counts match the model and sum to accepted - removed.
@@ -16,6 +19,8 @@
  * 5. The heap's live entries are the scheduled tasks (nextSlot is the model's earliest slot);
  *    dead entries run nothing.
  * 6. The same commands and seed give the same trace.
+ * And for the controls (SPEC §15, §7): a paused task starts no run; a held one-shot or retry is
+ *    never lost (it runs once released); resumed tasks continue at the slot SPEC §15 gives.
  */
 import { Cron, Result } from "effect"
 import fc from "fast-check"
@@ -66,6 +71,7 @@ type Action =
   | { readonly kind: "cancelSelf" }
   | { readonly kind: "cancel"; readonly target: Target }
   | { readonly kind: "query"; readonly target: Target }
+  | { readonly kind: "pauseSelf" }
 
 interface Behaviour {
   /** Bit k set: the run with runNumber ≡ k+1 (mod 4) fails. */
@@ -85,17 +91,34 @@ interface TaskSpec {
   readonly missedRuns: Policy | undefined
   readonly pause: number
   readonly behaviour: Behaviour
+  /** Whether it uses the shared breaker `b`. */
+  readonly breaker: boolean
+  readonly tags: ReadonlyArray<string>
+}
+
+interface UpdateSpec {
+  readonly priority: Priority | undefined
+  readonly schedule: ScheduleSpec | undefined
+  readonly breaker: boolean | undefined
+  readonly tags: ReadonlyArray<string> | undefined
 }
 
 type Command =
   | { readonly kind: "schedule"; readonly spec: TaskSpec }
   | { readonly kind: "cancel"; readonly target: Target }
+  | { readonly kind: "pause"; readonly target: Target }
+  | { readonly kind: "resume"; readonly target: Target }
+  | { readonly kind: "update"; readonly target: Target; readonly changes: UpdateSpec }
+  | { readonly kind: "pauseAll" | "resumeAll" | "cancelAll"; readonly tag: string }
   | { readonly kind: "runDue" }
   | { readonly kind: "set"; readonly by: number }
   | { readonly kind: "runUntil"; readonly by: number }
   | { readonly kind: "tick"; readonly by: number }
 
 const CALLER_IDS = ["a", "b", "c", "#h"] as const
+const TAGS = ["x", "y"] as const
+/** The shared breaker some tasks use. */
+const BREAKER = { failures: 2, coolDown: 30, factor: 2, maxCoolDown: 100 } as const
 const CRONS = ["* * * * * *", "*/2 * * * * *", "*/5 * * * * *", "0,30 * * * * *", "* * * * *"]
 
 const opt = <A>(arb: fc.Arbitrary<A>) => fc.option(arb, { nil: undefined, freq: 2 })
@@ -190,6 +213,11 @@ const taskSpecArb = (actions: fc.Arbitrary<ReadonlyArray<Action>>): fc.Arbitrary
       { weight: 1, arbitrary: fc.integer({ min: 1, max: 3 }) },
     ),
     behaviour: behaviourArb(actions),
+    breaker: fc.oneof(
+      { weight: 2, arbitrary: fc.constant(false) },
+      { weight: 1, arbitrary: fc.constant(true) },
+    ),
+    tags: fc.subarray([...TAGS]),
   })
 
 /** Tasks scheduled by jobs do not schedule further tasks themselves (bounded nesting). */
@@ -198,6 +226,7 @@ const nestedSpecArb = taskSpecArb(
     fc.oneof(
       fc.constant({ kind: "cancelSelf" as const }),
       fc.record({ kind: fc.constant("query" as const), target: targetArb }),
+      fc.constant({ kind: "pauseSelf" as const }),
     ),
     { maxLength: 1 },
   ),
@@ -208,6 +237,7 @@ const actionArb: fc.Arbitrary<Action> = fc.oneof(
   fc.constant({ kind: "cancelSelf" as const }),
   fc.record({ kind: fc.constant("cancel" as const), target: targetArb }),
   fc.record({ kind: fc.constant("query" as const), target: targetArb }),
+  fc.constant({ kind: "pauseSelf" as const }),
 )
 
 const topSpecArb = taskSpecArb(
@@ -230,6 +260,28 @@ const commandArb: fc.Arbitrary<Command> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("set" as const), by: byArb }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("runUntil" as const), by: byArb }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("tick" as const), by: byArb }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("pause" as const), target: targetArb }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("resume" as const), target: targetArb }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("update" as const),
+      target: targetArb,
+      changes: fc.record({
+        priority: opt(fc.constantFrom<Priority>("high", "normal", "low")),
+        schedule: opt(scheduleArb),
+        breaker: opt(fc.boolean()),
+        tags: opt(fc.subarray([...TAGS])),
+      }),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constantFrom("pauseAll" as const, "resumeAll" as const, "cancelAll" as const),
+      tag: fc.constantFrom(...TAGS),
+    }),
+  },
 )
 
 // ------------------------------------------------------------------ the model
@@ -240,16 +292,39 @@ interface ModelTask {
   readonly uid: number
   readonly id: string
   readonly generation: number
-  readonly spec: TaskSpec
-  readonly rank: number
-  readonly firstSlot: number
-  readonly cron: Cron.Cron | undefined
-  readonly custom: Schedule.NextSlot | undefined
+  /** The kernel's table row (for the table order of bulk controls). */
+  readonly row: number
+  spec: TaskSpec
+  rank: number
+  firstSlot: number
+  cron: Cron.Cron | undefined
+  custom: Schedule.NextSlot | undefined
   state: State
   attempt: number
   runs: number
   gridSlot: number
   consecutiveFailures: number
+  /** The pending slot (or retry due time) while paused. */
+  held: number
+  pausedReason: Task.PauseReason | undefined
+  /** A pause asked for while running. */
+  request: Task.PauseReason | undefined
+  /** A schedule change waiting for the slot in progress, and when it was made. */
+  restart: { readonly spec: ScheduleSpec; readonly at: number } | undefined
+  resumeFrom: number
+  notBefore: number
+  member: boolean
+  tags: ReadonlyArray<string>
+}
+
+interface ModelBreaker {
+  state: Task.BreakerState
+  failures: number
+  opens: number
+  halfOpenAt: number
+  probe: number
+  /** uids, in the order they joined. */
+  members: Array<number>
 }
 
 interface Pending {
@@ -307,9 +382,55 @@ const gridAfter = (m: ModelTask, t: number): number => {
   return Cron.next(m.cron as Cron.Cron, new Date(t)).getTime()
 }
 
+/** The first slot of schedule `s` scheduled at `now` (`at` was made at `madeAt`). */
+const firstOf = (
+  s: ScheduleSpec,
+  now: number,
+  madeAt: number,
+): { first: number; cron: Cron.Cron | undefined; custom: Schedule.NextSlot | undefined } => {
+  const cron = s.kind === "cron" ? Cron.parseUnsafe(s.expression, "UTC") : undefined
+  const first =
+    s.kind === "once"
+      ? now + s.delay
+      : s.kind === "at"
+        ? madeAt + s.offset
+        : s.kind === "fixedRate" || s.kind === "fixedDelay"
+          ? now + s.delay
+          : s.kind === "cron"
+            ? Cron.next(cron as Cron.Cron, new Date(now)).getTime()
+            : now + s.step
+  return { first, cron, custom: s.kind === "custom" ? customNext(s.step, s.stopAt) : undefined }
+}
+
+const applySchedule = (m: ModelTask, s: ScheduleSpec, now: number, madeAt: number): number => {
+  const f = firstOf(s, now, madeAt)
+  m.spec = { ...m.spec, schedule: s }
+  m.firstSlot = f.first
+  m.cron = f.cron
+  m.custom = f.custom
+  m.gridSlot = f.first
+  return f.first
+}
+
 /** SPEC §3: the next slot after a run of grid slot `gridSlot` that ended at `f`. */
 const expectedNext = (m: ModelTask, f: number): number | undefined => {
+  if (m.restart !== undefined) {
+    // A schedule change waited for this slot to end: it starts now, as if scheduled at `f`.
+    const r = m.restart
+    m.restart = undefined
+    m.resumeFrom = -1
+    return applySchedule(m, r.spec, f, r.at)
+  }
   const s = m.spec.schedule
+  let from = m.gridSlot
+  if (m.resumeFrom >= 0) {
+    // A held retry ran after a resume: the grid goes on from the first slot at or after it.
+    if (isGrid(m) && m.resumeFrom - 1 >= m.firstSlot) {
+      const skippedTo = gridAtOrBefore(m, m.resumeFrom - 1)
+      if (skippedTo > from) from = skippedTo
+    }
+    m.resumeFrom = -1
+  }
   switch (s.kind) {
     case "once":
     case "at":
@@ -320,7 +441,7 @@ const expectedNext = (m: ModelTask, f: number): number | undefined => {
       return (m.custom as Schedule.NextSlot)(m.gridSlot, f)
     case "fixedRate":
     case "cron": {
-      const nominal = gridAfter(m, m.gridSlot)
+      const nominal = gridAfter(m, from)
       const policy = policyOf(m)
       if (policy === "catch-up" || nominal > f) return nominal
       return policy === "coalesce" ? gridAtOrBefore(m, f) : gridAfter(m, f)
@@ -375,13 +496,182 @@ const interpret = (commands: ReadonlyArray<Command>, options: Options): Array<st
   let takeLimit = 0
   let starts = 0
   let records: Array<Task.RunRecord> = []
+  let rows = 0
+  const breaker: ModelBreaker = {
+    state: "closed",
+    failures: 0,
+    opens: 0,
+    halfOpenAt: Number.POSITIVE_INFINITY,
+    probe: -1,
+    members: [],
+  }
 
   const driver = Driver.make({
     clock,
     random: Random.seeded(options.seed),
     ...(retention === undefined ? {} : { retention }),
+    breakers: { b: BREAKER },
     onRun: (record) => onRun(record),
   })
+
+  // ---- the controls, modelled (SPEC §15, §7) ----
+
+  const breakerAt = () => (breaker.state === "open" ? breaker.halfOpenAt : Number.POSITIVE_INFINITY)
+
+  /** Where a paused task continues if resumed at `at` (SPEC §15). */
+  const resumeSlot = (m: ModelTask, at: number): { slot: number; skips: boolean } => {
+    const grid = isGrid(m)
+    if (m.attempt > 1) {
+      const skips = grid && at - 1 >= m.firstSlot && gridAfter(m, m.gridSlot) <= at - 1
+      return { slot: m.held, skips }
+    }
+    const k = m.spec.schedule.kind
+    if (k === "once" || k === "at") return { slot: m.held, skips: false }
+    if (grid) return { slot: m.held >= at ? m.held : gridAfter(m, at - 1), skips: false }
+    return { slot: Math.max(m.held, at), skips: false }
+  }
+
+  const release = (m: ModelTask, at: number) => {
+    const r = resumeSlot(m, at)
+    m.state = "scheduled"
+    m.consecutiveFailures = 0
+    m.pausedReason = undefined
+    if (m.attempt > 1) {
+      if (r.skips) m.resumeFrom = at
+    } else m.gridSlot = r.slot
+    pending.set(m.uid, { slot: r.slot, rank: m.rank, seq: seq++ })
+    trace.push(`release ${m.id} at=${at} slot=${r.slot}`)
+  }
+
+  const pickProbe = (at: number): ModelTask | undefined => {
+    let best: ModelTask | undefined
+    let bestSlot = 0
+    for (const uid of breaker.members) {
+      const m = tasks.get(uid) as ModelTask
+      if (m.state !== "paused" || m.pausedReason !== "breaker") continue
+      const slot = resumeSlot(m, at).slot
+      if (best === undefined || slot < bestSlot || (slot === bestSlot && m.rank < best.rank)) {
+        best = m
+        bestSlot = slot
+      }
+    }
+    if (best !== undefined) {
+      breaker.probe = best.uid
+      release(best, at)
+    }
+    return best
+  }
+
+  const halfOpen = (at: number) => {
+    breaker.state = "half-open"
+    breaker.halfOpenAt = Number.POSITIVE_INFINITY
+    const probe = pickProbe(at)
+    if (probe !== undefined) probe.notBefore = at
+    trace.push(`half-open at=${at} probe=${probe?.id}`)
+  }
+
+  /** PAUSE (SPEC §5): the kernel's answer for `pause`, applied to the model. */
+  const pauseModel = (m: ModelTask, reason: Task.PauseReason, now: number): boolean => {
+    if (m.state === "paused") {
+      if (reason === "manual") m.pausedReason = "manual"
+      return false
+    }
+    if (m.state === "running") {
+      if (m.request === undefined) {
+        m.request = reason
+        return true
+      }
+      if (reason === "manual") m.request = "manual"
+      return false
+    }
+    if (m.state !== "scheduled") return false
+    m.held = (pending.get(m.uid) as Pending).slot
+    pending.delete(m.uid)
+    m.state = "paused"
+    m.pausedReason = reason
+    if (breaker.probe === m.uid) {
+      breaker.probe = -1
+      pickProbe(now)
+    }
+    return true
+  }
+
+  const resumeModel = (m: ModelTask, now: number): boolean => {
+    if (m.state === "running") {
+      if (m.request === undefined) return false
+      m.request = undefined
+      return true
+    }
+    if (m.state !== "paused") return false
+    release(m, now)
+    return true
+  }
+
+  const join = (m: ModelTask, now: number) => {
+    breaker.members.push(m.uid)
+    m.member = true
+    if (breaker.state === "closed") return
+    if (breaker.state === "half-open" && breaker.probe < 0 && m.state === "scheduled") {
+      breaker.probe = m.uid
+      return
+    }
+    pauseModel(m, "breaker", now)
+  }
+
+  const leave = (m: ModelTask, now: number) => {
+    breaker.members = breaker.members.filter((u) => u !== m.uid)
+    m.member = false
+    const probe = breaker.probe === m.uid
+    if (probe) breaker.probe = -1
+    if (probe && breaker.state === "half-open") pickProbe(now)
+  }
+
+  /** The breaker after a slot of member `m` ended (SPEC §7; Breaker.afterSlot). */
+  const breakerAfterSlot = (m: ModelTask, failed: boolean, at: number) => {
+    const probe = breaker.probe === m.uid
+    if (breaker.state === "closed") {
+      if (!failed) {
+        breaker.failures = 0
+        return
+      }
+      breaker.failures++
+      if (breaker.failures < BREAKER.failures) return
+      breaker.opens = 1
+    } else if (breaker.state === "open" || !probe) return
+    else if (failed) breaker.opens++
+    else {
+      breaker.state = "closed"
+      breaker.failures = 0
+      breaker.opens = 0
+      breaker.probe = -1
+      trace.push(`close at=${at}`)
+      for (const uid of [...breaker.members]) {
+        if (uid === m.uid) continue
+        const o = tasks.get(uid) as ModelTask
+        if (o.state === "paused" && o.pausedReason === "breaker") release(o, at)
+        else if (o.state === "running" && o.request === "breaker") o.request = undefined
+      }
+      return
+    }
+    breaker.state = "open"
+    breaker.probe = -1
+    const coolDown = Math.floor(
+      Math.min(BREAKER.maxCoolDown, BREAKER.coolDown * BREAKER.factor ** (breaker.opens - 1)),
+    )
+    breaker.halfOpenAt = at + coolDown
+    trace.push(`open at=${at} until=${breaker.halfOpenAt}`)
+    for (const uid of [...breaker.members])
+      if (uid !== m.uid) pauseModel(tasks.get(uid) as ModelTask, "breaker", at)
+  }
+
+  /** Half-open times the kernel reached while taking runs up to `takeLimit`. */
+  const dueBreaker = (): boolean => {
+    const at = breakerAt()
+    const top = minPending()
+    if (at > takeLimit || (top !== undefined && at > top[1].slot)) return false
+    halfOpen(Math.max(at, takeNow))
+    return true
+  }
 
   const resolveTarget = (t: Target): string =>
     t.kind === "caller"
@@ -420,7 +710,9 @@ const interpret = (commands: ReadonlyArray<Command>, options: Options): Array<st
   const schedule = (spec: TaskSpec, where: string) => {
     const now = clock.now()
     const live = spec.id === undefined ? undefined : byId.get(spec.id)
-    const duplicate = live !== undefined && (live.state === "scheduled" || live.state === "running")
+    const duplicate =
+      live !== undefined &&
+      (live.state === "scheduled" || live.state === "running" || live.state === "paused")
     const r = driver.schedule({
       job: (run) => job(uid, run),
       schedule: toSchedule(spec.schedule, now),
@@ -439,6 +731,8 @@ const interpret = (commands: ReadonlyArray<Command>, options: Options): Array<st
           }),
       ...(spec.missedRuns === undefined ? {} : { missedRuns: spec.missedRuns }),
       ...(spec.pause === 0 ? {} : { pauseAfterConsecutiveFailures: spec.pause }),
+      ...(spec.breaker ? { breaker: "b" } : {}),
+      ...(spec.tags.length === 0 ? {} : { tags: spec.tags }),
     })
     const uid = uids++
     if (Result.isFailure(r)) {
@@ -485,6 +779,7 @@ const interpret = (commands: ReadonlyArray<Command>, options: Options): Array<st
       uid,
       id,
       generation: info.generation,
+      row: live !== undefined && retaining ? live.row : rows++,
       spec,
       rank: RANK[spec.priority ?? "normal"],
       firstSlot: first,
@@ -495,25 +790,136 @@ const interpret = (commands: ReadonlyArray<Command>, options: Options): Array<st
       runs: 0,
       gridSlot: first,
       consecutiveFailures: 0,
+      held: 0,
+      pausedReason: undefined,
+      request: undefined,
+      restart: undefined,
+      resumeFrom: -1,
+      notBefore: -1,
+      member: false,
+      tags: spec.tags,
     }
     tasks.set(uid, m)
     byId.set(id, m)
     pending.set(uid, { slot: first, rank: m.rank, seq: seq++ })
     accepted++
     trace.push(`${where} schedule ${id} uid=${uid} first=${first}`)
+    if (spec.breaker) join(m, now)
+  }
+
+  const cancelModel = (m: ModelTask | undefined, now: number): boolean => {
+    if (
+      m === undefined ||
+      !(m.state === "scheduled" || m.state === "running" || m.state === "paused")
+    )
+      return false
+    m.state = "cancelled"
+    m.request = undefined
+    m.pausedReason = undefined
+    pending.delete(m.uid)
+    if (m.member) leave(m, now)
+    return true
   }
 
   const cancel = (id: string, where: string) => {
-    const m = byId.get(id)
-    const expected = m !== undefined && (m.state === "scheduled" || m.state === "running")
     const actual = driver.cancel(id)
+    const expected = cancelModel(byId.get(id), clock.now())
     trace.push(`${where} cancel ${id} → ${actual}`)
     if (actual !== expected)
       fail(`${where}: cancel(${id}) returned ${actual}, model says ${expected}`)
-    if (actual && m !== undefined) {
-      m.state = "cancelled"
-      pending.delete(m.uid)
+  }
+
+  const pause = (id: string, where: string) => {
+    const actual = driver.pause(id)
+    const m = byId.get(id)
+    const expected = m !== undefined && pauseModel(m, "manual", clock.now())
+    trace.push(`${where} pause ${id} → ${actual}`)
+    if (actual !== expected)
+      fail(`${where}: pause(${id}) returned ${actual}, model says ${expected}`)
+  }
+
+  const resume = (id: string, where: string) => {
+    const actual = driver.resume(id)
+    const m = byId.get(id)
+    const expected = m !== undefined && resumeModel(m, clock.now())
+    trace.push(`${where} resume ${id} → ${actual}`)
+    if (actual !== expected)
+      fail(`${where}: resume(${id}) returned ${actual}, model says ${expected}`)
+  }
+
+  const update = (id: string, changes: UpdateSpec, where: string) => {
+    const now = clock.now()
+    const r = driver.update(id, {
+      ...(changes.priority === undefined ? {} : { priority: changes.priority }),
+      ...(changes.schedule === undefined ? {} : { schedule: toSchedule(changes.schedule, now) }),
+      ...(changes.breaker === undefined ? {} : { breaker: changes.breaker ? "b" : null }),
+      ...(changes.tags === undefined ? {} : { tags: changes.tags }),
+    })
+    if (Result.isFailure(r)) {
+      fail(`${where}: update(${id}) failed with ${r.failure.message}`)
+      return
     }
+    const m = byId.get(id)
+    const live =
+      m !== undefined && (m.state === "scheduled" || m.state === "running" || m.state === "paused")
+    trace.push(`${where} update ${id} → ${r.success}`)
+    if (r.success !== live) fail(`${where}: update(${id}) returned ${r.success}, model ${live}`)
+    if (!live || m === undefined) return
+    if (changes.tags !== undefined) m.tags = changes.tags
+    let repush = false
+    if (changes.priority !== undefined && RANK[changes.priority] !== m.rank) {
+      m.rank = RANK[changes.priority]
+      repush = true
+    }
+    if (changes.schedule !== undefined) {
+      if (m.state === "running" || m.attempt > 1) m.restart = { spec: changes.schedule, at: now }
+      else {
+        m.restart = undefined
+        m.resumeFrom = -1
+        const first = applySchedule(m, changes.schedule, now, now)
+        if (m.state === "paused") m.held = first
+        else (pending.get(m.uid) as Pending).slot = first
+        repush = true
+      }
+    }
+    if (repush && m.state === "scheduled") {
+      const p = pending.get(m.uid) as Pending
+      pending.set(m.uid, { slot: p.slot, rank: m.rank, seq: seq++ })
+    }
+    if (changes.breaker !== undefined && changes.breaker !== m.member) {
+      if (m.member) leave(m, now)
+      if (changes.breaker) join(m, now)
+      if (!m.member || breaker.state === "closed") {
+        if (m.state === "paused" && m.pausedReason === "breaker") release(m, now)
+        else if (m.state === "running" && m.request === "breaker") m.request = undefined
+      }
+    }
+  }
+
+  const bulk = (kind: "pauseAll" | "resumeAll" | "cancelAll", tag: string, where: string) => {
+    const actual =
+      kind === "pauseAll"
+        ? driver.pauseAll({ tag })
+        : kind === "resumeAll"
+          ? driver.resumeAll({ tag })
+          : driver.cancelAll({ tag })
+    const now = clock.now()
+    const matching = [...byId.values()]
+      .filter((m) => m.tags.includes(tag))
+      .sort((a, b) => a.row - b.row)
+    const expected: Array<string> = []
+    for (const m of matching) {
+      const changed =
+        kind === "pauseAll"
+          ? pauseModel(m, "manual", now)
+          : kind === "resumeAll"
+            ? resumeModel(m, now)
+            : cancelModel(m, now)
+      if (changed) expected.push(m.id)
+    }
+    trace.push(`${where} ${kind} ${tag} → ${actual.join(",")}`)
+    if (actual.join(",") !== expected.join(","))
+      fail(`${where}: ${kind}(${tag}) changed [${actual}], model [${expected}]`)
   }
 
   const coalescible = (m: ModelTask, p: Pending, now: number): number | undefined => {
@@ -528,8 +934,6 @@ const interpret = (commands: ReadonlyArray<Command>, options: Options): Array<st
     const where = `run ${m.id}(uid ${uid})`
     starts++
     if (current !== undefined) fail(`${where}: started while ${current.id} is running`)
-    if (m.state !== "scheduled")
-      fail(`${where}: started in state ${m.state} (cancelled or final: §14.3)`)
     if (run.generation !== m.generation || run.id !== m.id) {
       fail(
         `${where}: run of ${run.id}#${run.generation}, model task is ${m.id}#${m.generation} (dead entry ran: §14.5)`,
@@ -538,6 +942,7 @@ const interpret = (commands: ReadonlyArray<Command>, options: Options): Array<st
     // §4 order: replay the kernel's choice on the model's pending entries, with the coalescing
     // of late grid slots that the kernel does when such an entry surfaces.
     for (let guard = 0; ; guard++) {
+      if (dueBreaker()) continue
       const top = minPending()
       if (top === undefined || guard > 1000) {
         fail(`${where}: no pending entry to start`)
@@ -560,13 +965,20 @@ const interpret = (commands: ReadonlyArray<Command>, options: Options): Array<st
       }
       break
     }
+    // After the replay: a breaker may have gone half-open (letting its probe through) first.
+    if (m.state !== "scheduled")
+      fail(`${where}: started in state ${m.state} (paused, cancelled or final: §14.3, §15)`)
     const p = pending.get(uid)
     if (p !== undefined) {
       if (run.scheduledFor !== p.slot)
         fail(`${where}: slot ${run.scheduledFor}, model says ${p.slot}`)
-      if (run.startedAt !== Math.max(p.slot, takeNow))
-        fail(`${where}: started at ${run.startedAt}, expected max(${p.slot}, ${takeNow})`)
+      const start = Math.max(p.slot, takeNow, m.notBefore)
+      if (run.startedAt !== start)
+        fail(`${where}: started at ${run.startedAt}, expected ${start} (slot, now, half-open)`)
     }
+    m.notBefore = -1
+    if ((run.tags ?? []).join(",") !== m.tags.join(","))
+      fail(`${where}: run tags [${run.tags}], model [${m.tags}]`)
     if (run.startedAt < run.scheduledFor) fail(`${where}: started before its slot (§14.1)`)
     if (run.startedAt !== clock.now())
       fail(`${where}: startedAt ${run.startedAt} but the clock says ${clock.now()}`)
@@ -610,6 +1022,9 @@ const interpret = (commands: ReadonlyArray<Command>, options: Options): Array<st
           case "query":
             checkStatus(resolveTarget(action.target), `${where} job`)
             checkStatus(m.id, `${where} job (self)`)
+            break
+          case "pauseSelf":
+            pause(m.id, `${where} job`)
             break
         }
       }
@@ -666,31 +1081,62 @@ const interpret = (commands: ReadonlyArray<Command>, options: Options): Array<st
         )
       }
     }
+    const requested = m.request
+    m.request = undefined
+    const hold = (reason: Task.PauseReason, slot: number) => {
+      m.state = "paused"
+      m.pausedReason = reason
+      m.held = slot
+      if (record.pausedReason !== reason)
+        fail(`${where}: paused for ${record.pausedReason}, model says ${reason}`)
+    }
     if (failed && retry !== undefined && m.attempt <= retry.maxRetries) {
-      expect3("scheduled", "retry")
       const [lo, hi] = backoffBounds(retry, m.attempt)
       const delay = (record.nextSlot ?? Number.NaN) - f
       if (!(delay >= lo && delay <= hi))
         fail(`${where}: retry delay ${delay} outside [${lo}, ${hi}]`)
       m.attempt++
+      if (requested !== undefined) {
+        // A pause was requested during the run: the retry is held, never dropped.
+        expect3("paused", "retry")
+        hold(requested, record.nextSlot as number)
+        return
+      }
+      expect3("scheduled", "retry")
       m.state = "scheduled"
       pending.set(m.uid, { slot: record.nextSlot as number, rank: m.rank, seq: seq++ })
       return
     }
     m.attempt = 1
-    if (failed && m.spec.pause > 0 && m.consecutiveFailures + 1 >= m.spec.pause) {
-      m.consecutiveFailures++
-      m.state = "failed"
-      expect3("failed", "final")
-      return
-    }
+    const stops = failed && m.spec.pause > 0 && m.consecutiveFailures + 1 >= m.spec.pause
+    const probe = breaker.probe === m.uid
+    const opens =
+      failed &&
+      m.member &&
+      (breaker.state === "closed"
+        ? breaker.failures + 1 >= BREAKER.failures
+        : breaker.state === "half-open" && probe)
     m.consecutiveFailures = failed ? m.consecutiveFailures + 1 : 0
     const next = expectedNext(m, f)
     if (next !== record.nextSlot)
       fail(`${where}: next slot ${record.nextSlot}, model says ${next} (§3)`)
+    // The breaker moves first (it may hold or release the others), then this task goes on.
+    if (m.member) breakerAfterSlot(m, failed, f)
     if (next === undefined) {
       m.state = failed ? "failed" : "done"
       expect3(m.state, "final")
+      if (m.member) leave(m, f)
+      return
+    }
+    if (!failed && requested !== undefined) {
+      expect3("paused", "next")
+      hold(requested, next)
+      return
+    }
+    if (failed && (requested !== undefined || stops || opens)) {
+      // A requested pause, the failure policy or the breaker stops a recurring task (§5, §7).
+      expect3("paused", "next")
+      hold(requested ?? (stops ? "failures" : "breaker"), next)
       return
     }
     expect3("scheduled", "next")
@@ -722,12 +1168,30 @@ const interpret = (commands: ReadonlyArray<Command>, options: Options): Array<st
     } else if (finals > (retention?.maxFinished ?? 0)) {
       fail(`${where}: ${finals} final tasks kept, retention allows ${retention?.maxFinished}`)
     }
-    if (stats.scheduled + stats.running + finals !== stats.accepted - stats.removed)
+    if (stats.paused !== count("paused"))
+      fail(`${where}: ${stats.paused} paused, model ${count("paused")}`)
+    if (stats.scheduled + stats.running + stats.paused + finals !== stats.accepted - stats.removed)
       fail(`${where}: accounting (§14.2)`)
     for (const id of byId.keys()) checkStatus(id, where)
     const top = minPending()
-    if (driver.nextSlot() !== top?.[1].slot)
-      fail(`${where}: nextSlot ${driver.nextSlot()}, model ${top?.[1].slot} (§14.5)`)
+    const earliest = Math.min(top?.[1].slot ?? Number.POSITIVE_INFINITY, breakerAt())
+    const expectedNextSlot = earliest === Number.POSITIVE_INFINITY ? undefined : earliest
+    if (driver.nextSlot() !== expectedNextSlot)
+      fail(`${where}: nextSlot ${driver.nextSlot()}, model ${expectedNextSlot} (§14.5)`)
+    for (const m of byId.values()) {
+      const info = driver.info(m.id)
+      if (m.state === "paused" && info !== undefined) {
+        if (info.pausedReason !== m.pausedReason)
+          fail(`${where}: ${m.id} paused for ${info.pausedReason}, model ${m.pausedReason}`)
+        if (info.scheduledFor !== m.held)
+          fail(`${where}: ${m.id} holds ${info.scheduledFor}, model ${m.held} (a held run is kept)`)
+      }
+    }
+    const b = driver.breaker("b")
+    if (b?.state !== breaker.state || (b.probe !== undefined) !== breaker.probe >= 0)
+      fail(
+        `${where}: breaker ${b?.state} probe ${b?.probe}, model ${breaker.state} ${breaker.probe}`,
+      )
     if (violations.length > 0) {
       throw new Error(
         `after ${where}:\n  ${violations.join("\n  ")}\ntrace tail:\n  ${trace.slice(-12).join("\n  ")}`,
@@ -747,6 +1211,21 @@ const interpret = (commands: ReadonlyArray<Command>, options: Options): Array<st
       case "cancel":
         cancel(resolveTarget(command.target), where)
         break
+      case "pause":
+        pause(resolveTarget(command.target), where)
+        break
+      case "resume":
+        resume(resolveTarget(command.target), where)
+        break
+      case "update":
+        update(resolveTarget(command.target), command.changes, where)
+        break
+      case "pauseAll":
+      case "resumeAll":
+      case "cancelAll":
+        // Bulk controls act in table order, which the model knows only while nothing is evicted.
+        if (retaining) bulk(command.kind, command.tag, where)
+        break
       case "runDue":
       case "set": {
         if (command.kind === "set") {
@@ -756,6 +1235,7 @@ const interpret = (commands: ReadonlyArray<Command>, options: Options): Array<st
         const calledAt = clock.now()
         takeLimit = calledAt
         const n = driver.runDue()
+        for (let j = 0; j < 10; j++) if (!dueBreaker()) break
         trace.push(`${where} → ${n}`)
         if (n !== starts) fail(`${where}: runDue returned ${n}, ${starts} runs started`)
         const next = driver.nextSlot()
@@ -778,6 +1258,7 @@ const interpret = (commands: ReadonlyArray<Command>, options: Options): Array<st
           }
           trace.push(`${where} ${end} → ${returned.length}`)
         }
+        for (let j = 0; j < 10; j++) if (!dueBreaker()) break
         if (clock.now() < end) fail(`${where}: clock ${clock.now()} stopped before end ${end}`)
         const next = driver.nextSlot()
         if (next !== undefined && next <= end)
@@ -845,6 +1326,8 @@ describe("§14 invariants over random command sequences", () => {
           missedRuns: undefined,
           pause: 0,
           behaviour: { failMask: 15, failMode: "throw", advance: 0, actions: [] },
+          breaker: false,
+          tags: [],
         },
       },
       { kind: "runUntil", by: 10_000 },
