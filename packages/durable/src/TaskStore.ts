@@ -1046,7 +1046,7 @@ export const make = (options: {
     const counts: TaskStoreShape["counts"] = sql<Raw>`
       SELECT state, COUNT(*) AS n FROM tickwork_tasks GROUP BY state`.pipe(
       Effect.map((rows) => {
-        const out = { scheduled: 0, running: 0, done: 0, failed: 0, cancelled: 0 }
+        const out = { scheduled: 0, running: 0, paused: 0, done: 0, failed: 0, cancelled: 0 }
         for (const r of rows) out[String(r.state) as Task.TaskState] = num(r.n)
         return out
       }),
