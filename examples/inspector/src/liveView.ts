@@ -117,6 +117,13 @@ type OccurrenceView =
       readonly interrupted: boolean
       readonly at: number
     }
+  | {
+      readonly kind: "expired" | "paused" | "resumed" | "breaker"
+      /** The task, or the breaker's name. */
+      readonly id: string
+      readonly detail: string
+      readonly at: number
+    }
 
 const detailOf = (outcome: Task.Outcome): string | undefined => {
   const cause =
@@ -134,7 +141,7 @@ const detailOf = (outcome: Task.Outcome): string | undefined => {
   return String(cause)
 }
 
-const toView = (o: Ledger.Occurrence): OccurrenceView => {
+const toView = (o: Ledger.StreamItem): OccurrenceView => {
   switch (o.kind) {
     case "ran":
     case "retried":
@@ -172,6 +179,13 @@ const toView = (o: Ledger.Occurrence): OccurrenceView => {
         interrupted: o.interrupted,
         at: o.at,
       }
+    case "expired":
+      return { kind: o.kind, id: o.id, detail: `past its deadline ${o.deadline}`, at: o.at }
+    case "paused":
+    case "resumed":
+      return { kind: o.kind, id: o.id, detail: o.reason, at: o.at }
+    case "breaker":
+      return { kind: o.kind, id: o.breaker, detail: `${o.from} → ${o.to}`, at: o.at }
   }
 }
 
@@ -197,7 +211,7 @@ export interface LiveView {
   /** For `Scheduler.make({ listener })`. */
   readonly listener: Scheduler.Listener
   /** Feed it the scheduler's `occurrences` stream. */
-  readonly occurrence: (occurrence: Ledger.Occurrence) => void
+  readonly occurrence: (occurrence: Ledger.StreamItem) => void
   /** Pages connected right now. */
   readonly clients: () => number
 }
@@ -371,7 +385,7 @@ export const make = (options: LiveViewOptions): Effect.Effect<LiveView, Error, S
       },
     }
 
-    const occurrence = (o: Ledger.Occurrence) => {
+    const occurrence = (o: Ledger.StreamItem) => {
       const view = toView(o)
       if (view.kind === "ran" || view.kind === "retried") {
         running.delete(`${view.id}#${view.runNumber}`)

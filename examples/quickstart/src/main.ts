@@ -88,7 +88,7 @@ const program = Effect.gen(function* () {
   // A live table of every task, redrawn in place on a terminal, or printed every 2 s otherwise.
   const tty = process.stdout.isTTY === true
   const render = Effect.gen(function* () {
-    const tasks = yield* scheduler.tasks
+    const tasks = yield* scheduler.tasks()
     const rows: Array<string> = []
     for (const t of tasks) rows.push(yield* row(t, start))
     const header = `${"task".padEnd(14)}${"state".padEnd(11)}${"next slot".padEnd(11)}${"late".padEnd(7)}outcomes`
@@ -119,7 +119,7 @@ const program = Effect.gen(function* () {
   yield* Effect.sleep(RUN_FOR_MS)
   yield* Fiber.interrupt(table)
   yield* render
-  return { token, tasks: yield* scheduler.tasks }
+  return { token, tasks: yield* scheduler.tasks() }
 })
 
 // The summary reads the ledger after the scheduler has shut down (policy "cancel": pending

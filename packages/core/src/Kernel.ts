@@ -788,6 +788,12 @@ export class Kernel<J> {
     }
   }
 
+  /** The job of a live or retained task, or `undefined` for an unknown id. O(1). */
+  jobOf(id: string): J | undefined {
+    const i = this.lookup(id)
+    return i < 0 ? undefined : this.t.job(i)
+  }
+
   /**
    * The table row of a live or retained task, or -1. Side tables indexed like the kernel's own
    * (as `Run.index`) use it; a row is reused after its task is dropped, so pair it with the
@@ -1134,6 +1140,11 @@ export class Kernel<J> {
    * since the last call, in order, and forgets them. A driver calls it after each step, so they
    * are never lost nor kept without bound. O(count).
    */
+  /** Occurrences waiting to be drained: lets a driver skip {@link drainOccurrences} when 0. O(1). */
+  get pendingOccurrenceCount(): number {
+    return this.pendingOccurrences.length
+  }
+
   drainOccurrences(): Array<Occurrence> {
     const out = this.pendingOccurrences
     if (out.length === 0) return []

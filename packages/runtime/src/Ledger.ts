@@ -59,7 +59,7 @@ export interface Cancelled {
   readonly id: Task.TaskId
   readonly generation: number
   /** The state it was cancelled from. */
-  readonly from: "scheduled" | "running"
+  readonly from: "scheduled" | "running" | "paused"
   /** The pending slot (from `scheduled`) or the running run's slot. */
   readonly scheduledFor: number
   /** Whether its running fiber was interrupted (`cancel(id, { interrupt: true })`). */
@@ -68,12 +68,30 @@ export interface Cancelled {
 }
 
 /**
- * Any ledger record.
+ * Any record of a task's ledger: its runs, slots missed by policy, a cancel, and the kernel's
+ * control occurrences — slots skipped while paused, held by a breaker or past the catch-up
+ * window, an expired one-shot, a pause and a resume (SPEC §3, §7, §15).
  *
  * @category models
  * @since 0.1.0
  */
-export type Occurrence = Ran | Missed | Cancelled
+export type Occurrence =
+  | Ran
+  | Missed
+  | Cancelled
+  | Task.Skipped
+  | Task.Expired
+  | Task.Paused
+  | Task.Resumed
+
+/**
+ * Everything the occurrence stream carries: the ledger's records and circuit-breaker
+ * transitions (which belong to a breaker, not to one task's ledger).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type StreamItem = Occurrence | Task.BreakerChanged
 
 /**
  * The `ran` (or `retried`) record of a finished run. It takes over `record` (the kernel makes a

@@ -85,8 +85,8 @@ export const retries = Metric.counter("tickwork_retries_total", {
 })
 
 /**
- * Slots that got no run of their own, by `cause` (`late`, `overlap`, `late-and-overlap`) and
- * `policy` (`coalesce`, `skip`).
+ * Slots that got no run of their own, by `cause` (`late`, `overlap`, `late-and-overlap`, or
+ * `paused`, `breaker`, `window` for slots a control skipped) and `policy` (`coalesce`, `skip`).
  *
  * @category models
  * @since 0.1.0

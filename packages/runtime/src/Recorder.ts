@@ -42,6 +42,8 @@ export interface Listener {
   readonly started?: (run: Task.RunInfo) => void
   readonly completed?: (record: Task.RunRecord) => void
   readonly cancelled?: (occurrence: Ledger.Cancelled) => void
+  /** A control occurrence: skipped slots, an expired one-shot, a pause, a resume, a breaker transition. */
+  readonly occurred?: (occurrence: Task.Occurrence) => void
 }
 
 type Callback = keyof Listener
@@ -54,7 +56,7 @@ type Callback = keyof Listener
  */
 export class Recorder {
   readonly ledger: Ledger.Store
-  readonly occurrences: PubSub.PubSub<Ledger.Occurrence>
+  readonly occurrences: PubSub.PubSub<Ledger.StreamItem>
   /** Listener calls that threw. */
   listenerErrors = 0
   private readonly listener: Listener | undefined
@@ -66,7 +68,7 @@ export class Recorder {
 
   constructor(options: {
     readonly ledger: Ledger.Store
-    readonly occurrences: PubSub.PubSub<Ledger.Occurrence>
+    readonly occurrences: PubSub.PubSub<Ledger.StreamItem>
     readonly listener: Listener | undefined
     readonly metrics: Metrics.SchedulerMetrics
     readonly context: Context.Context<never>
@@ -125,6 +127,24 @@ export class Recorder {
     this.add(row, occurrence, true)
     const l = this.listener
     if (l?.cancelled !== undefined) this.call("cancelled", () => l.cancelled?.(occurrence))
+  }
+
+  /**
+   * The kernel's control occurrences of one step, in order: each task's goes to its ledger (an
+   * expired one-shot's is its last), a breaker's to the stream only. `rowOf` finds a task's row.
+   */
+  occurred(list: ReadonlyArray<Task.Occurrence>, rowOf: (id: string) => number): void {
+    const l = this.listener
+    for (const o of list) {
+      if (o.kind === "breaker") PubSub.publishUnsafe(this.occurrences, o)
+      else {
+        if (o.kind === "skipped") {
+          this.metrics.slotsMissed(o.cause, "skip").updateUnsafe(o.count, this.context)
+        }
+        this.add(rowOf(o.id), o, o.kind === "expired")
+      }
+      if (l?.occurred !== undefined) this.call("occurred", () => l.occurred?.(o))
+    }
   }
 
   /** Sets the pending and in-flight gauges. */

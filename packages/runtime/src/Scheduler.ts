@@ -29,7 +29,7 @@
  *
  * @since 0.1.0
  */
-import { Errors, Kernel, Random, type Task, Time } from "@tickwork/core"
+import { type Breaker, Errors, Kernel, Random, type Task, Time } from "@tickwork/core"
 import {
   Clock,
   Context,
@@ -112,6 +112,18 @@ export interface ScheduleOptions<A, E, R> extends Omit<Kernel.TaskOptions<unknow
 }
 
 /**
+ * What `update` may change (SPEC §15): the kernel's updatable options, a new job, a new timeout.
+ * `window: null` and `breaker: null` remove those.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface UpdateChanges<A, E, R> extends Omit<Kernel.UpdateOptions<unknown>, "job"> {
+  readonly job?: JobInput<A, E, R> | undefined
+  readonly timeout?: Time.DurationInput | undefined
+}
+
+/**
  * What a job may require beyond the caller's services: the run's own `Scope` and
  * {@link CurrentRun}, both provided per run.
  *
@@ -173,15 +185,43 @@ export interface SchedulerShape {
   readonly status: (id: string) => Effect.Effect<Task.TaskState | "unknown">
   /** Everything known about a task. */
   readonly info: (id: string) => Effect.Effect<Option.Option<Task.TaskInfo>>
-  /** Every live and retained task. O(n). */
-  readonly tasks: Effect.Effect<ReadonlyArray<Task.TaskInfo>>
+  /** Every live and retained task matching the filter (state, tag, kind). O(n). */
+  readonly tasks: (filter?: Kernel.TaskFilter) => Effect.Effect<ReadonlyArray<Task.TaskInfo>>
+  /**
+   * Pauses a scheduled task, or a running one once its run ends (SPEC §15): true if it was
+   * either. Slots that pass while paused are skipped (cause `paused`), never caught up.
+   */
+  readonly pause: (id: string) => Effect.Effect<boolean>
+  /** Resumes a paused task at its next slot `>= now` (SPEC §15): true if it was paused. */
+  readonly resume: (id: string) => Effect.Effect<boolean>
+  /**
+   * Changes a live task in place — schedule, priority, retry, missed-run policy, window,
+   * timeout, tags, breaker, job — keeping its id, generation, run count and ledger (SPEC §15).
+   * False for an unknown or final task; a bad change is a typed error and changes nothing.
+   */
+  readonly update: <A, E, R>(
+    id: string,
+    changes: UpdateChanges<A, E, R>,
+  ) => Effect.Effect<boolean, Errors.ScheduleError, Exclude<R, RunServices>>
+  /** Pauses every task the filter matches; returns the ids it paused. */
+  readonly pauseAll: (filter: Kernel.TaskFilter) => Effect.Effect<ReadonlyArray<Task.TaskId>>
+  /** Resumes every task the filter matches; returns the ids it resumed. */
+  readonly resumeAll: (filter: Kernel.TaskFilter) => Effect.Effect<ReadonlyArray<Task.TaskId>>
+  /** Cancels every task the filter matches; returns the ids it cancelled. */
+  readonly cancelAll: (filter: Kernel.TaskFilter) => Effect.Effect<ReadonlyArray<Task.TaskId>>
+  /** A live task's next slots given its state — paused, breaker, pending retry, window (SPEC §15). */
+  readonly explain: (id: string, count?: number) => Effect.Effect<Option.Option<Kernel.Explanation>>
+  /** Every circuit breaker: the shared ones and the tasks' own (SPEC §7). */
+  readonly breakers: Effect.Effect<ReadonlyArray<Kernel.BreakerInfo>>
+  /** One circuit breaker by name (a shared breaker's, or a task's id for its own). */
+  readonly breaker: (name: string) => Effect.Effect<Option.Option<Kernel.BreakerInfo>>
   /** The task's recent occurrences, oldest first (bounded per task). */
   readonly ledger: (id: string) => Effect.Effect<ReadonlyArray<Ledger.Occurrence>>
   /**
    * Every occurrence of every task, as it is recorded. A subscriber that falls more than
    * `streamCapacity` records behind loses the oldest (the scheduler never waits for it).
    */
-  readonly occurrences: Stream.Stream<Ledger.Occurrence>
+  readonly occurrences: Stream.Stream<Ledger.StreamItem>
   readonly stats: Effect.Effect<SchedulerStats>
   /** The earliest pending slot. */
   readonly nextSlot: Effect.Effect<Option.Option<number>>
@@ -248,6 +288,11 @@ export interface SchedulerOptions {
   readonly logAnnotations?: boolean
   /** Log a failed or timed-out run at Warning and a defect at Error. Default true. */
   readonly logFailures?: boolean
+  /**
+   * Circuit breakers shared by name (SPEC §7): a task joins one with `breaker: "smtp"`. Each
+   * opens after `failures` failed slots in a row of its tasks and holds them all.
+   */
+  readonly breakers?: Readonly<Record<string, Breaker.BreakerPolicy>>
   /** Hears every acceptance, start, completion and cancellation (inspection). */
   readonly listener?: Listener
   /**
@@ -279,10 +324,12 @@ const schedulerOptionKeys: ReadonlySet<string> = new Set([
   "logAnnotations",
   "logFailures",
   "listener",
+  "breakers",
   "inspect",
 ])
 
 const scheduleOptionKeys: ReadonlySet<string> = new Set([...Kernel.taskOptionKeys, "timeout"])
+const updateKeys: ReadonlySet<string> = new Set([...Kernel.updateKeys, "timeout"])
 
 /**
  * The Scheduler service.
@@ -386,6 +433,7 @@ export const make = (
       try: () =>
         new Kernel.Kernel<PoolJob>({
           random: Random.seeded(seed),
+          ...(options.breakers === undefined ? {} : { breakers: options.breakers }),
           ...(options.retention === undefined ? {} : { retention: options.retention }),
         }),
       catch: (error) => error as Errors.InvalidOption,
@@ -410,7 +458,7 @@ export const make = (
           },
           wall: () => effectClock.currentTimeMillisUnsafe(),
         }
-    const occurrences = yield* PubSub.sliding<Ledger.Occurrence>(streamCapacity)
+    const occurrences = yield* PubSub.sliding<Ledger.StreamItem>(streamCapacity)
     const inspection = options.inspect === undefined ? undefined : new Inspection(options.inspect)
     const listener =
       inspection === undefined ? options.listener : combine(inspection, options.listener)
@@ -530,12 +578,65 @@ export const make = (
         },
       )
 
+    const update = <A, E, R>(
+      id: string,
+      changes: UpdateChanges<A, E, R>,
+    ): Effect.Effect<boolean, Errors.ScheduleError, Exclude<R, RunServices>> =>
+      Effect.flatMap(
+        Effect.context<never>(),
+        (callerContext): Effect.Effect<boolean, Errors.ScheduleError> => {
+          if (typeof changes !== "object" || changes === null) {
+            return Effect.fail(optionError("changes", changes, "must be an object"))
+          }
+          const unknownChange = Errors.unknownKey(changes, updateKeys)
+          if (unknownChange !== undefined) return Effect.fail(unknownChange)
+          const { timeout, job: input, ...rest } = changes
+          const info = kernel.info(id)
+          if (info === undefined) return Effect.succeed(false)
+          let job: PoolJob | undefined
+          if (input !== undefined || timeout !== undefined) {
+            // A new job, or a new timeout on the job it has: the pool job is rebuilt.
+            const current = kernel.jobOf(id)
+            const timeoutMs = millis("timeout", timeout, current?.timeoutMs ?? defaultTimeoutMs)
+            if (typeof timeoutMs !== "number") return Effect.fail(timeoutMs)
+            if (input !== undefined && !Effect.isEffect(input) && typeof input !== "function") {
+              return Effect.fail(
+                optionError("job", input, "must be an Effect or a function returning one"),
+              )
+            }
+            job =
+              input === undefined && current !== undefined
+                ? { ...current, timeoutMs }
+                : {
+                    job: input as PoolJob["job"],
+                    context: contextFor(callerContext),
+                    timeoutMs,
+                    link: Option.getOrUndefined(
+                      Context.getOption(callerContext, Tracer.ParentSpan),
+                    ),
+                  }
+          }
+          const done = actor.update(id, job === undefined ? rest : { ...rest, job })
+          return typeof done === "boolean" ? Effect.succeed(done) : Effect.fail(done)
+        },
+      )
+
     const service = Scheduler.of({
       schedule,
       cancel: (id, cancelOptions) => actor.cancel(id, cancelOptions?.interrupt === true),
       status: (id) => Effect.sync(() => kernel.status(id)),
       info: (id) => Effect.sync(() => Option.fromNullishOr(kernel.info(id))),
-      tasks: Effect.sync(() => kernel.taskIds().map((id) => kernel.info(id) as Task.TaskInfo)),
+      tasks: (filter) => Effect.sync(() => kernel.tasks(filter)),
+      pause: (id) => Effect.sync(() => actor.pause(id)),
+      resume: (id) => Effect.sync(() => actor.resume(id)),
+      update,
+      pauseAll: (filter) => Effect.sync(() => actor.bulk("pause", filter)),
+      resumeAll: (filter) => Effect.sync(() => actor.bulk("resume", filter)),
+      cancelAll: (filter) => Effect.sync(() => actor.bulk("cancel", filter)),
+      explain: (id, count) =>
+        Effect.sync(() => Option.fromNullishOr(kernel.explain(id, actor.now(), count))),
+      breakers: Effect.sync(() => kernel.breakers()),
+      breaker: (name) => Effect.sync(() => Option.fromNullishOr(kernel.breaker(name))),
       ledger: (id) => Effect.sync(() => actor.history(id)),
       occurrences: Stream.fromPubSub(occurrences),
       stats: Effect.sync(() => ({

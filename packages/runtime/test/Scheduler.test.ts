@@ -180,7 +180,7 @@ describe("errors (SPEC §13)", () => {
         expect(error.message).toContain(field)
       }
       expect(yield* s.stats).toEqual(before)
-      expect((yield* s.tasks).map((t) => t.id)).toEqual(["taken"])
+      expect((yield* s.tasks()).map((t) => t.id)).toEqual(["taken"])
     }),
   )
 

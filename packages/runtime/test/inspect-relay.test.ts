@@ -120,11 +120,13 @@ describe("@statelyai/inspect relay", () => {
     expect(definition.id).toBe(Lifecycle.machine.id)
     expect(definition.initial).toBe("scheduled")
     expect(Object.keys(definition.states).sort()).toEqual(
-      ["cancelled", "done", "failed", "running", "scheduled"].sort(),
+      ["cancelled", "done", "failed", "paused", "running", "scheduled"].sort(),
     )
     expect(Object.keys(definition.states.running?.on ?? {}).sort()).toEqual([
       "CANCEL",
       "FAIL",
+      "PAUSE",
+      "RESUME",
       "SUCCEED",
     ])
 
@@ -157,6 +159,7 @@ describe("@statelyai/inspect relay", () => {
       runNumber: 2,
       consecutiveFailures: 0,
       pauseAfter: 0,
+      pauseRequested: false,
     })
   })
 })

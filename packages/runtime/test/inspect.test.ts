@@ -75,7 +75,7 @@ describe("inspection events match the task machine", () => {
         job: Effect.fail("boom"),
       })
       yield* TestClock.adjust(1_000)
-      expect(yield* s.status("flaky")).toBe("failed")
+      expect(yield* s.status("flaky")).toBe("paused")
       // slot 0: fails, retry at 10 fails: slot failed, next slot 100; the same at 100 and 110,
       // where the second failed slot in a row pauses it.
       const expected = reference({ maxRetries: 1, pauseAfter: 2 }, [
@@ -86,7 +86,8 @@ describe("inspection events match the task machine", () => {
         { type: "START" },
         { type: "FAIL" },
         { type: "START" },
-        { type: "FAIL" },
+        // The second failed slot in a row pauses it (SPEC §7), holding its next slot.
+        { type: "FAIL", nextSlot: 200 },
       ])
       expect(of("flaky").map(view)).toEqual(expected)
       // The exact sequence, spelled out once.
@@ -121,8 +122,9 @@ describe("inspection events match the task machine", () => {
         "snapshot scheduled a2 r3 f1",
         "event START",
         "snapshot running a2 r4 f1",
-        "event FAIL",
-        "snapshot failed a1 r4 f2",
+        "event FAIL(200)",
+        "action scheduleNext",
+        "snapshot paused a1 r4 f2",
       ])
     }),
   )
@@ -182,6 +184,7 @@ describe("inspection events match the task machine", () => {
               runNumber: 1,
               consecutiveFailures: 0,
               pauseAfter: 0,
+              pauseRequested: false,
             },
             status: "done",
           },
@@ -290,7 +293,7 @@ describe("actors", () => {
         yield* TestClock.adjust(13)
         if (step === 5) yield* s.cancel("t4")
         if (step === 9) yield* s.cancel("t8", { interrupt: true })
-        for (const info of yield* s.tasks) {
+        for (const info of yield* s.tasks()) {
           const snap = yield* Inspect.snapshot(s, info.id)
           if (Option.isNone(snap)) {
             expect(Lifecycle.isFinal(info.state)).toBe(true)

@@ -101,7 +101,7 @@ describe("occurrence stream", () => {
       yield* s.cancel("c")
       yield* TestClock.adjust(2)
       const records = yield* Fiber.join(collected)
-      expect(records.map((o) => `${o.kind}:${o.id}`)).toEqual([
+      expect(records.map((o) => `${o.kind}:${o.kind === "breaker" ? o.breaker : o.id}`)).toEqual([
         "cancelled:c",
         "ran:b",
         "ran:a",

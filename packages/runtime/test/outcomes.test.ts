@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Data, Effect, Fiber, Stream } from "effect"
+import { Cause, Data, Effect, Fiber, Option, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import { type Ledger, Schedule, Scheduler } from "../src/index.ts"
 
@@ -114,7 +114,9 @@ describe("retry and failure policy (SPEC §7)", () => {
       // Read the trace from the published stream, as a subscriber would.
       const fiber = yield* Effect.forkChild(
         Stream.runForEach(s.occurrences, (o) =>
-          Effect.sync(() => trace.push(`${o.id}:${summary(o)}`)),
+          Effect.sync(() => {
+            if (o.kind !== "breaker") trace.push(`${o.id}:${summary(o)}`)
+          }),
         ),
         { startImmediately: true },
       )
@@ -183,24 +185,35 @@ describe("retry and failure policy (SPEC §7)", () => {
     }),
   )
 
-  it.effect("a recurring task fails for good after pauseAfterConsecutiveFailures", () =>
-    Effect.gen(function* () {
-      const s = yield* Scheduler.make()
-      let runs = 0
-      yield* s.schedule({
-        id: "flaky",
-        schedule: Schedule.fixedRate(10),
-        retry: { maxRetries: 1, base: 1 },
-        pauseAfterConsecutiveFailures: 2,
-        job: Effect.suspend(() => {
-          runs++
-          return Effect.fail("down")
-        }),
-      })
-      yield* TestClock.adjust(100)
-      expect(runs).toBe(4) // two slots, each with one retry
-      expect(yield* s.status("flaky")).toBe("failed")
-    }),
+  it.effect(
+    "a recurring task pauses (reason failures) after pauseAfterConsecutiveFailures, and resumes",
+    () =>
+      Effect.gen(function* () {
+        const s = yield* Scheduler.make()
+        let runs = 0
+        yield* s.schedule({
+          id: "flaky",
+          schedule: Schedule.fixedRate(10),
+          retry: { maxRetries: 1, base: 1 },
+          pauseAfterConsecutiveFailures: 2,
+          job: Effect.suspend(() => {
+            runs++
+            return Effect.fail("down")
+          }),
+        })
+        yield* TestClock.adjust(100)
+        expect(runs).toBe(4) // two slots, each with one retry
+        // Paused, never final (SPEC §7): slots that pass are skipped, not run.
+        expect(yield* s.status("flaky")).toBe("paused")
+        const info = Option.getOrThrow(yield* s.info("flaky"))
+        expect(info.pausedReason).toBe("failures")
+        const ledger = yield* s.ledger("flaky")
+        expect(ledger.at(-1)).toMatchObject({ kind: "paused", reason: "failures" })
+        expect(yield* s.resume("flaky")).toBe(true)
+        expect(yield* s.status("flaky")).toBe("scheduled")
+        yield* TestClock.adjust(10)
+        expect(runs).toBe(6) // it runs again: one slot, one retry
+      }),
   )
 })
 

@@ -181,11 +181,68 @@ export class TimingActor {
     if (typeof id !== "string") return id
     // Listeners hear of the task before the actor may start it.
     this.recorder.accepted(id, () => this.kernel.info(id) as Task.TaskInfo, heard)
+    this.flush()
+    this.nudge()
+    return id
+  }
+
+  /** Pauses a scheduled or running task (SPEC §15); false if it was neither. */
+  pause(id: string): boolean {
+    const done = this.kernel.pause(id, this.now())
+    this.flush()
+    return done
+  }
+
+  /** Resumes a paused task (or withdraws a running task's pending pause); false otherwise. */
+  resume(id: string): boolean {
+    const done = this.kernel.resume(id, this.now())
+    this.flush()
+    this.nudge()
+    return done
+  }
+
+  /** Changes a live task in place (SPEC §15): true if it was live, or the typed error of a bad change. */
+  update(id: string, changes: Kernel.UpdateOptions<PoolJob>): boolean | Errors.ScheduleError {
+    const done = this.kernel.update(id, changes, this.now())
+    this.flush()
+    this.nudge()
+    return done
+  }
+
+  /** Pauses, resumes or cancels every task the filter matches; returns the ids it changed. */
+  bulk(action: "pause" | "resume" | "cancel", filter: Kernel.TaskFilter): Array<Task.TaskId> {
+    const now = this.now()
+    let ids: Array<Task.TaskId>
+    if (action === "cancel") {
+      // Through cancelNow, so each cancel is recorded like a single one.
+      ids = []
+      for (const info of this.kernel.tasks(filter)) {
+        if (this.cancelNow(info.id, false) !== undefined) ids.push(info.id)
+      }
+    } else {
+      ids =
+        action === "pause" ? this.kernel.pauseAll(filter, now) : this.kernel.resumeAll(filter, now)
+      this.flush()
+    }
+    this.nudge()
+    return ids
+  }
+
+  /**
+   * Files the kernel's control occurrences of the last step (skipped slots, expiries, pauses,
+   * resumes, breaker transitions) with the recorder.
+   */
+  private flush(): void {
+    if (this.kernel.pendingOccurrenceCount === 0) return
+    this.recorder.occurred(this.kernel.drainOccurrences(), (id) => this.kernel.rowOf(id))
+  }
+
+  /** Wakes the actor if the earliest slot moved before the one it sleeps toward. */
+  private nudge(): void {
     if (this.wakeBefore !== Number.NEGATIVE_INFINITY) {
       const next = this.kernel.nextSlot()
       if (next !== undefined && next < this.wakeBefore) this.wake()
     }
-    return id
   }
 
   /**
@@ -220,12 +277,16 @@ export class TimingActor {
     interrupt: boolean,
   ): { row: number; generation: number; interrupt: boolean } | undefined {
     const info = this.kernel.info(id)
-    if (info === undefined || (info.state !== "scheduled" && info.state !== "running")) {
+    if (
+      info === undefined ||
+      (info.state !== "scheduled" && info.state !== "running" && info.state !== "paused")
+    ) {
       return undefined
     }
     const row = this.kernel.rowOf(id)
     const at = this.now()
     this.kernel.cancel(id, at)
+    this.flush()
     const interrupting = info.state === "running" && interrupt
     this.recorder.cancelled(row, {
       kind: "cancelled",
@@ -272,6 +333,8 @@ export class TimingActor {
           // The clock at each take: a run's startedAt is when it really starts, even deep into
           // a backlog (on the live clock; under TestClock time stands still meanwhile).
           const run = self.kernel.takeDue(self.now())
+          // Taking may skip slots (window), expire a one-shot or open a breaker's probe.
+          self.flush()
           if (run === undefined) break
           self.recorder.started(run)
           pool.start(run, run, run.job)
@@ -410,6 +473,8 @@ export class TimingActor {
   private apply(run: Run, exit: Exit.Exit<unknown, unknown>, finishedAt: number): void {
     const record = this.kernel.complete(run, outcome(exit), finishedAt, true) as Task.RunRecord
     this.recorder.finished(run.index, record)
+    // A failed slot may pause the task or open its breaker; after the run's own records.
+    this.flush()
     const log = this.shutdownLog
     if (log !== undefined) {
       if (record.outcome.kind === "interrupted") log.interrupted.push(record.id)

@@ -156,6 +156,9 @@ export const inputOf = (options: AcceptedOptions): Lifecycle.TaskInput => ({
 
 const START: Lifecycle.TaskEvent = { type: "START" }
 const CANCEL: Lifecycle.TaskEvent = { type: "CANCEL" }
+const PAUSE: Lifecycle.TaskEvent = { type: "PAUSE" }
+const RESUME: Lifecycle.TaskEvent = { type: "RESUME" }
+const EXPIRE: Lifecycle.TaskEvent = { type: "EXPIRE" }
 
 export class Inspection implements Listener {
   /** The timing actor: the root and every task's parent. */
@@ -292,6 +295,30 @@ export class Inspection implements Listener {
     }
   }
 
+  /**
+   * A control occurrence as the machine's event: a pause of a task not already paused by its
+   * failed run (PAUSE), a resume (RESUME), an expired one-shot (EXPIRE). Skipped slots and
+   * breaker transitions move no task.
+   */
+  occurred(occurrence: Task.Occurrence): void {
+    if (occurrence.kind === "breaker" || occurrence.kind === "skipped") return
+    const entry = this.tasks.get(occurrence.id)
+    if (entry === undefined || entry.generation !== occurrence.generation) return
+    const value = entry.snapshot.value
+    switch (occurrence.kind) {
+      case "paused":
+        // A failed run that paused its task already moved it with FAIL.
+        if (value === "scheduled" || value === "running") this.advance(entry, PAUSE, undefined)
+        return
+      case "resumed":
+        if (value === "paused" || value === "running") this.advance(entry, RESUME, undefined)
+        return
+      case "expired":
+        if (value === "scheduled") this.advance(entry, EXPIRE, this.root)
+        return
+    }
+  }
+
   // ------------------------------------------------------------ steps
 
   /** Applies `event` with XState's pure transition and reports it as XState would. */
@@ -353,6 +380,10 @@ export const combine = (inspection: Inspection, listener: Listener | undefined):
     cancelled: (occurrence) => {
       inspection.cancelled(occurrence)
       listener.cancelled?.(occurrence)
+    },
+    occurred: (occurrence) => {
+      inspection.occurred(occurrence)
+      listener.occurred?.(occurrence)
     },
   }
 }

@@ -457,6 +457,10 @@ const summary = (o: Ledger.Occurrence): string => {
       return `${o.kind} attempt=${o.attempt} run=${o.runNumber} ${outcomeClass(o.outcome.kind)} -> ${o.state} (${o.continuation})`
     case "cancelled":
       return `cancelled from=${o.from}${o.interrupted ? " interrupted" : ""}`
+    case "expired":
+    case "paused":
+    case "resumed":
+      return o.kind
     default:
       return `${o.kind} count=${o.count}`
   }

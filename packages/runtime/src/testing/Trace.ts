@@ -113,6 +113,18 @@ export const line = (occurrence: Ledger.Occurrence, options: LineOptions = {}): 
         `${o.interrupted ? " interrupted" : ""}`
       )
     }
+    case "expired": {
+      const o = occurrence
+      return `${t(o.at)} ${o.id} expired slot=${t(o.slot)} deadline=${t(o.deadline)}`
+    }
+    case "paused": {
+      const o = occurrence
+      return `${t(o.at)} ${o.id} paused reason=${o.reason}`
+    }
+    case "resumed": {
+      const o = occurrence
+      return `${t(o.at)} ${o.id} resumed reason=${o.reason} next=${t(o.nextSlot)}`
+    }
   }
 }
 
@@ -245,7 +257,8 @@ export const record = (
     yield* scheduler.occurrences.pipe(
       Stream.runForEach((o) =>
         Effect.sync(() => {
-          recorded.push(o)
+          // Breaker transitions belong to a breaker, not to a task's trace.
+          if (o.kind !== "breaker") recorded.push(o)
         }),
       ),
       Effect.forkScoped({ startImmediately: true }),
