@@ -7,11 +7,13 @@
 // Read it top to bottom: each task shows one part of the API.
 import { NodeRuntime } from "@effect/platform-node"
 import { type Ledger, Schedule, Scheduler, type Task } from "@tickwork/runtime"
-import { Data, Effect, Schedule as EffectSchedule, Fiber, Logger, Option } from "effect"
+import { Data, Effect, Schedule as EffectSchedule, Fiber, Logger, Option, Stream } from "effect"
 
 class UpstreamUnavailable extends Data.TaggedError("UpstreamUnavailable")<{
   readonly attempt: number
 }> {}
+
+class MailDown extends Data.TaggedError("MailDown") {}
 
 const RUN_FOR_MS = 10_000
 
@@ -85,6 +87,33 @@ const program = Effect.gen(function* () {
       .pipe(Effect.orDie),
   })
 
+  // 7. Two tasks share a circuit breaker ("smtp", defined on the layer below). The mail server
+  //    is down for the first 2.5 s: two failed slots open the breaker and hold both tasks; after
+  //    the 2 s cool-down one probe runs, succeeds, and the breaker closes — the held one-shot
+  //    "welcome-mail" then runs instead of being lost.
+  const mailUpAt = start + 2_500
+  const sendMail = (what: string) =>
+    Effect.suspend(() =>
+      Date.now() < mailUpAt ? Effect.fail(new MailDown()) : Effect.log(`${what}: sent`),
+    )
+  yield* scheduler.schedule({
+    id: "mail-digest",
+    breaker: "smtp",
+    schedule: Schedule.fixedRate("700 millis"),
+    job: sendMail("mail-digest"),
+  })
+  yield* scheduler.schedule({
+    id: "welcome-mail",
+    breaker: "smtp",
+    schedule: Schedule.once("2 seconds"),
+    job: sendMail("welcome-mail"),
+  })
+  yield* Effect.forkChild(
+    Stream.runForEach(scheduler.occurrences, (o) =>
+      o.kind === "breaker" ? Effect.log(`breaker ${o.breaker}: ${o.from} → ${o.to}`) : Effect.void,
+    ),
+  )
+
   // A live table of every task, redrawn in place on a terminal, or printed every 2 s otherwise.
   const tty = process.stdout.isTTY === true
   const render = Effect.gen(function* () {
@@ -135,6 +164,7 @@ const main = Effect.gen(function* () {
         Scheduler.layer({
           workers: 4,
           shutdown: "cancel",
+          breakers: { smtp: { failures: 2, coolDown: "2 seconds" } },
           onShutdown: (r) => reports.push(r),
         }),
       ),

@@ -199,7 +199,7 @@ export interface SchedulerShape {
    * timeout, tags, breaker, job — keeping its id, generation, run count and ledger (SPEC §15).
    * False for an unknown or final task; a bad change is a typed error and changes nothing.
    */
-  readonly update: <A, E, R>(
+  readonly update: <A = never, E = never, R = never>(
     id: string,
     changes: UpdateChanges<A, E, R>,
   ) => Effect.Effect<boolean, Errors.ScheduleError, Exclude<R, RunServices>>
@@ -578,7 +578,7 @@ export const make = (
         },
       )
 
-    const update = <A, E, R>(
+    const update = <A = never, E = never, R = never>(
       id: string,
       changes: UpdateChanges<A, E, R>,
     ): Effect.Effect<boolean, Errors.ScheduleError, Exclude<R, RunServices>> =>

@@ -91,7 +91,9 @@ describe("update in place (SPEC §15)", () => {
       yield* s.schedule({ id: "u", schedule: Schedule.fixedRate(10), job: Effect.void })
       const error = yield* Effect.flip(s.update("u", { schedule: Schedule.fixedRate(0) }))
       expect(error._tag).toBe("InvalidPeriod")
-      const typo = yield* Effect.flip(s.update("u", { priorty: "high" } as never))
+      const typo = yield* Effect.flip(
+        s.update("u", { priorty: "high" } as Scheduler.UpdateChanges<void, never, never>),
+      )
       expect(typo).toMatchObject({ _tag: "InvalidOption", field: "priorty" })
       expect(Option.getOrThrow(yield* s.info("u")).kind).toBe("fixed-rate")
       expect(yield* s.update("nobody", { priority: "low" })).toBe(false)
