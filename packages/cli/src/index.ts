@@ -1,0 +1,11 @@
+/**
+ * tickwork's command line: `tickwork explain` lists a cron expression's next slots in a time
+ * zone with their DST notes.
+ *
+ * @since 0.1.0
+ */
+
+/** The `tickwork` root command and its runners. @since 0.1.0 */
+export * as Cli from "./Cli.ts"
+/** `tickwork explain`: a cron expression's next slots, DST included. @since 0.1.0 */
+export * as Explain from "./Explain.ts"

@@ -1,0 +1,50 @@
+/**
+ * The root command: subcommands, help, version, and the package's bin entry.
+ */
+
+import { existsSync, readFileSync } from "node:fs"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { Cli } from "../src/index.ts"
+import { tickwork } from "./support.ts"
+
+const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+  readonly version: string
+  readonly bin: Record<string, string>
+}
+
+describe("tickwork", () => {
+  it.effect("without a subcommand prints help listing explain, and exits 0", () =>
+    Effect.gen(function* () {
+      const out = yield* tickwork()
+      expect(out.code).toBe(0)
+      expect(out.stdout).toContain("USAGE\n  tickwork <subcommand> [flags]")
+      expect(out.stdout).toMatch(/SUBCOMMANDS\n {2}explain {4}List the next slots/)
+    }),
+  )
+
+  it.effect("an unknown subcommand is an error, exit code 1", () =>
+    Effect.gen(function* () {
+      const out = yield* tickwork("tasks")
+      expect(out.code).toBe(1)
+      expect(out.stderr).toContain('Unknown subcommand "tasks" for "tickwork"')
+    }),
+  )
+
+  it.effect("--version prints the package's version", () =>
+    Effect.gen(function* () {
+      expect(Cli.version).toBe(pkg.version)
+      const out = yield* tickwork("--version")
+      expect(out.code).toBe(0)
+      expect(out.stdout).toBe(`tickwork v${pkg.version}`)
+    }),
+  )
+
+  it("the bin is named tickwork and is compiled from src/bin.ts", () => {
+    expect(Object.keys(pkg.bin)).toEqual(["tickwork"])
+    expect(pkg.bin.tickwork).toBe("./dist/src/bin.js")
+    const source = new URL("../src/bin.ts", import.meta.url)
+    expect(existsSync(source)).toBe(true)
+    expect(readFileSync(source, "utf8").startsWith("#!/usr/bin/env node\n")).toBe(true)
+  })
+})
