@@ -276,6 +276,16 @@ export interface DurableSchedulerOptions<H extends Handler.Any = Handler.Any> {
   readonly catchUpWindow?: Time.DurationInput | false | undefined
   /** Rows claimed per statement at most. Default 100. */
   readonly claimBatch?: number | undefined
+  /**
+   * What closing does with the runs this process holds. Under every policy no new run starts:
+   * claims whose run has not started are handed back to the store at once (`released`, due
+   * again for any process). `"drain"` (default) and `"cancel"` let running runs finish for up
+   * to `shutdownTimeout`, then interrupt and hand back the rest; `"interrupt"` interrupts them
+   * and hands them back at once. The tasks themselves are never cancelled: they belong to the
+   * store, and another process runs them. Default: the runtime's `shutdown`, else `"drain"`;
+   * it is also the policy of the runtime pool's in-memory tasks unless `runtime.shutdown` is set.
+   */
+  readonly shutdown?: Scheduler.ShutdownPolicy | undefined
   /** How long closing waits for runs in flight before interrupting and releasing them. Default 30 s. */
   readonly shutdownTimeout?: Time.DurationInput | undefined
   /** How long ledger rows and final tasks are kept. Default 7 days; `false` keeps them. */
@@ -393,8 +403,10 @@ interface Finished {
 /**
  * Builds a durable scheduler in the current scope on the {@link TaskStore.TaskStore} in context.
  * At start, an exclusive store (SQLite) makes the runs a crash cut off due again; then the
- * dispatcher starts claiming. Closing the scope stops claiming, lets runs in flight finish for
- * up to `shutdownTimeout`, then interrupts the rest and hands them back to the store.
+ * dispatcher starts claiming. Closing the scope stops claiming, hands back claims whose run has
+ * not started, lets running runs finish for up to `shutdownTimeout` (policy `interrupt`: not at
+ * all), then interrupts the rest and hands them back to the store, due at once for another
+ * process.
  *
  * @category constructors
  * @since 0.1.0
@@ -457,6 +469,10 @@ export const make = <H extends Handler.Any>(
     if (typeof windowMs !== "number") return yield* windowMs
     const shutdownMs = millis("shutdownTimeout", options.shutdownTimeout, 30_000)
     if (typeof shutdownMs !== "number") return yield* shutdownMs
+    const policy = options.shutdown ?? options.runtime?.shutdown ?? "drain"
+    if (policy !== "drain" && policy !== "cancel" && policy !== "interrupt") {
+      return yield* optionError("shutdown", policy, 'must be "drain", "cancel" or "interrupt"')
+    }
     const retentionMs = millis("retention", options.retention, 7 * DAY, true)
     if (typeof retentionMs !== "number") return yield* retentionMs
     const seed = options.seed ?? 0
@@ -554,6 +570,7 @@ export const make = <H extends Handler.Any>(
       // The durable scheduler reports its runs' outcomes itself (its ledger and events).
       logFailures: false,
       ...options.runtime,
+      ...(options.runtime?.shutdown === undefined ? { shutdown: policy } : {}),
       workers,
       listener: {
         ...userListener,
@@ -799,7 +816,12 @@ export const make = <H extends Handler.Any>(
         const job = (info: Task.RunInfo) =>
           Effect.suspend(() => {
             // A lease that lapsed while the run waited for a worker: it is not ours to run.
-            if (h.lost) return Effect.interrupt
+            // Closing, or handed back already: start no new run (it is released instead).
+            if (h.lost || h.releasing) return Effect.interrupt
+            if (stopping) {
+              h.releasing = true
+              return Effect.interrupt
+            }
             h.started = true
             const run: Handler.DurableRun = {
               id: row.id as Task.TaskId,
@@ -1103,32 +1125,67 @@ export const make = <H extends Handler.Any>(
     if (store.signal !== undefined && Number.isFinite(pollMs)) yield* Effect.forkScoped(listener)
     if (Number.isFinite(retentionMs)) yield* Effect.forkScoped(pruner)
 
+    /**
+     * Hands back runs that have not started (closing starts no new run): the runtime forgets
+     * them, and their rows are due again at once for any process, under their fence.
+     */
+    const releaseUnstarted = Effect.gen(function* () {
+      const unstarted = [...held.values()].filter((h) => !h.started && !h.finished)
+      for (const h of unstarted) h.releasing = true
+      for (const h of unstarted) yield* runtime.cancel(h.runtimeId, { interrupt: true })
+      // Cancelled before they started: the runtime reports no end for them.
+      const left = unstarted.filter((h) => !h.finished)
+      if (left.length === 0) return
+      for (const h of left) {
+        h.finished = true
+        h.finishedAt = mono()
+      }
+      const changes = left.map((h) => releaseChange(h, now()))
+      const results = yield* commitRetrying(changes).pipe(Effect.timeoutOption(shutdownMs))
+      if (Option.isSome(results)) {
+        for (let k = 0; k < left.length; k++) {
+          if (results.value[k] === "fenced-out") {
+            counters.fencedOut++
+            publish((changes[k] as Change).fencedOut)
+          } else {
+            counters.released++
+            for (const e of (changes[k] as Change).events) publish(e)
+          }
+        }
+      }
+      for (const h of left) forget(h)
+    })
+
+    /** Interrupts running runs; each is handed back as its run ends (the completer). */
+    const interruptRunning = Effect.gen(function* () {
+      const running = [...held.values()].filter((h) => !h.finished)
+      for (const h of running) h.releasing = true
+      for (const h of running) yield* runtime.cancel(h.runtimeId, { interrupt: true })
+    })
+
     // Finalizers run in reverse: this one runs before the fibers above are interrupted and
-    // before the runtime pool closes.
+    // before the runtime pool closes, so the completer, the renewer and the store still work.
     yield* Effect.addFinalizer(() =>
       Effect.gen(function* () {
         closed = true
         stopping = true
         wake()
         yield* Fiber.await(dispatcherFiber)
-        const done = yield* Effect.timeoutOption(drained, shutdownMs)
-        if (Option.isSome(done)) return
-        const left = [...held.values()]
-        for (const h of left) h.releasing = true
-        for (const h of left) {
-          if (!h.finished) yield* runtime.cancel(h.runtimeId, { interrupt: true })
-        }
-        // Cancelled before they started: the runtime reports no end for them.
-        const unstarted = left.filter((h) => !h.started && !h.finished)
-        if (unstarted.length > 0) {
-          for (const h of unstarted) h.finished = true
-          yield* commitRetrying(unstarted.map((h) => releaseChange(h, now()))).pipe(
-            Effect.timeoutOption(shutdownMs),
-          )
-          counters.released += unstarted.length
-          for (const h of unstarted) forget(h)
+        const before = counters.released
+        yield* releaseUnstarted
+        if (policy === "interrupt") yield* interruptRunning
+        else {
+          const done = yield* Effect.timeoutOption(drained, shutdownMs)
+          if (Option.isNone(done)) {
+            yield* releaseUnstarted
+            yield* interruptRunning
+          }
         }
         yield* Effect.timeoutOption(drained, Math.max(shutdownMs, 1_000))
+        // Released rows are due now: other processes need not wait for their next poll.
+        if (counters.released > before && store.signal !== undefined) {
+          yield* Effect.ignore(store.signal.notify)
+        }
       }),
     )
 

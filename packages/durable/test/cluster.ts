@@ -11,7 +11,8 @@ import { fileURLToPath } from "node:url"
 
 const script = (name: string) => fileURLToPath(new URL(`../scripts/${name}`, import.meta.url))
 
-const freePort = (): Promise<number> =>
+/** A TCP port free on 127.0.0.1 right now. */
+export const freePort = (): Promise<number> =>
   new Promise((resolve, reject) => {
     const server = createServer()
     server.once("error", reject)

@@ -226,6 +226,8 @@ describe("bad input: each a typed error naming the field and value; nothing writ
         expect(missing).toMatchObject({ _tag: "StoreUnavailable", target: noDir })
         t.cleanup()
       }),
+    // A child process starts under tsx: seconds on a busy machine.
+    60_000,
   )
 
   it.live(

@@ -219,14 +219,24 @@ describe("store faults", () => {
         const t = tempDir()
         const file = t.file()
         yield* Effect.scoped(Layer.build(sqlite(file)))
-        // As root, permissions do not stop a write: open it as another user, as in production.
+        // As root, permissions do not stop a write: drop the capabilities that override them
+        // (setpriv), so the file's mode applies as it does to any other user. Another user could
+        // not read a checkout in a private directory, which CI's may be.
         chmodSync(t.dir, 0o755)
         chmodSync(file, 0o444)
         const root = process.getuid?.() === 0
         const args = [...tsxArgs, fixture("open-store.ts"), file]
         const out = execFileSync(
-          root ? "runuser" : process.execPath,
-          root ? ["-u", "postgres", "--", process.execPath, ...args] : args,
+          root ? "setpriv" : process.execPath,
+          root
+            ? [
+                "--inh-caps=-dac_override,-dac_read_search",
+                "--bounding-set=-dac_override,-dac_read_search",
+                "--",
+                process.execPath,
+                ...args,
+              ]
+            : args,
           { cwd: repoRoot, encoding: "utf8" },
         )
         const result = JSON.parse(out.trim().split("\n").pop() as string)

@@ -5,9 +5,9 @@
  * alone. SQLite needs nothing.
  */
 import { execFileSync } from "node:child_process"
-import { createServer } from "node:net"
 import { fileURLToPath } from "node:url"
 import type { TestProject } from "vitest/node"
+import { freePort } from "../cluster.ts"
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -17,17 +17,6 @@ declare module "vitest" {
 }
 
 const script = (name: string) => fileURLToPath(new URL(`../../scripts/${name}`, import.meta.url))
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      server.close(() => resolve(port))
-    })
-  })
 
 export default async function setup(project: TestProject): Promise<(() => void) | undefined> {
   const given = process.env.DATABASE_URL
