@@ -10,6 +10,21 @@ class UpstreamUnavailable extends Data.TaggedError("UpstreamUnavailable")<{
 
 class DatabaseLocked extends Data.TaggedError("DatabaseLocked")<{ readonly message: string }> {}
 
+class MailServerDown extends Data.TaggedError("MailServerDown")<{ readonly message: string }> {}
+
+/**
+ * The circuit breakers the demo's tasks share, for `Scheduler.make({ breakers })`: "smtp" opens
+ * after 3 failed slots of its tasks in a row; its cool-down starts at 2 s and doubles each time
+ * a probe fails, up to 6 s.
+ */
+export const breakers: NonNullable<Scheduler.SchedulerOptions["breakers"]> = {
+  smtp: { failures: 3, coolDown: 2_000, factor: 2, maxCoolDown: 6_000 },
+}
+
+/** The mail server the "smtp" tasks need is down for the first 40 s of every minute. */
+const MAIL_DOWN_MS = 40_000
+const MAIL_CYCLE_MS = 60_000
+
 /** What each task shows, by id (the page prints it under the task's name). */
 export const descriptions: Readonly<Record<string, string>> = {
   heartbeat: "every 1 s, high priority · always fine",
@@ -22,6 +37,9 @@ export const descriptions: Readonly<Record<string, string>> = {
   "cache-evict": "1.2 s after each run ends (fixed delay)",
   "timeout-prone": "every 2 s, 400 ms timeout · every other slot hangs, retried once",
   "ad-hoc": "a one-off, scheduled again under the same id once it is final · every third dies",
+  backup: "every 1 s · paused by hand at 2 s, resumed at 5 s, paused again at 7 s",
+  "mail-digest": "every 0.7 s, breaker smtp · the mail server is down 40 s a minute",
+  "invoice-mail": "every 1.1 s, breaker smtp · held with mail-digest while it is open",
 }
 
 /** A deterministic stand-in for work that takes a while: 30–90 ms. */
@@ -32,6 +50,7 @@ export const scheduleDemo = (
   scheduler: Scheduler.SchedulerShape,
 ): Effect.Effect<void, Errors.ScheduleError | Errors.SchedulerClosed, Scope.Scope> =>
   Effect.gen(function* () {
+    const start = Date.now()
     yield* scheduler.schedule({
       id: "heartbeat",
       schedule: Schedule.fixedRate(1_000, { delay: 200 }),
@@ -106,6 +125,47 @@ export const scheduleDemo = (
     // Cancel the report while it runs: the task is cancelled at once, its run goes on (a
     // cooperative cancel) and reports when it ends, which the final task ignores.
     yield* Effect.forkScoped(Effect.sleep(2_500).pipe(Effect.andThen(scheduler.cancel("report"))))
+
+    // Paused by hand (reason "manual"): its slots that pass while paused are skipped, and resume
+    // continues with the next slot rather than catching them up. The second pause stays.
+    yield* scheduler.schedule({
+      id: "backup",
+      schedule: Schedule.fixedRate(1_000, { delay: 250 }),
+      job: (run) => Effect.sleep(jitter(run.runNumber) + 40),
+    })
+    yield* Effect.forkScoped(
+      Effect.sleep(2_000).pipe(
+        Effect.andThen(scheduler.pause("backup")),
+        Effect.andThen(Effect.sleep(3_000)),
+        Effect.andThen(scheduler.resume("backup")),
+        Effect.andThen(Effect.sleep(2_000)),
+        Effect.andThen(scheduler.pause("backup")),
+      ),
+    )
+
+    // Two tasks share the "smtp" breaker (see `breakers`), and the mail server they need is down:
+    // three failed slots in a row, across both, open it and hold both tasks (reason "breaker").
+    // After each cool-down one of them runs as the probe; while the server is down the probe
+    // fails and the breaker opens again, once it is back the probe succeeds and closes it.
+    const sendMail = Effect.suspend(() =>
+      (Date.now() - start) % MAIL_CYCLE_MS < MAIL_DOWN_MS
+        ? Effect.sleep(30).pipe(
+            Effect.andThen(Effect.fail(new MailServerDown({ message: "connection refused" }))),
+          )
+        : Effect.sleep(60),
+    )
+    yield* scheduler.schedule({
+      id: "mail-digest",
+      schedule: Schedule.fixedRate(700, { delay: 300 }),
+      breaker: "smtp",
+      job: sendMail,
+    })
+    yield* scheduler.schedule({
+      id: "invoice-mail",
+      schedule: Schedule.fixedRate(1_100, { delay: 500 }),
+      breaker: "smtp",
+      job: sendMail,
+    })
 
     // A one-off under a reused id: each time it is final, schedule it again (a new generation).
     let adHoc = 0

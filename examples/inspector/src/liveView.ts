@@ -4,7 +4,11 @@
 //     event that moved it);
 //   - `listener.started`: runs as they start (for the timeline's bars in progress);
 //   - `occurrence`: the occurrence ledger's stream (finished runs, retries, skipped and coalesced
-//     slots, cancellations).
+//     slots, cancellations, and the control occurrences: pauses, resumes, expired one-shots and
+//     circuit-breaker transitions);
+//   - `watch(scheduler)`: a poll of the scheduler's queries — each paused task's reason
+//     (`TaskInfo.pausedReason`) and every circuit breaker (`breakers`) — for what the two streams
+//     do not carry (failure counts, held tasks).
 // It keeps the current state and a bounded history, so a page that connects late (or reloads)
 // gets the whole picture first, then live updates.
 import { readFileSync } from "node:fs"
@@ -65,6 +69,33 @@ interface TaskView {
   from: string | undefined
   /** When the last step happened, epoch ms. */
   since: number
+  /** Why it is `paused` (`TaskInfo.pausedReason`); `undefined` in any other state. */
+  pausedReason: Task.PauseReason | undefined
+}
+
+type BreakerInfo = Effect.Success<Scheduler.SchedulerShape["breakers"]>[number]
+
+/** A circuit breaker as the page shows it. */
+interface BreakerView {
+  readonly name: string
+  shared: boolean
+  state: Task.BreakerState
+  /** Failed slots in a row (counted while closed), and how many open it. */
+  failures: number
+  threshold: number
+  /** The cool-down of its last opening (its policy's until it opens), ms. */
+  coolDown: number
+  /** Times it opened since it last closed. */
+  opens: number
+  openedAt: number | undefined
+  /** When an open breaker goes half-open, epoch ms. */
+  halfOpenAt: number | undefined
+  probe: string | undefined
+  tasks: ReadonlyArray<string>
+  /** Its tasks it holds (`paused`, reason `breaker`). */
+  held: ReadonlyArray<string>
+  /** When it entered its state, epoch ms, when known. */
+  since: number | undefined
 }
 
 interface RunView {
@@ -118,10 +149,36 @@ type OccurrenceView =
       readonly at: number
     }
   | {
-      readonly kind: "expired" | "paused" | "resumed" | "breaker"
-      /** The task, or the breaker's name. */
+      readonly kind: "expired"
       readonly id: string
-      readonly detail: string
+      readonly scheduledFor: number
+      readonly deadline: number
+      readonly at: number
+    }
+  | {
+      readonly kind: "paused"
+      readonly id: string
+      readonly reason: Task.PauseReason
+      readonly at: number
+    }
+  | {
+      readonly kind: "resumed"
+      readonly id: string
+      /** What had held it. */
+      readonly reason: Task.PauseReason
+      readonly nextSlot: number
+      readonly at: number
+    }
+  | {
+      readonly kind: "breaker"
+      /** The breaker's name. */
+      readonly id: string
+      readonly from: Task.BreakerState
+      readonly to: Task.BreakerState
+      readonly coolDown: number | undefined
+      readonly halfOpenAt: number | undefined
+      readonly probe: string | undefined
+      readonly cause: string | undefined
       readonly at: number
     }
 
@@ -180,19 +237,62 @@ const toView = (o: Ledger.StreamItem): OccurrenceView => {
         at: o.at,
       }
     case "expired":
-      return { kind: o.kind, id: o.id, detail: `past its deadline ${o.deadline}`, at: o.at }
+      return {
+        kind: o.kind,
+        id: o.id,
+        scheduledFor: o.scheduledFor,
+        deadline: o.deadline,
+        at: o.at,
+      }
     case "paused":
+      return { kind: o.kind, id: o.id, reason: o.reason, at: o.at }
     case "resumed":
-      return { kind: o.kind, id: o.id, detail: o.reason, at: o.at }
+      return { kind: o.kind, id: o.id, reason: o.reason, nextSlot: o.nextSlot, at: o.at }
     case "breaker":
-      return { kind: o.kind, id: o.breaker, detail: `${o.from} → ${o.to}`, at: o.at }
+      return {
+        kind: o.kind,
+        id: o.breaker,
+        from: o.from,
+        to: o.to,
+        coolDown: o.coolDown,
+        halfOpenAt: o.halfOpenAt,
+        probe: o.probe,
+        cause: o.cause,
+        at: o.at,
+      }
   }
 }
+
+const breakerView = (info: BreakerInfo, before: BreakerView | undefined): BreakerView => ({
+  name: info.name,
+  shared: info.shared,
+  state: info.state,
+  failures: info.failures,
+  threshold: info.policy.failures,
+  coolDown:
+    info.state === "open" && info.openedAt !== undefined && info.halfOpenAt !== undefined
+      ? info.halfOpenAt - info.openedAt
+      : (before?.coolDown ?? info.policy.coolDown),
+  opens: info.opens,
+  openedAt: info.openedAt,
+  halfOpenAt: info.halfOpenAt,
+  probe: info.probe,
+  tasks: info.tasks,
+  held: info.held,
+  since:
+    before !== undefined && before.state === info.state
+      ? before.since
+      : info.state === "open"
+        ? info.openedAt
+        : undefined,
+})
 
 /** History kept for late joiners. */
 const KEEP_OCCURRENCES = 4_000
 const KEEP_LATENESS = 5_000
 const KEEP_FEED = 40
+/** How often `watch` reads the scheduler's paused tasks and breakers. */
+const WATCH_EVERY_MS = 250
 
 export interface LiveViewOptions {
   /** TCP port on 127.0.0.1; 0 picks a free one. */
@@ -212,6 +312,11 @@ export interface LiveView {
   readonly listener: Scheduler.Listener
   /** Feed it the scheduler's `occurrences` stream. */
   readonly occurrence: (occurrence: Ledger.StreamItem) => void
+  /**
+   * Reads the scheduler's paused tasks (their `pausedReason`) and its circuit breakers every
+   * 250 ms, for as long as it runs (fork it in the view's scope).
+   */
+  readonly watch: (scheduler: Scheduler.SchedulerShape) => Effect.Effect<never>
   /** Pages connected right now. */
   readonly clients: () => number
 }
@@ -249,6 +354,7 @@ export const make = (options: LiveViewOptions): Effect.Effect<LiveView, Error, S
     const occurrences: Array<OccurrenceView> = []
     const lateness: Array<number> = []
     const feed: Array<FeedLine> = []
+    const breakers = new Map<string, BreakerView>()
     let runs = 0
 
     const html = page()
@@ -286,6 +392,7 @@ export const make = (options: LiveViewOptions): Effect.Effect<LiveView, Error, S
           lateness,
           runs,
           feed,
+          breakers: [...breakers.values()],
         }),
       )
     })
@@ -332,6 +439,7 @@ export const make = (options: LiveViewOptions): Effect.Effect<LiveView, Error, S
             event: undefined,
             from: undefined,
             since: now,
+            pausedReason: undefined,
           }
           tasks.set(ref.id, view)
           broadcast({ t: "task", task: view })
@@ -362,6 +470,8 @@ export const make = (options: LiveViewOptions): Effect.Effect<LiveView, Error, S
           view.event = event.event.type
           view.from = event.event.type === "xstate.init" ? undefined : from
           view.since = now
+          // The reason comes with the `paused` occurrence (or the next `watch` read).
+          if (view.value !== "paused") view.pausedReason = undefined
           broadcast({ t: "task", task: view })
           if (view.from !== undefined) {
             addFeed({ at: now, id: ref.id, event: event.event.type, from, to: view.value })
@@ -396,13 +506,57 @@ export const make = (options: LiveViewOptions): Effect.Effect<LiveView, Error, S
       occurrences.push(view)
       if (occurrences.length > KEEP_OCCURRENCES) occurrences.shift()
       broadcast({ t: "occ", occ: view })
+      if (view.kind === "paused") setPausedReason(view.id, view.reason)
+      if (view.kind === "breaker") {
+        const before = breakers.get(view.id)
+        if (before !== undefined) {
+          before.state = view.to
+          before.since = view.at
+          before.probe = view.probe
+          if (view.to === "open") {
+            before.openedAt = view.at
+            before.halfOpenAt = view.halfOpenAt
+            if (view.coolDown !== undefined) before.coolDown = view.coolDown
+          } else if (view.to === "closed") {
+            before.failures = 0
+            before.opens = 0
+            before.held = []
+          }
+          broadcast({ t: "breaker", breaker: before })
+        }
+      }
     }
+
+    const setPausedReason = (id: string, reason: Task.PauseReason) => {
+      const view = tasks.get(id)
+      if (view === undefined || view.pausedReason === reason) return
+      view.pausedReason = reason
+      broadcast({ t: "task", task: view })
+    }
+
+    const watch = (scheduler: Scheduler.SchedulerShape): Effect.Effect<never> =>
+      Effect.gen(function* () {
+        for (const info of yield* scheduler.tasks({ state: "paused" })) {
+          if (info.pausedReason !== undefined && tasks.get(info.id)?.value === "paused") {
+            setPausedReason(info.id, info.pausedReason)
+          }
+        }
+        for (const info of yield* scheduler.breakers) {
+          const before = breakers.get(info.name)
+          const view = breakerView(info, before)
+          if (before === undefined || JSON.stringify(before) !== JSON.stringify(view)) {
+            breakers.set(info.name, view)
+            broadcast({ t: "breaker", breaker: view })
+          }
+        }
+      }).pipe(Effect.andThen(Effect.sleep(WATCH_EVERY_MS)), Effect.forever)
 
     return {
       url: `http://127.0.0.1:${port}/`,
       inspect,
       listener,
       occurrence,
+      watch,
       clients: () => wss.clients.size,
     }
   })

@@ -1,7 +1,8 @@
 // tickwork's live view: a scheduler running a realistic mix of tasks, watched from a local web
 // page. The scheduler's XState inspection stream (`inspect`), its run starts (`listener`) and its
 // occurrence ledger (`occurrences`) are streamed over a WebSocket to the page, which draws each
-// task's state on the task machine's diagram, a timeline of its runs and a lateness histogram.
+// task's state on the task machine's diagram, a timeline of its runs, a lateness histogram, the
+// circuit breakers and the control occurrences (pauses, resumes, breaker transitions).
 //
 //   pnpm --filter @tickwork/example-inspector start              then open the printed URL
 //   pnpm --filter @tickwork/example-inspector start --port 0 --duration 30
@@ -11,7 +12,7 @@
 // (seconds; default: run until stopped with Ctrl-C).
 import { Scheduler } from "@tickwork/runtime"
 import { Cause, Effect, Exit, Fiber, Stream } from "effect"
-import { descriptions, scheduleDemo } from "./demo.ts"
+import { breakers, descriptions, scheduleDemo } from "./demo.ts"
 import * as LiveView from "./liveView.ts"
 
 const DEFAULT_PORT = 4477
@@ -48,10 +49,12 @@ const program = Effect.gen(function* () {
     shutdown: "interrupt",
     inspect: view.inspect,
     listener: view.listener,
+    breakers,
   })
   yield* Effect.forkScoped(
     Stream.runForEach(scheduler.occurrences, (o) => Effect.sync(() => view.occurrence(o))),
   )
+  yield* Effect.forkScoped(view.watch(scheduler))
   yield* scheduleDemo(scheduler)
   console.log(`tickwork live view: ${view.url}`)
   if (durationSeconds === undefined) {

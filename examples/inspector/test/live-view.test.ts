@@ -1,6 +1,7 @@
 // The live view in a real browser: start the example as `pnpm start` would (a child process on a
 // free port), open its page in headless Chromium (Debian's `chromium`, driven by playwright-core),
-// wait until the demo's tasks reach known states, check what the page shows, and save a
+// wait until the demo's tasks reach known states (a task paused by hand, one paused by its
+// failure policy, two held by an open circuit breaker), check what the page shows, and save a
 // screenshot (INSPECTOR_SCREENSHOT=path to choose where, a temp file otherwise;
 // INSPECTOR_SCREENSHOT_AFTER=ms to wait before taking it).
 import { type ChildProcess, spawn } from "node:child_process"
@@ -110,7 +111,7 @@ describe("the live view in headless Chromium", () => {
     console.log(`live view test timings (ms): ${JSON.stringify(timings)}`)
   }, 30_000)
 
-  it("shows every task's state on the diagram, its runs on a timeline, and a lateness histogram", async () => {
+  it("shows every task's state on the diagram, its runs on a timeline, paused tasks, circuit breakers, control occurrences and a lateness histogram", async () => {
     const errors: Array<string> = []
     page.on("pageerror", (error) => errors.push(error.message))
     let t = Date.now()
@@ -119,9 +120,10 @@ describe("the live view in headless Chromium", () => {
     timings.firstPaintMs = Date.now() - t
     t = Date.now()
 
-    // The demo's known states, a few seconds in.
+    // The demo's known states, a few seconds in. Each is waited for on the page's DOM with a
+    // generous deadline: on a busy machine the demo and the page both run late.
     const settled = [
-      '.task[data-task="nightly-import"][data-state="failed"]',
+      '.task[data-task="nightly-import"][data-state="paused"][data-reason="failures"]',
       '.task[data-task="report"][data-state="cancelled"]',
       '.task[data-task="warmup"][data-state="done"]',
       '.task[data-task="report"] .cancel-mark',
@@ -129,31 +131,59 @@ describe("the live view in headless Chromium", () => {
       '.task[data-task="slow-poller"] .missed[data-kind="coalesced"]',
       '.task[data-task="flaky-sync"] .run[data-kind="retried"]',
       '.task[data-task="timeout-prone"] .run[data-outcome="timed-out"]',
+      // Two tasks share the "smtp" breaker; the mail server is down, so it opens and holds both.
+      '.breaker[data-breaker="smtp"][data-state="open"]',
+      '.task[data-task="mail-digest"][data-state="paused"][data-reason="breaker"]',
+      '.task[data-task="invoice-mail"][data-state="paused"][data-reason="breaker"]',
+      '.task[data-task="mail-digest"] .missed[data-kind="skipped"][data-cause="breaker"]',
+      // The control occurrences list shows pauses, resumes and breaker transitions.
+      '#occ-list li[data-kind="paused"]',
+      '#occ-list li[data-kind="resumed"]',
+      '#occ-list li[data-kind="breaker"][data-breaker="smtp"][data-to="open"]',
+      '#occ-list li[data-kind="breaker"][data-breaker="smtp"][data-to="half-open"]',
     ]
     for (const selector of settled) {
-      await page.waitForSelector(selector, { state: "attached", timeout: 20_000 })
+      await page.waitForSelector(selector, { state: "attached", timeout: 30_000 })
     }
+    // "backup" is paused by hand at 2 s, resumed at 5 s and paused again at 7 s for good: its
+    // timeline shows both pauses, and its slots skipped while paused.
+    await page.waitForFunction(
+      `document.querySelectorAll('.task[data-task="backup"] .paused-band[data-reason="manual"]').length >= 2`,
+      undefined,
+      { timeout: 30_000 },
+    )
+    await page.waitForSelector(
+      '.task[data-task="backup"] .missed[data-kind="skipped"][data-cause="paused"]',
+      { state: "attached", timeout: 30_000 },
+    )
     await page.waitForFunction(
       `document.querySelectorAll('.task[data-task="heartbeat"] .run[data-outcome="succeeded"]').length >= 3`,
       undefined,
-      { timeout: 20_000 },
+      { timeout: 30_000 },
     )
     timings.statesReachedMs = Date.now() - t
 
-    // The machine's diagram, drawn from its definition: 5 states, 6 arrows (one per pair).
+    // The machine's diagram, drawn from its definition: 6 states, 12 arrows (one per pair).
     expect(
       await page
         .locator("#overview .node")
         .evaluateAll((ns) => ns.map((n) => n.getAttribute("data-state"))),
-    ).toEqual(["scheduled", "running", "done", "failed", "cancelled"])
-    expect(await count(page, "#overview .edge")).toBe(6)
+    ).toEqual(["scheduled", "running", "paused", "done", "failed", "cancelled"])
+    expect(await count(page, "#overview .edge")).toBe(12)
     expect(
       await page.locator('#overview .edge[data-edge="running>scheduled"] text').textContent(),
     ).toBe("SUCCEED · FAIL")
+    expect(
+      await page.locator('#overview .edge[data-edge="scheduled>paused"] text').textContent(),
+    ).toBe("PAUSE")
+    expect(
+      await page.locator('#overview .edge[data-edge="paused>scheduled"] text').textContent(),
+    ).toBe("RESUME")
 
     // Each task sits in its state on the overview, and its own diagram highlights that state.
     for (const [task, state] of [
-      ["nightly-import", "failed"],
+      ["nightly-import", "paused"],
+      ["backup", "paused"],
       ["report", "cancelled"],
       ["warmup", "done"],
     ] as const) {
@@ -169,11 +199,41 @@ describe("the live view in headless Chromium", () => {
     const rows = await page
       .locator(".task")
       .evaluateAll((ns) => ns.map((n) => n.getAttribute("data-task")))
-    expect(rows).toHaveLength(10)
-    expect(await count(page, "#overview .chip[data-task]")).toBe(10)
+    expect(rows).toHaveLength(13)
+    expect(await count(page, "#overview .chip[data-task]")).toBe(13)
     // The context shown is the machine's: nightly-import was paused after 2 failed slots.
     expect(await page.locator('.task[data-task="nightly-import"] .ctx').textContent()).toContain(
       "failed slots2 / 2",
+    )
+    // A paused task shows why: by hand, by its failure policy, or held by its breaker (named).
+    expect(await page.locator('.task[data-task="backup"] .reason').textContent()).toBe("manual")
+    expect(await page.locator('.task[data-task="nightly-import"] .reason').textContent()).toBe(
+      "failures",
+    )
+    expect(
+      await count(
+        page,
+        '#overview .node[data-state="paused"] .chip[data-task="backup"][data-reason="manual"]',
+      ),
+    ).toBe(1)
+    expect(
+      await count(
+        page,
+        '#overview .node[data-state="paused"] .chip[data-task="nightly-import"][data-reason="failures"]',
+      ),
+    ).toBe(1)
+    expect(await page.locator('.task[data-task="heartbeat"] .reason').isHidden()).toBe(true)
+    // The breakers panel: the shared breaker and both of its tasks.
+    expect(
+      await page
+        .locator('.breaker[data-breaker="smtp"] .b-tasks .chip')
+        .evaluateAll((ns) => ns.map((n) => n.getAttribute("data-task"))),
+    ).toEqual(["mail-digest", "invoice-mail"])
+    // Its failure count: the 3 failed slots in a row that opened it.
+    await page.waitForFunction(
+      `document.querySelector('.breaker[data-breaker="smtp"] .b-stats').textContent.includes("failures3 / 3")`,
+      undefined,
+      { timeout: 30_000 },
     )
 
     // Timelines: failed runs and their retries, successes, the skipped and coalesced slots.
@@ -203,11 +263,21 @@ describe("the live view in headless Chromium", () => {
     // INSPECTOR_SCREENSHOT_AFTER=ms lets more history build up first (for the README's picture).
     const settle = Number(process.env.INSPECTOR_SCREENSHOT_AFTER ?? 0)
     if (settle > 0) await page.waitForTimeout(settle)
+    // The picture shows the breaker open (it is half-open only while a probe runs) and the
+    // tasks paused, each with its reason.
+    for (const selector of [
+      '.breaker[data-breaker="smtp"][data-state="open"]',
+      '.task[data-task="backup"][data-state="paused"][data-reason="manual"]',
+      '.task[data-task="mail-digest"][data-state="paused"][data-reason="breaker"]',
+      '.task[data-task="invoice-mail"][data-state="paused"][data-reason="breaker"]',
+    ]) {
+      await page.waitForSelector(selector, { state: "attached", timeout: 30_000 })
+    }
     const shot =
       process.env.INSPECTOR_SCREENSHOT ?? join(tmpdir(), "tickwork-inspector", "live-view.png")
     mkdirSync(dirname(shot), { recursive: true })
     await page.screenshot({ path: shot, fullPage: true })
     console.log(`live view screenshot: ${shot}`)
     expect(existsSync(shot)).toBe(true)
-  }, 90_000)
+  }, 240_000)
 })
