@@ -144,8 +144,8 @@ const windowFits = (kind: TaskSpec["kind"]) => kind !== "fixed-delay" && kind !=
 
 /**
  * The arbitrary of {@link TaskSpec}: small delays and periods (0–60 ms, 1–25 ms) so that random
- * clock moves of a few tens of ms make slots collide, runs late, retries pile up; sometimes a
- * catch-up window (0–30 ms), a tag, and a circuit breaker (shared or its own).
+ * clock moves of a few tens of ms make slots collide, runs late, retries pile up. No window, tag
+ * or breaker: see {@link controlledTaskSpec} for those.
  *
  * **Example** (A sample)
  *
@@ -159,27 +159,53 @@ const windowFits = (kind: TaskSpec["kind"]) => kind !== "fixed-delay" && kind !=
  * @category arbitraries
  * @since 0.1.0
  */
-export const taskSpec: fc.Arbitrary<TaskSpec> = fc
-  .record({
-    kind: fc.constantFrom("once", "at", "fixed-rate", "fixed-delay", "cron", "custom"),
-    delay: fc.integer({ min: 0, max: 60 }),
-    period: fc.integer({ min: 1, max: 25 }),
-    priority: fc.constantFrom("high", "normal", "low"),
-    maxRetries: fc.integer({ min: 0, max: 2 }),
-    jitter: fc.constantFrom("none", "full", "equal"),
-    missedRuns: fc.constantFrom("catch-up", "coalesce", "skip"),
-    pauseAfter: fc.integer({ min: 0, max: 3 }),
-    fails: fc.array(fc.boolean(), { minLength: 1, maxLength: 4 }),
-    spawn: fc.option(fc.integer({ min: 0, max: 20 }), { nil: undefined }),
-    cancelSelfOn: fc.option(fc.integer({ min: 1, max: 4 }), { nil: undefined }),
-    window: fc.option(fc.integer({ min: 0, max: 30 }), { nil: undefined, freq: 3 }),
-    tag: fc.constantFrom(undefined, "a", "b"),
-    breaker: fc.option(fc.constantFrom("shared", "own"), { nil: undefined, freq: 2 }),
-  })
-  .map((spec) =>
-    // A window only where the kernel takes one: the model schedules accepted tasks.
-    spec.window !== undefined && !windowFits(spec.kind) ? { ...spec, window: undefined } : spec,
+export const taskSpec: fc.Arbitrary<TaskSpec> = fc.record({
+  kind: fc.constantFrom("once", "at", "fixed-rate", "fixed-delay", "cron", "custom"),
+  delay: fc.integer({ min: 0, max: 60 }),
+  period: fc.integer({ min: 1, max: 25 }),
+  priority: fc.constantFrom("high", "normal", "low"),
+  maxRetries: fc.integer({ min: 0, max: 2 }),
+  jitter: fc.constantFrom("none", "full", "equal"),
+  missedRuns: fc.constantFrom("catch-up", "coalesce", "skip"),
+  pauseAfter: fc.integer({ min: 0, max: 3 }),
+  fails: fc.array(fc.boolean(), { minLength: 1, maxLength: 4 }),
+  spawn: fc.option(fc.integer({ min: 0, max: 20 }), { nil: undefined }),
+  cancelSelfOn: fc.option(fc.integer({ min: 1, max: 4 }), { nil: undefined }),
+})
+
+/**
+ * The arbitrary of the command model's random tasks: {@link taskSpec}, sometimes with a catch-up
+ * window (0–30 ms, on the kinds that take one), a tag, and a circuit breaker (the shared one of
+ * {@link breakers}, or its own): a scheduler they are given to needs {@link breakers}.
+ *
+ * **Example** (A sample)
+ *
+ * ```ts
+ * import fc from "fast-check"
+ * import * as Commands from "@tickwork/runtime/testing/commands"
+ *
+ * fc.sample(Commands.controlledTaskSpec, 1)[0]?.breaker // "shared", "own" or undefined
+ * ```
+ *
+ * @category arbitraries
+ * @since 0.2.0
+ */
+export const controlledTaskSpec: fc.Arbitrary<TaskSpec> = fc
+  .tuple(
+    taskSpec,
+    fc.record({
+      window: fc.option(fc.integer({ min: 0, max: 30 }), { nil: undefined, freq: 3 }),
+      tag: fc.constantFrom(undefined, "a", "b"),
+      breaker: fc.option(fc.constantFrom("shared", "own"), { nil: undefined, freq: 2 }),
+    }),
   )
+  .map(([spec, { window, tag, breaker }]) => ({
+    ...spec,
+    // A window only where the kernel takes one: the model schedules accepted tasks.
+    window: window !== undefined && windowFits(spec.kind) ? window : undefined,
+    tag,
+    breaker,
+  }))
 
 /**
  * The schedule of a {@link TaskSpec} scheduled at `now`.
@@ -1188,7 +1214,7 @@ export const commands = (options: Options = {}): fc.Arbitrary<Iterable<Scheduler
   const templates = Object.entries(options.templates ?? {})
   const blueprint: fc.Arbitrary<Blueprint> =
     templates.length === 0
-      ? taskSpec.map(fromSpec)
+      ? controlledTaskSpec.map(fromSpec)
       : fc
           .tuple(fc.constantFrom(...templates), pattern)
           .map(([[name, t], fails]) => fromTemplate(name, t, fails))
