@@ -59,8 +59,9 @@ export const rules = (view: Commands.View): void => {
         throw new Error(`${t.id}, night of ${new Date(at).toISOString()}: ${JSON.stringify(n)}`)
       }
     }
-    // Three nights in a row lost: the task stops for good.
-    if (t.consecutiveFailures >= 3 && t.state !== "failed") {
+    // Three nights in a row lost: its failure policy pauses it until someone resumes it (which
+    // starts a fresh count), unless it was cancelled meanwhile.
+    if (t.consecutiveFailures >= 3 && t.state !== "paused" && t.state !== "cancelled") {
       throw new Error(`${t.id} is ${t.state} after ${t.consecutiveFailures} lost nights`)
     }
   }

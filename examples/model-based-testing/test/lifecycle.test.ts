@@ -1,7 +1,7 @@
 /**
  * Every transition of each task's lifecycle, walked on a real scheduler with the app's own jobs:
  * the paths come from the task machine (`xstate/graph`) for the task's retry and failure policy,
- * and the fakes make each run succeed or fail as the path says.
+ * pauses and resumes included, and the fakes make each run succeed or fail as the path says.
  */
 import type { Task } from "@tickwork/runtime"
 import { LifecyclePaths, TestScheduler } from "@tickwork/runtime/testing"
@@ -25,16 +25,24 @@ describe("send-digest", () => {
   const plan = LifecyclePaths.generate(LifecyclePaths.inputOf(digest))
 
   it("has paths through every transition its policy allows", () => {
-    expect(plan.input).toEqual({ maxRetries: 2, pauseAfter: 3, recurring: true })
+    expect(plan.input).toEqual({ maxRetries: 2, pauseAfter: 3, recurring: true, expires: false })
     expect(plan.transitions).toEqual([
       "cancelled --CANCEL--> (ignored)",
-      "failed --CANCEL--> (ignored)",
+      "paused --CANCEL--> cancelled",
+      "paused --RESUME--> scheduled",
       "running --CANCEL--> cancelled",
       "running --FAIL [hasNextSlot]--> scheduled",
-      "running --FAIL [pausedByFailures]--> failed",
       "running --FAIL [retriesLeft]--> scheduled",
+      // Paused during a run: a retry it still had is held, not dropped.
+      "running --FAIL [retryHeld]--> paused",
+      // Three lost nights in a row (or a pause during the run): paused, never failed for good.
+      "running --FAIL [stopsAfterFailure]--> paused",
+      "running --PAUSE [notPauseRequested]--> running",
+      "running --RESUME [pauseRequested]--> running",
       "running --SUCCEED [hasNextSlot]--> scheduled",
+      "running --SUCCEED [pausing]--> paused",
       "scheduled --CANCEL--> cancelled",
+      "scheduled --PAUSE--> paused",
       "scheduled --START--> running",
     ])
   })
@@ -62,16 +70,22 @@ describe("retry-payment", () => {
   it("walks every path, one fresh scheduler each", async () => {
     const report = await Effect.runPromise(LifecyclePaths.check({ task, layer: { startAt } }))
     expect(report).toMatchObject({
-      input: { maxRetries: 4, pauseAfter: 0, recurring: false },
+      input: { maxRetries: 4, pauseAfter: 0, recurring: false, expires: false },
       transitions: [
         "cancelled --CANCEL--> (ignored)",
         "done --CANCEL--> (ignored)",
         "failed --CANCEL--> (ignored)",
+        "paused --CANCEL--> cancelled",
+        "paused --RESUME--> scheduled",
         "running --CANCEL--> cancelled",
         "running --FAIL [retriesLeft]--> scheduled",
+        "running --FAIL [retryHeld]--> paused",
         "running --FAIL--> failed",
+        "running --PAUSE [notPauseRequested]--> running",
+        "running --RESUME [pauseRequested]--> running",
         "running --SUCCEED--> done",
         "scheduled --CANCEL--> cancelled",
+        "scheduled --PAUSE--> paused",
         "scheduled --START--> running",
       ],
     })

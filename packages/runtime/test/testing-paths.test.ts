@@ -6,14 +6,15 @@ import { Lifecycle } from "@tickwork/core"
 import { Cause, Context, Effect, Exit, Layer } from "effect"
 import { describe, expect, it } from "vitest"
 import type { AnyTransitionDefinition } from "xstate"
-import { Schedule } from "../src/index.ts"
-import { LifecyclePaths, TestScheduler } from "../src/testing/index.ts"
+import { Schedule, Scheduler } from "../src/index.ts"
+import { LifecyclePaths, TestScheduler, Trace } from "../src/testing/index.ts"
 
 const inputs: Array<LifecyclePaths.Input> = []
 for (const maxRetries of [0, 1, 2])
   for (const pauseAfter of [0, 1, 2])
     for (const recurring of [false, true, "may-end"] as const)
-      inputs.push({ maxRetries, pauseAfter, recurring })
+      for (const expires of recurring === false ? [false, true] : [false])
+        inputs.push({ maxRetries, pauseAfter, recurring, expires })
 
 const plans = inputs.map(LifecyclePaths.generate)
 const totalPaths = plans.reduce((n, p) => n + p.paths.length, 0)
@@ -29,7 +30,8 @@ const machineTransitions = (): Array<string> => {
       for (const d of defs) {
         const g = d.guard as string | { type: string } | undefined
         const guard = g === undefined ? "" : ` [${typeof g === "string" ? g : g.type}]`
-        out.push(`${state} --${event}${guard}--> ${d.target?.[0]?.key}`)
+        // A targetless transition (PAUSE or RESUME while running) stays in its state.
+        out.push(`${state} --${event}${guard}--> ${d.target?.[0]?.key ?? state}`)
       }
     }
   }
@@ -40,7 +42,8 @@ describe(`lifecycle paths: ${totalPaths} paths, ${totalSteps} steps over ${total
   it("together, the paths take every transition of the machine", () => {
     const taken = new Set(plans.flatMap((p) => p.transitions))
     expect([...taken].sort()).toEqual(machineTransitions())
-    expect(taken.size).toBe(12) // 9 transitions, and CANCEL ignored by each of the 3 final states
+    // 17 transitions, and CANCEL ignored by each of the 3 final states.
+    expect(taken.size).toBe(20)
   })
 
   it("each input's paths take every edge of its reachable graph, and no path is a prefix of another", () => {
@@ -59,17 +62,27 @@ describe(`lifecycle paths: ${totalPaths} paths, ${totalSteps} steps over ${total
     const classes = new Set(plan.paths.map((p) => p.name.split(" ⇒ ")[1]))
     expect(plan.edges.length).toBeGreaterThan(classes.size)
     expect(plan.paths.map((p) => p.name)).toContain(
-      "START → FAIL+next → START → FAIL+next → START → FAIL+next → START → FAIL+next → CANCEL ⇒ failed a1 c2",
+      // Two slots fail (each with its retry): the failure policy pauses it; then it is cancelled.
+      "START → FAIL+next → START → FAIL+next → START → FAIL+next → START → FAIL+next → CANCEL → CANCEL ⇒ cancelled a1 c2",
+    )
+    expect(plan.paths.map((p) => p.name)).toContain(
+      "START → FAIL+next → START → FAIL+next → START → FAIL+next → START → FAIL+next → RESUME ⇒ scheduled a1 c0",
     )
     expect(plan.transitions).toEqual([
       "cancelled --CANCEL--> (ignored)",
-      "failed --CANCEL--> (ignored)",
+      "paused --CANCEL--> cancelled",
+      "paused --RESUME--> scheduled",
       "running --CANCEL--> cancelled",
       "running --FAIL [hasNextSlot]--> scheduled",
-      "running --FAIL [pausedByFailures]--> failed",
       "running --FAIL [retriesLeft]--> scheduled",
+      "running --FAIL [retryHeld]--> paused",
+      "running --FAIL [stopsAfterFailure]--> paused",
+      "running --PAUSE [notPauseRequested]--> running",
+      "running --RESUME [pauseRequested]--> running",
       "running --SUCCEED [hasNextSlot]--> scheduled",
+      "running --SUCCEED [pausing]--> paused",
       "scheduled --CANCEL--> cancelled",
+      "scheduled --PAUSE--> paused",
       "scheduled --START--> running",
     ])
   })
@@ -77,33 +90,99 @@ describe(`lifecycle paths: ${totalPaths} paths, ${totalSteps} steps over ${total
   it("steps carry the exact context XState computes, and the ledger continuation", () => {
     const plan = LifecyclePaths.generate({ maxRetries: 1, pauseAfter: 0, recurring: false })
     const path = plan.paths.find((p) => p.name.startsWith("START → FAIL → START → FAIL "))
+    const ctx = { maxRetries: 1, pauseAfter: 0, pauseRequested: false }
     expect(path?.steps.map((s) => [s.transition, s.context, s.continuation])).toEqual([
       [
         "scheduled --START--> running",
-        { attempt: 1, maxRetries: 1, runNumber: 1, consecutiveFailures: 0, pauseAfter: 0 },
+        { ...ctx, attempt: 1, runNumber: 1, consecutiveFailures: 0 },
         undefined,
       ],
       [
         "running --FAIL [retriesLeft]--> scheduled",
-        { attempt: 2, maxRetries: 1, runNumber: 1, consecutiveFailures: 0, pauseAfter: 0 },
+        { ...ctx, attempt: 2, runNumber: 1, consecutiveFailures: 0 },
         "retry",
       ],
       [
         "scheduled --START--> running",
-        { attempt: 2, maxRetries: 1, runNumber: 2, consecutiveFailures: 0, pauseAfter: 0 },
+        { ...ctx, attempt: 2, runNumber: 2, consecutiveFailures: 0 },
         undefined,
       ],
       [
         "running --FAIL--> failed",
-        { attempt: 1, maxRetries: 1, runNumber: 2, consecutiveFailures: 1, pauseAfter: 0 },
+        { ...ctx, attempt: 1, runNumber: 2, consecutiveFailures: 1 },
         "final",
       ],
       [
         "failed --CANCEL--> (ignored)",
-        { attempt: 1, maxRetries: 1, runNumber: 2, consecutiveFailures: 1, pauseAfter: 0 },
+        { ...ctx, attempt: 1, runNumber: 2, consecutiveFailures: 1 },
         undefined,
       ],
     ])
+  })
+
+  it("steps carry the pause requested while running, and why a paused task is paused", () => {
+    const plan = LifecyclePaths.generate({ maxRetries: 1, pauseAfter: 1, recurring: true })
+    const held = plan.paths.find((p) => p.name === "START → PAUSE → FAIL+next ⇒ paused a2 c0")
+    const ctx = { maxRetries: 1, pauseAfter: 1, consecutiveFailures: 0 }
+    expect(
+      held?.steps.map((s) => [s.transition, s.context, s.continuation, s.pausedReason]),
+    ).toEqual([
+      [
+        "scheduled --START--> running",
+        { ...ctx, attempt: 1, runNumber: 1, pauseRequested: false },
+        undefined,
+        undefined,
+      ],
+      [
+        "running --PAUSE [notPauseRequested]--> running",
+        { ...ctx, attempt: 1, runNumber: 1, pauseRequested: true },
+        undefined,
+        "manual",
+      ],
+      // The retry is held, not dropped: the task is paused with attempt 2 pending.
+      [
+        "running --FAIL [retryHeld]--> paused",
+        { ...ctx, attempt: 2, runNumber: 1, pauseRequested: false },
+        "retry",
+        "manual",
+      ],
+    ])
+    const stopped = plan.paths.find((p) =>
+      p.steps.some((s) => s.transition === "running --FAIL [stopsAfterFailure]--> paused"),
+    )
+    const stop = stopped?.steps.find((s) => s.to === "paused")
+    expect([stop?.continuation, stop?.pausedReason, stop?.context.consecutiveFailures]).toEqual([
+      "next",
+      "failures",
+      1,
+    ])
+    const resumed = plan.paths.find((p) =>
+      p.steps.some((s) => s.from === "paused" && s.to === "scheduled"),
+    )
+    const resume = resumed?.steps.find((s) => s.from === "paused")
+    expect([resume?.pausedReason, resume?.context.consecutiveFailures]).toEqual([undefined, 0])
+  })
+
+  it("a one-shot with a window expires: from its first slot, and from a pending retry", () => {
+    const plan = LifecyclePaths.generate({
+      maxRetries: 1,
+      pauseAfter: 0,
+      recurring: false,
+      expires: true,
+    })
+    const expiring = plan.paths
+      .filter((p) => p.steps.some((s) => s.event.type === "EXPIRE"))
+      .map((p) => p.name)
+    expect(expiring).toEqual(
+      expect.arrayContaining([
+        "EXPIRE → CANCEL ⇒ failed a1 c0",
+        "START → FAIL → EXPIRE → CANCEL ⇒ failed a2 c0",
+      ]),
+    )
+    expect(plan.transitions).toContain("scheduled --EXPIRE--> failed")
+    // Without a window, no path expires.
+    const plain = LifecyclePaths.generate({ maxRetries: 1, pauseAfter: 0, recurring: false })
+    expect(plain.transitions).not.toContain("scheduled --EXPIRE--> failed")
   })
 
   describe.each(plans.map((p) => [JSON.stringify(p.input), p] as const))("input %s", (_, plan) => {
@@ -203,7 +282,62 @@ describe("playing your own task", () => {
       }),
     )
     expect(report.transitions).toContain("running --FAIL [retriesLeft]--> scheduled")
-    expect(report.transitions).toContain("running --FAIL [pausedByFailures]--> failed")
+    expect(report.transitions).toContain("running --FAIL [stopsAfterFailure]--> paused")
+    expect(report.transitions).toContain("running --FAIL [retryHeld]--> paused")
+  })
+
+  it("a one-shot's window: EXPIRE is played by moving the clock past its deadline", async () => {
+    const task = {
+      schedule: Schedule.once("1 minute"),
+      retry: { maxRetries: 1, base: "30 seconds" },
+      window: "5 minutes",
+    } as const
+    const report = await Effect.runPromise(LifecyclePaths.check({ task }))
+    expect(report.input).toEqual({ maxRetries: 1, pauseAfter: 0, recurring: false, expires: true })
+    expect(report.transitions).toContain("scheduled --EXPIRE--> failed")
+    // The retry due at 90 s is found past the deadline (60 s + 5 min): it expires, never runs.
+    const plan = LifecyclePaths.generate(report.input)
+    const path = plan.paths.find((p) => p.name === "START → FAIL → EXPIRE → CANCEL ⇒ failed a2 c0")
+    const result = await TestScheduler.run(
+      LifecyclePaths.play(path as LifecyclePaths.Path, { task }),
+    )
+    expect(result.ledger.map((o) => Trace.line(o))).toEqual([
+      `60000 ${result.id} retried slot=60000 start=60000 attempt=1 run=1 failed -> scheduled@90000`,
+      `360001 ${result.id} expired slot=60000 deadline=360000`,
+    ])
+  })
+
+  it("a pause requested during a run takes effect when the run ends, and resume goes on", async () => {
+    const plan = LifecyclePaths.generate({ maxRetries: 0, pauseAfter: 0, recurring: true })
+    const path = plan.paths.find((p) => p.name === "START → PAUSE → SUCCEED+next ⇒ paused a1 c0")
+    expect(path).toBeDefined()
+    const ledger = await TestScheduler.run(
+      Effect.gen(function* () {
+        yield* LifecyclePaths.play(path as LifecyclePaths.Path, { task: { id: "poll" } })
+        const scheduler = yield* Scheduler.Scheduler
+        expect(yield* scheduler.resume("poll")).toBe(true)
+        return yield* scheduler.ledger("poll")
+      }),
+    )
+    expect(ledger.map((o) => Trace.line(o))).toEqual([
+      // The default recurring schedule: every second from 1 s. The slot it holds, 2 s, is
+      // still ahead when it is resumed at 1 s: it goes on with it.
+      "1000 poll ran slot=1000 start=1000 attempt=1 run=1 succeeded -> paused@2000",
+      "1000 poll paused reason=manual",
+      "1000 poll resumed reason=manual next=2000",
+    ])
+  })
+
+  it("reports a PathMismatch when the pause reason differs from the path's", async () => {
+    const plan = LifecyclePaths.generate({ maxRetries: 0, pauseAfter: 0, recurring: true })
+    const path = plan.paths.find((p) => p.name.startsWith("PAUSE → ")) as LifecyclePaths.Path
+    const tampered: LifecyclePaths.Path = {
+      ...path,
+      steps: path.steps.map((s, k) => (k === 0 ? { ...s, pausedReason: "failures" } : s)),
+    }
+    const error = await TestScheduler.run(Effect.flip(LifecyclePaths.play(tampered)))
+    expect(error.step).toBe(1)
+    expect(error.message).toMatch(/step 1 \(PAUSE\): info says .*"pausedReason":"manual"/)
   })
 
   it("reports a PathMismatch when the job does not do what the path needs", async () => {
@@ -259,14 +393,22 @@ describe("inputs", () => {
       maxRetries: 0,
       pauseAfter: 0,
       recurring: false,
+      expires: false,
     })
+    // A one-shot's window is a deadline; a recurring task's window skips slots (no EXPIRE).
+    expect(LifecyclePaths.inputOf({ schedule: Schedule.once(1), window: "1 minute" }).expires).toBe(
+      true,
+    )
+    expect(
+      LifecyclePaths.inputOf({ schedule: Schedule.fixedRate(10), window: "1 minute" }).expires,
+    ).toBe(false)
     expect(
       LifecyclePaths.inputOf({
         schedule: Schedule.fixedDelay("1 minute"),
         retry: { maxRetries: 2 },
         pauseAfterConsecutiveFailures: 3,
       }),
-    ).toEqual({ maxRetries: 2, pauseAfter: 3, recurring: true })
+    ).toEqual({ maxRetries: 2, pauseAfter: 3, recurring: true, expires: false })
     expect(LifecyclePaths.inputOf({ schedule: Schedule.at(0) }).recurring).toBe(false)
     expect(LifecyclePaths.inputOf({ schedule: Schedule.cron("* * * * *") }).recurring).toBe(true)
     expect(LifecyclePaths.inputOf({ schedule: Schedule.custom(() => undefined) }).recurring).toBe(
@@ -281,6 +423,9 @@ describe("inputs", () => {
     expect(() =>
       LifecyclePaths.generate({ maxRetries: 0, pauseAfter: 1.5, recurring: false }),
     ).toThrow(RangeError)
+    expect(() =>
+      LifecyclePaths.generate({ maxRetries: 0, pauseAfter: 0, recurring: true, expires: true }),
+    ).toThrow(/only a one-shot task/)
   })
 
   it("check needs an input or a task with a schedule", async () => {

@@ -1,15 +1,18 @@
 /**
  * Model-based tests of a task's lifecycle: paths generated from THE task machine
  * (`Lifecycle.machine`) with `xstate/graph`, covering every transition the machine can take for
- * a task's retry and failure policy — not only every state — and a driver that plays a path
- * against a real {@link Scheduler.Scheduler} on the test clock, asserting the lifecycle after
- * every step.
+ * a task's retry policy, failure policy and catch-up window — not only every state — pauses and
+ * resumes included, and a driver that plays a path against a real {@link Scheduler.Scheduler}
+ * on the test clock, asserting the lifecycle after every step.
  *
  * A path is a list of machine events. The driver realises each one with the scheduler's own
  * means: `START` lets the task's slot arrive (the clock moves to it), `SUCCEED` / `FAIL` make the
- * running job succeed or fail, `CANCEL` calls `scheduler.cancel`. After each step it compares the
- * task's `status`, its `info` (attempt, run number, consecutive failures) and the new ledger
- * records with what the machine says, replaying the events with XState's pure `transition()`.
+ * running job succeed or fail, `CANCEL` calls `scheduler.cancel`, `PAUSE` / `RESUME` call
+ * `scheduler.pause` / `scheduler.resume` (on a running task: the pause takes effect when the run
+ * ends), `EXPIRE` moves the clock past a one-shot's deadline before a worker takes it. After each
+ * step it compares the task's `status`, its `info` (attempt, run number, consecutive failures,
+ * pause reason) and the new ledger records with what the machine says, replaying the events with
+ * XState's pure `transition()`.
  *
  * **Example** (Every transition of a retrying, recurring task)
  *
@@ -20,9 +23,9 @@
  *
  * const task = { schedule: Schedule.fixedRate("1 hour"), retry: { maxRetries: 1 }, pauseAfterConsecutiveFailures: 2 }
  * const plan = LifecyclePaths.generate(LifecyclePaths.inputOf(task))
- * plan.paths.length // 13 paths, taking all 25 edges between 14 (state, counters) classes
+ * plan.paths.length // 38 paths, taking all 63 edges between 27 (state, counters) classes
  * const report = await Effect.runPromise(LifecyclePaths.check({ task }))
- * report.transitions // ["cancelled --CANCEL--> (ignored)", …, "scheduled --START--> running"]: all 9
+ * report.transitions // ["cancelled --CANCEL--> (ignored)", …, "scheduled --START--> running"]: all 15
  * ```
  *
  * @since 0.1.0
@@ -62,6 +65,11 @@ export interface Input {
   readonly maxRetries: number
   readonly pauseAfter: number
   readonly recurring: boolean | "may-end"
+  /**
+   * A one-shot task with a catch-up window (SPEC §3): its pending run can be found past its
+   * deadline, so paths also take `EXPIRE`. Only for `recurring: false`. Default `false`.
+   */
+  readonly expires?: boolean
 }
 
 /**
@@ -74,6 +82,7 @@ export interface TaskShape {
   readonly schedule: Schedule.Schedule
   readonly retry?: Retry.RetryPolicy | undefined
   readonly pauseAfterConsecutiveFailures?: number | undefined
+  readonly window?: Time.DurationInput | undefined
 }
 
 /**
@@ -96,26 +105,33 @@ const recurringOf = (schedule: Schedule.Schedule): Input["recurring"] => {
 
 /**
  * The {@link Input} of a task's options: its `retry.maxRetries`, its
- * `pauseAfterConsecutiveFailures` and whether its schedule recurs.
+ * `pauseAfterConsecutiveFailures`, whether its schedule recurs, and whether it is a one-shot
+ * with a catch-up `window` (a deadline: it may expire).
  *
- * **Example** (A cron task with retries)
+ * **Example** (A cron task with retries, and a one-shot with a deadline)
  *
  * ```ts
  * import { Schedule } from "@tickwork/runtime"
  * import { LifecyclePaths } from "@tickwork/runtime/testing"
  *
  * LifecyclePaths.inputOf({ schedule: Schedule.cron("30 2 * * *"), retry: { maxRetries: 2 } })
- * // { maxRetries: 2, pauseAfter: 0, recurring: true }
+ * // { maxRetries: 2, pauseAfter: 0, recurring: true, expires: false }
+ * LifecyclePaths.inputOf({ schedule: Schedule.once("1 minute"), window: "10 minutes" })
+ * // { maxRetries: 0, pauseAfter: 0, recurring: false, expires: true }
  * ```
  *
  * @category constructors
  * @since 0.1.0
  */
-export const inputOf = (task: TaskShape): Input => ({
-  maxRetries: task.retry?.maxRetries ?? 0,
-  pauseAfter: task.pauseAfterConsecutiveFailures ?? 0,
-  recurring: recurringOf(task.schedule),
-})
+export const inputOf = (task: TaskShape): Input => {
+  const recurring = recurringOf(task.schedule)
+  return {
+    maxRetries: task.retry?.maxRetries ?? 0,
+    pauseAfter: task.pauseAfterConsecutiveFailures ?? 0,
+    recurring,
+    expires: recurring === false && task.window !== undefined,
+  }
+}
 
 /**
  * One step of a path: an event, the machine transition it takes, and the exact lifecycle after
@@ -126,7 +142,10 @@ export const inputOf = (task: TaskShape): Input => ({
  */
 export interface Step {
   readonly event: Lifecycle.TaskEvent
-  /** The event as a path shows it: `START`, `SUCCEED`, `SUCCEED+next`, `FAIL`, `FAIL+next`, `CANCEL`. */
+  /**
+   * The event as a path shows it: `START`, `SUCCEED`, `SUCCEED+next`, `FAIL`, `FAIL+next`,
+   * `CANCEL`, `PAUSE`, `RESUME`, `EXPIRE`.
+   */
   readonly label: string
   /**
    * The machine transition taken, e.g. `running --FAIL [retriesLeft]--> scheduled`, or
@@ -147,6 +166,12 @@ export interface Step {
   readonly context: Lifecycle.TaskContext
   /** For `SUCCEED` and `FAIL`: what the task does next (the run's ledger record says the same). */
   readonly continuation: Task.Continuation | undefined
+  /**
+   * Why the task is paused after the step (`manual`: a `PAUSE`; `failures`: its failure policy),
+   * or, while it runs with a pause requested, why it will be; `undefined` otherwise. The task's
+   * `info.pausedReason` says the same.
+   */
+  readonly pausedReason: Task.PauseReason | undefined
 }
 
 /**
@@ -189,36 +214,68 @@ const machineInput = (input: Input): Lifecycle.TaskInput => ({
 })
 
 /**
- * The class of a snapshot: its state and the counters the guards read — `attempt` (against
- * `maxRetries`) and `consecutiveFailures` (against `pauseAfter`, and only when pausing is on).
- * `runNumber` only grows and no guard reads it, so it is left out (traversal would not end).
+ * The class of a snapshot: its state and the context the guards read — `attempt` (against
+ * `maxRetries`), `consecutiveFailures` (against `pauseAfter`, and only when pausing is on) and
+ * whether a pause was requested while running (` p`). `runNumber` only grows and no guard reads
+ * it, so it is left out (traversal would not end).
  */
 const classOf = (input: Input) => (s: Snapshot) =>
   `${String(s.value)} a${s.context.attempt} c${
     input.pauseAfter === 0 ? 0 : Math.min(s.context.consecutiveFailures, input.pauseAfter)
-  }`
+  }${s.context.pauseRequested === true ? " p" : ""}`
 
-/** The events a state can be given by a scheduler: the ones it handles, plus CANCEL in final states. */
+/**
+ * The events a state can be given by a scheduler: the ones it handles, plus CANCEL in final
+ * states. A running task is given PAUSE only while no pause is requested and RESUME only while
+ * one is (the other way round the machine ignores them); EXPIRE only for a one-shot with a window.
+ */
 const eventsFor =
   (input: Input) =>
   (s: Snapshot): Array<Lifecycle.TaskEvent> => {
     switch (s.value) {
-      case "scheduled":
-        return [{ type: "START" }, { type: "CANCEL" }]
+      case "scheduled": {
+        const out: Array<Lifecycle.TaskEvent> = [
+          { type: "START" },
+          { type: "PAUSE" },
+          { type: "CANCEL" },
+        ]
+        if (input.expires === true && input.recurring === false) out.push({ type: "EXPIRE" })
+        return out
+      }
       case "running": {
         const out: Array<Lifecycle.TaskEvent> = []
         if (input.recurring !== false) {
           out.push({ type: "SUCCEED", nextSlot: 1 }, { type: "FAIL", nextSlot: 1 })
         }
         if (input.recurring !== true) out.push({ type: "SUCCEED" }, { type: "FAIL" })
-        out.push({ type: "CANCEL" })
+        out.push(s.context.pauseRequested === true ? { type: "RESUME" } : { type: "PAUSE" }, {
+          type: "CANCEL",
+        })
         return out
       }
+      case "paused":
+        return [{ type: "RESUME" }, { type: "CANCEL" }]
       default:
         // A final task ignores everything; cancelling it is the one event a caller can still send.
         return [{ type: "CANCEL" }]
     }
   }
+
+/** Why the task is (or, running, will be) paused after `event` took it from `from` to `to`. */
+const pausedReasonAfter = (
+  before: Task.PauseReason | undefined,
+  from: Snapshot,
+  event: Lifecycle.TaskEvent,
+  to: Snapshot,
+): Task.PauseReason | undefined => {
+  if (to.value === "running") return to.context.pauseRequested === true ? "manual" : undefined
+  if (to.value !== "paused") return undefined
+  if (from.value === "paused") return before
+  // Entered `paused`: by hand, or at the end of a run during which a pause was requested, or
+  // (no request) stopped by the failure policy.
+  if (event.type === "PAUSE") return "manual"
+  return from.context.pauseRequested === true ? "manual" : "failures"
+}
 
 const labelOf = (e: Lifecycle.TaskEvent): string =>
   "nextSlot" in e && e.nextSlot !== undefined ? `${e.type}+next` : e.type
@@ -256,9 +313,13 @@ const transitionOf = (
  *
  * const plan = LifecyclePaths.generate({ maxRetries: 1, pauseAfter: 0, recurring: false })
  * plan.paths.map((p) => p.name)
- * // ["CANCEL → CANCEL ⇒ cancelled a1 c0", "START → CANCEL ⇒ cancelled a1 c0", …,
- * //  "START → FAIL → START → FAIL → CANCEL ⇒ failed a1 c0"]: 7 paths
- * plan.transitions.length // 9: the 6 a one-off task can take, and CANCEL ignored by the final states
+ * // ["CANCEL → CANCEL ⇒ cancelled a1 c0", "PAUSE → CANCEL ⇒ cancelled a1 c0", …,
+ * //  "START → FAIL → START → PAUSE → FAIL → CANCEL ⇒ failed a1 c0 p"]: 19 paths
+ * plan.transitions.length // 15: the 12 a one-off task can take, and CANCEL ignored by the final states
+ *
+ * // With a catch-up window, its run (or a pending retry) can also expire.
+ * LifecyclePaths.generate({ maxRetries: 1, pauseAfter: 0, recurring: false, expires: true })
+ *   .transitions.includes("scheduled --EXPIRE--> failed") // true
  * ```
  *
  * @category constructors
@@ -273,6 +334,11 @@ export const generate = (input: Input): Plan => {
   ) {
     throw new RangeError(
       `maxRetries and pauseAfter must be non-negative integers, got ${JSON.stringify(input)}`,
+    )
+  }
+  if (input.expires === true && input.recurring !== false) {
+    throw new RangeError(
+      `only a one-shot task (recurring: false) expires, got ${JSON.stringify(input)}`,
     )
   }
   const key = classOf(input)
@@ -293,6 +359,7 @@ export const generate = (input: Input): Plan => {
   const replayed = graphPaths.map((graphPath): Path => {
     let [snapshot] = initialTransition(Lifecycle.machine, machineInput(input))
     const steps: Array<Step> = []
+    let pausedReason: Task.PauseReason | undefined
     for (const { event, state: representative } of graphPath.steps.slice(1)) {
       const from = snapshot
       const [next, actions] = transition(Lifecycle.machine, from, event)
@@ -305,6 +372,7 @@ export const generate = (input: Input): Plan => {
         )
       }
       const effects = actions.map((a) => a.type)
+      pausedReason = pausedReasonAfter(pausedReason, from, event, next)
       steps.push({
         event,
         label: labelOf(event),
@@ -321,6 +389,7 @@ export const generate = (input: Input): Plan => {
                 ? "next"
                 : "final"
             : undefined,
+        pausedReason,
       })
     }
     const labels = steps.map((s) => s.label).join(" → ")
@@ -390,6 +459,12 @@ export interface TaskUnderTest<R = never> {
   readonly missedRuns?: MissedRun.MissedRunPolicy
   readonly timeout?: Time.DurationInput
   /**
+   * The catch-up window (SPEC §3). For a path whose input `expires`, the one-shot's deadline:
+   * default 5 minutes, so the runs and retries the path starts fall well inside it, and the
+   * `EXPIRE` step's clock move past it keeps the gate runs under the slow-run warning (10 min).
+   */
+  readonly window?: Time.DurationInput
+  /**
    * The job, told what the path needs from this run: it must succeed for `"succeed"` and fail
    * (any failure: a typed error, a defect, a timeout) for `"fail"`. Typically it sets up a fake
    * dependency to answer accordingly, then runs the real job. Default: `Effect.void`, or a
@@ -458,22 +533,26 @@ const summary = (o: Ledger.Occurrence): string => {
     case "cancelled":
       return `cancelled from=${o.from}${o.interrupted ? " interrupted" : ""}`
     case "expired":
+      return `expired attempt=${o.attempt}`
     case "paused":
     case "resumed":
-      return o.kind
+      return `${o.kind} reason=${o.reason}`
     default:
-      return `${o.kind} count=${o.count}`
+      return `${o.kind} cause=${o.cause} count=${o.count}`
   }
 }
 
 /**
  * Plays `path` against the {@link Scheduler.Scheduler} in context, which must run on Effect's
  * `TestClock` (use the `TestScheduler` layer, one fresh scheduler per path). Schedules the task,
- * then realises each step — `START`: moves the clock to the task's pending slot and waits until
- * its run has started; `SUCCEED` / `FAIL`: lets the running job succeed or fail; `CANCEL`:
- * `scheduler.cancel(id)` — and after each step fails with {@link PathMismatch} unless the task's
- * status, its attempt, run number and consecutive failures, the new ledger records and the
- * answer of `cancel` are exactly what the machine says.
+ * then realises each step with the scheduler's own means — `START`: moves the clock to the task's
+ * pending slot and waits until its run has started; `SUCCEED` / `FAIL`: lets the running job
+ * succeed or fail; `CANCEL`: `scheduler.cancel(id)`; `PAUSE` / `RESUME`: `scheduler.pause(id)` /
+ * `scheduler.resume(id)` (while the task runs, a pause is requested or withdrawn, and the run's
+ * end then pauses it); `EXPIRE`: moves the clock past the one-shot's deadline (`explain(id)`)
+ * and lets a worker take it — and after each step fails with {@link PathMismatch} unless the
+ * task's status, its attempt, run number, consecutive failures and pause reason, the new ledger
+ * records and the answer of `cancel`, `pause` or `resume` are exactly what the machine says.
  *
  * While the task is `scheduled`, every worker is held by a "gate" run (ids `<id>:gate-<n>`, high
  * priority): `START` releases one, so a slot due at once (a schedule that starts now, a retry
@@ -527,6 +606,7 @@ export const play = <R = never>(
     let plannedNext = true
     const schedule = scheduleFor(input, task.schedule, () => plannedNext)
     if (typeof schedule === "string") return yield* Effect.die(new Error(schedule))
+    const window = input.expires === true ? (task.window ?? "5 minutes") : task.window
 
     const outcomes = yield* Queue.unbounded<PlannedOutcome>()
     const job = task.job ?? defaultJob
@@ -579,6 +659,7 @@ export const play = <R = never>(
         ...(task.priority === undefined ? {} : { priority: task.priority }),
         ...(task.missedRuns === undefined ? {} : { missedRuns: task.missedRuns }),
         ...(task.timeout === undefined ? {} : { timeout: task.timeout }),
+        ...(window === undefined ? {} : { window }),
         job: (run: Task.RunInfo) => Effect.flatMap(Queue.take(outcomes), (o) => job(o, run)),
       })
       .pipe(Effect.mapError((e) => mismatch(0, `the task was not accepted: ${e.message}`)))
@@ -592,6 +673,23 @@ export const play = <R = never>(
       return yield* mismatch(0, `a new task is ${yield* scheduler.status(taskId)}, not scheduled`)
     }
 
+    /** Releases a gate and waits until the actor has taken the task's pending entry. */
+    const take = (k: number, what: string) =>
+      Effect.gen(function* () {
+        yield* Queue.offer(gates, undefined)
+        yield* waitUntil(
+          k,
+          what,
+          Effect.map(scheduler.status(taskId), (s) => s !== "scheduled"),
+        )
+        yield* addGate
+      })
+    /** The answer of `pause` or `resume`: the machine handles the event, so it must be true. */
+    const answered = (k: number, call: string, answer: boolean) =>
+      answer
+        ? Effect.void
+        : Effect.fail(mismatch(k, `${call} returned false, the machine says true`))
+
     let seen = 0
     for (let k = 1; k <= path.steps.length; k++) {
       const step = path.steps[k - 1] as Step
@@ -604,13 +702,34 @@ export const play = <R = never>(
           const info = yield* infoOf
           const t = yield* now
           if (info.scheduledFor > t) yield* TestClock.adjust(info.scheduledFor - t)
-          yield* Queue.offer(gates, undefined)
-          yield* waitUntil(
-            k,
-            `the run due at ${info.scheduledFor}`,
-            Effect.map(scheduler.status(taskId), (s) => s !== "scheduled"),
-          )
-          yield* addGate
+          yield* take(k, `the run due at ${info.scheduledFor}`)
+          break
+        }
+        case "EXPIRE": {
+          const explained = yield* scheduler.explain(taskId)
+          const deadline = Option.isSome(explained) ? explained.value.deadline : undefined
+          const pending = Option.isSome(explained) ? explained.value.pending : undefined
+          if (deadline === undefined || pending === undefined) {
+            return yield* mismatch(k, "explain gives no deadline for the pending run")
+          }
+          const past = Math.max(deadline + 1, pending.scheduledFor)
+          const t = yield* now
+          if (past > t) yield* TestClock.adjust(past - t)
+          yield* take(k, `the run due at ${pending.scheduledFor}, past its deadline ${deadline}`)
+          expected.push(`expired attempt=${after.attempt}`)
+          break
+        }
+        case "PAUSE": {
+          yield* answered(k, "pause", yield* scheduler.pause(taskId))
+          if (step.from === "scheduled") expected.push("paused reason=manual")
+          break
+        }
+        case "RESUME": {
+          yield* answered(k, "resume", yield* scheduler.resume(taskId))
+          if (step.from === "paused") {
+            const before = k === 1 ? undefined : (path.steps[k - 2] as Step).pausedReason
+            expected.push(`resumed reason=${before}`)
+          }
           break
         }
         case "SUCCEED":
@@ -621,6 +740,8 @@ export const play = <R = never>(
             `${step.continuation === "retry" ? "retried" : "ran"} attempt=${prior?.attempt ?? 1} run=${after.runNumber} ` +
               `${step.event.type === "SUCCEED" ? "succeeded" : "failed"} -> ${step.to} (${step.continuation})`,
           )
+          // The run's end pauses it (a requested pause, or the failure policy): after its record.
+          if (step.to === "paused") expected.push(`paused reason=${step.pausedReason}`)
           yield* waitUntil(
             k,
             "the run's end",
@@ -630,14 +751,16 @@ export const play = <R = never>(
         }
         case "CANCEL": {
           const cancelled = yield* scheduler.cancel(taskId, { interrupt })
-          const cancellable = step.from === "scheduled" || step.from === "running"
+          const cancellable =
+            step.from === "scheduled" || step.from === "running" || step.from === "paused"
           if (cancelled !== cancellable) {
             return yield* mismatch(
               k,
               `cancel returned ${cancelled}, the machine says ${cancellable}`,
             )
           }
-          if (step.from === "scheduled") expected.push("cancelled from=scheduled")
+          if (step.from === "scheduled" || step.from === "paused")
+            expected.push(`cancelled from=${step.from}`)
           if (step.from === "running") {
             if (!interrupt) yield* Queue.offer(outcomes, "succeed")
             expected.push(
@@ -666,11 +789,13 @@ export const play = <R = never>(
         attempt: info.attempt,
         runNumber: info.runNumber,
         consecutiveFailures: info.consecutiveFailures,
+        pausedReason: info.pausedReason ?? null,
       }
       const want = {
         attempt: step.context.attempt,
         runNumber: step.context.runNumber,
         consecutiveFailures: step.context.consecutiveFailures,
+        pausedReason: step.pausedReason ?? null,
       }
       if (JSON.stringify(actual) !== JSON.stringify(want)) {
         return yield* mismatch(
@@ -738,7 +863,10 @@ const scheduleFor = (
  */
 export interface CheckOptions<R = never> extends PlayOptions<R> {
   readonly input?: Input
-  /** Options of the fresh test layer each path is played on. */
+  /**
+   * Options of the fresh test layer each path is played on. Default `slowRunWarning: false`:
+   * the gate runs are held while the clock moves.
+   */
   readonly layer?: TestScheduler.Options
 }
 
@@ -809,7 +937,9 @@ export const check = <R = never>(
     for (const path of plan.paths) {
       const result = yield* play(path, options).pipe(
         Effect.scoped,
-        Effect.provide(TestScheduler.layer(options.layer)),
+        // Gates hold the workers while the clock moves to a slot (hours, for a cron task): not
+        // slow runs worth a warning, unless the caller's layer asks for them.
+        Effect.provide(TestScheduler.layer({ slowRunWarning: false, ...options.layer })),
         Effect.catchTag("InvalidOption", (e) => Effect.die(e)),
       )
       steps += result.steps

@@ -1,10 +1,14 @@
 /**
  * A fast-check command model of the {@link Scheduler.Scheduler}, with the core's deterministic
  * driver as the reference: random sequences of commands — schedule a task (of every kind of
- * schedule, or of your own task templates), advance the clock, jump to the next slot, cancel,
- * change what a task's runs do — are applied to both, and after every command their run traces
- * (every occurrence, as `Trace.line`s), every task's state and counters and the per-state counts
- * must be equal. A failure shrinks to a short sequence of commands.
+ * schedule, or of your own task templates; with windows, tags and circuit breakers), advance the
+ * clock, jump to the next slot, cancel, pause, resume, update a task, move it into or out of a
+ * breaker, pause/resume/cancel by filter, change what a task's runs do — are applied to both,
+ * and after every command their answers, their run traces (every occurrence, as `Trace.line`s),
+ * every task's state and counters, the per-state counts and the circuit breakers (their state
+ * and every transition) must be equal, and the model's {@link invariants} must hold (a paused
+ * task starts no run; a held one-shot is never lost). A failure shrinks to a short sequence of
+ * commands.
  *
  * This module imports `fast-check` (an optional peer dependency of `@tickwork/runtime`): import
  * it from `@tickwork/runtime/testing/commands`, in tests only.
@@ -33,8 +37,11 @@
  * @since 0.1.0
  */
 import {
+  type Breaker,
   Clock as CoreClock,
   Driver,
+  type Errors,
+  type Kernel,
   type MissedRun,
   Random,
   type Retry,
@@ -42,7 +49,7 @@ import {
   type Task,
   type Time,
 } from "@tickwork/core"
-import { Effect, Exit, ManagedRuntime, Option, Scope } from "effect"
+import { Effect, Exit, ManagedRuntime, Option, type Result, Scope, Stream } from "effect"
 import fc from "fast-check"
 import * as Ledger from "../Ledger.ts"
 import * as Scheduler from "../Scheduler.ts"
@@ -76,11 +83,69 @@ export interface TaskSpec {
   readonly spawn: number | undefined
   /** The job cancels its own task on this run number. */
   readonly cancelSelfOn: number | undefined
+  /**
+   * The catch-up window, ms (SPEC §3): on `once`, `at`, `fixed-rate` and `cron` tasks only (the
+   * others refuse one). For a one-shot it is a deadline: past it the run expires.
+   */
+  readonly window?: number | undefined
+  /** A tag, for the bulk commands' filters. Default: none. */
+  readonly tag?: "a" | "b" | undefined
+  /**
+   * Its circuit breaker (SPEC §7): `"shared"` joins the model's shared breaker (see
+   * {@link breakers}), `"own"` gives it its own ({@link ownBreaker}). Default: none.
+   */
+  readonly breaker?: "shared" | "own" | undefined
 }
 
 /**
+ * The circuit breakers the model's schedulers are built with: one shared breaker, `shared`,
+ * that opens after 2 failed slots of its tasks and lets a probe through 20 ms later, then 40 ms,
+ * up to 80 ms.
+ *
+ * **Example** (The layer options of a scheduler to compare with the model)
+ *
+ * ```ts
+ * import { TestScheduler } from "@tickwork/runtime/testing"
+ * import * as Commands from "@tickwork/runtime/testing/commands"
+ *
+ * const layer = TestScheduler.layer({ breakers: Commands.breakers })
+ * ```
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export const breakers: Readonly<Record<string, Breaker.BreakerPolicy>> = {
+  shared: { failures: 2, coolDown: 20, factor: 2, maxCoolDown: 80 },
+}
+
+/**
+ * A task's own circuit breaker in the model (`breaker: "own"`): opens after 1 failed slot,
+ * probes 15 ms later (then 30 ms).
+ *
+ * **Example** (Its policy)
+ *
+ * ```ts
+ * import * as Commands from "@tickwork/runtime/testing/commands"
+ *
+ * Commands.ownBreaker.failures // 1
+ * ```
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export const ownBreaker: Breaker.BreakerPolicy = {
+  failures: 1,
+  coolDown: 15,
+  factor: 2,
+  maxCoolDown: 30,
+}
+
+const windowFits = (kind: TaskSpec["kind"]) => kind !== "fixed-delay" && kind !== "custom"
+
+/**
  * The arbitrary of {@link TaskSpec}: small delays and periods (0–60 ms, 1–25 ms) so that random
- * clock moves of a few tens of ms make slots collide, runs late, retries pile up.
+ * clock moves of a few tens of ms make slots collide, runs late, retries pile up. No window, tag
+ * or breaker: see {@link controlledTaskSpec} for those.
  *
  * **Example** (A sample)
  *
@@ -109,6 +174,40 @@ export const taskSpec: fc.Arbitrary<TaskSpec> = fc.record({
 })
 
 /**
+ * The arbitrary of the command model's random tasks: {@link taskSpec}, sometimes with a catch-up
+ * window (0–30 ms, on the kinds that take one), a tag, and a circuit breaker (the shared one of
+ * {@link breakers}, or its own): a scheduler they are given to needs {@link breakers}.
+ *
+ * **Example** (A sample)
+ *
+ * ```ts
+ * import fc from "fast-check"
+ * import * as Commands from "@tickwork/runtime/testing/commands"
+ *
+ * fc.sample(Commands.controlledTaskSpec, 1)[0]?.breaker // "shared", "own" or undefined
+ * ```
+ *
+ * @category arbitraries
+ * @since 0.2.0
+ */
+export const controlledTaskSpec: fc.Arbitrary<TaskSpec> = fc
+  .tuple(
+    taskSpec,
+    fc.record({
+      window: fc.option(fc.integer({ min: 0, max: 30 }), { nil: undefined, freq: 3 }),
+      tag: fc.constantFrom(undefined, "a", "b"),
+      breaker: fc.option(fc.constantFrom("shared", "own"), { nil: undefined, freq: 2 }),
+    }),
+  )
+  .map(([spec, { window, tag, breaker }]) => ({
+    ...spec,
+    // A window only where the kernel takes one: the model schedules accepted tasks.
+    window: window !== undefined && windowFits(spec.kind) ? window : undefined,
+    tag,
+    breaker,
+  }))
+
+/**
  * The schedule of a {@link TaskSpec} scheduled at `now`.
  *
  * **Example** (A fixed-rate spec)
@@ -124,7 +223,10 @@ export const taskSpec: fc.Arbitrary<TaskSpec> = fc.record({
  * @category constructors
  * @since 0.1.0
  */
-export const scheduleOf = (spec: TaskSpec, now: number): Schedule.Schedule => {
+export const scheduleOf = (
+  spec: Pick<TaskSpec, "kind" | "delay" | "period">,
+  now: number,
+): Schedule.Schedule => {
   switch (spec.kind) {
     case "once":
       return Schedule.once(spec.delay)
@@ -160,11 +262,17 @@ export interface TaskOptions {
   readonly missedRuns?: MissedRun.MissedRunPolicy | undefined
   readonly pauseAfterConsecutiveFailures?: number | undefined
   readonly timeout?: Time.DurationInput | undefined
+  readonly window?: Time.DurationInput | undefined
+  readonly tags?: ReadonlyArray<string> | undefined
+  readonly breaker?: Breaker.BreakerPolicy | string | undefined
 }
+
+const breakerOf = (choice: string | undefined): Breaker.BreakerPolicy | string | undefined =>
+  choice === "own" ? ownBreaker : choice
 
 /**
  * The options of a {@link TaskSpec} scheduled at `now` (retry backoff: 3 ms, doubling, with the
- * spec's jitter).
+ * spec's jitter; its window, tag and breaker when it has them).
  *
  * **Example** (Scheduling a spec by hand)
  *
@@ -189,6 +297,9 @@ export const taskOptions = (spec: TaskSpec, now: number): TaskOptions => ({
   retry: { maxRetries: spec.maxRetries, base: 3, factor: 2, jitter: spec.jitter },
   missedRuns: spec.missedRuns,
   pauseAfterConsecutiveFailures: spec.pauseAfter,
+  ...(spec.window === undefined ? {} : { window: spec.window }),
+  ...(spec.tag === undefined ? {} : { tags: [spec.tag] }),
+  ...(spec.breaker === undefined ? {} : { breaker: breakerOf(spec.breaker) }),
 })
 
 // ------------------------------------------------------------------ templates
@@ -217,6 +328,10 @@ export interface Template {
   readonly retry?: Retry.RetryPolicy
   readonly missedRuns?: MissedRun.MissedRunPolicy
   readonly pauseAfterConsecutiveFailures?: number
+  readonly window?: Time.DurationInput
+  readonly tags?: ReadonlyArray<string>
+  /** Its own breaker policy, or the name of a breaker in {@link Options.breakers}. */
+  readonly breaker?: Breaker.BreakerPolicy | string
   readonly job?: (outcome: PlannedOutcome, run: Task.RunInfo) => Effect.Effect<unknown, unknown>
 }
 
@@ -257,6 +372,9 @@ const fromTemplate = (name: string, t: Template, fails: ReadonlyArray<boolean>):
     retry: t.retry,
     missedRuns: t.missedRuns,
     pauseAfterConsecutiveFailures: t.pauseAfterConsecutiveFailures,
+    window: t.window,
+    tags: t.tags,
+    breaker: t.breaker,
   }),
   fails,
   spawn: undefined,
@@ -294,6 +412,8 @@ export interface View {
   readonly lines: ReadonlyArray<string>
   /** Every task scheduled so far (by a command or by a job), in the order they were. */
   readonly tasks: ReadonlyArray<Task.TaskInfo>
+  /** What `explain` says of every task that is `paused` now: where it would go on. */
+  readonly paused: ReadonlyArray<Kernel.Explanation>
 }
 
 /** A task's info without its error values: what both systems must agree on. */
@@ -302,24 +422,34 @@ const project = (info: Task.TaskInfo | undefined, id: string): string =>
     ? `${id} unknown`
     : `${info.id} ${info.state} kind=${info.kind} priority=${info.priority} slot=${info.scheduledFor} ` +
       `attempt=${info.attempt} run=${info.runNumber} failures=${info.consecutiveFailures} ` +
-      `lastFailure=${info.lastFailure?.kind ?? "-"} finished=${info.finishedAt ?? "-"}`
+      `lastFailure=${info.lastFailure?.kind ?? "-"} finished=${info.finishedAt ?? "-"} ` +
+      `paused=${info.pausedReason ?? "-"} window=${info.window ?? "-"} ` +
+      `breaker=${info.breaker ?? "-"} tags=${(info.tags ?? []).join(",")}`
 
-const counts = (s: {
-  readonly scheduled: number
-  readonly running: number
-  readonly done: number
-  readonly failed: number
-  readonly cancelled: number
-  readonly accepted: number
-  readonly removed: number
-}) =>
-  `scheduled=${s.scheduled} running=${s.running} done=${s.done} failed=${s.failed} ` +
-  `cancelled=${s.cancelled} accepted=${s.accepted} removed=${s.removed}`
+const counts = (s: Kernel.Stats) =>
+  `scheduled=${s.scheduled} running=${s.running} paused=${s.paused} done=${s.done} ` +
+  `failed=${s.failed} cancelled=${s.cancelled} accepted=${s.accepted} removed=${s.removed}`
+
+/** A circuit breaker as both systems must agree on it. */
+const breakerState = (b: Kernel.BreakerInfo): string =>
+  `${b.name}${b.shared ? " (shared)" : ""} ${b.state} failures=${b.failures} opens=${b.opens} ` +
+  `openedAt=${b.openedAt ?? "-"} halfOpenAt=${b.halfOpenAt ?? "-"} probe=${b.probe ?? "-"} ` +
+  `tasks=${b.tasks.join(",")} held=${b.held.join(",")}`
+
+/** A breaker transition from the occurrence stream, as a line. */
+const breakerLine = (o: Task.BreakerChanged): string =>
+  `${o.at} breaker ${o.breaker} ${o.from} -> ${o.to} cause=${o.cause ?? "-"} ` +
+  `probe=${o.probe ?? "-"} coolDown=${o.coolDown ?? "-"} halfOpenAt=${o.halfOpenAt ?? "-"}`
+
+/** An answer of either system as text: a value, or the typed error's tag and message. */
+const answer = <A>(r: Result.Result<A, Errors.ScheduleError>): string =>
+  r._tag === "Success" ? JSON.stringify(r.success) : `${r.failure._tag}: ${r.failure.message}`
 
 /**
  * The reference: the core's deterministic {@link Driver} on a manual clock, with inline jobs
  * that do what the plan says. It records the occurrences the runtime would publish (its runs'
- * records, the slots they merged or dropped, and cancellations).
+ * records, the slots they merged or dropped, cancellations, and the kernel's control
+ * occurrences: skipped slots, expiries, pauses, resumes) and the circuit breakers' transitions.
  *
  * @category models
  * @since 0.1.0
@@ -328,16 +458,28 @@ export class Model {
   readonly clock: CoreClock.ManualClock
   readonly driver: Driver.Driver
   readonly occurrences: Array<Ledger.Occurrence> = []
+  /** Circuit-breaker transitions, in order. */
+  readonly breakerEvents: Array<Task.BreakerChanged> = []
   readonly ids: Array<string> = []
   private readonly plans = new Map<string, Plan>()
 
-  constructor(options: { readonly seed: number; readonly startAt: number }) {
+  constructor(options: {
+    readonly seed: number
+    readonly startAt: number
+    readonly breakers?: Readonly<Record<string, Breaker.BreakerPolicy>> | undefined
+  }) {
     this.clock = new CoreClock.ManualClock(options.startAt)
     this.driver = Driver.make({
       clock: this.clock,
       random: Random.seeded(options.seed),
+      ...(options.breakers === undefined ? {} : { breakers: options.breakers }),
       onRun: (record) => {
         this.occurrences.push(...fromRun(record))
+      },
+      // Skipped slots, expiries, pauses, resumes: into the trace, as the runtime's ledger has them.
+      onOccurrence: (o) => {
+        if (o.kind === "breaker") this.breakerEvents.push(o)
+        else this.occurrences.push(o)
       },
     })
   }
@@ -371,7 +513,7 @@ export class Model {
         kind: "cancelled",
         id: info.id,
         generation: info.generation,
-        from: info.state as "scheduled" | "running",
+        from: info.state as "scheduled" | "running" | "paused",
         scheduledFor: info.scheduledFor,
         interrupted: false,
         at: this.clock.now(),
@@ -385,9 +527,35 @@ export class Model {
     if (this.plans.has(id)) this.plans.set(id, { fails, runs: 0 })
   }
 
-  /** Moves the clock `ms` forward, running every slot at its time. */
-  advance(ms: number): void {
-    this.driver.runUntil(this.clock.now() + ms)
+  /**
+   * Pauses, resumes or cancels the tasks matching `filter`; returns the ids changed. Cancels go
+   * one by one, each recorded as a single cancel is (as the runtime's `cancelAll` records them).
+   */
+  bulk(action: BulkAction, filter: Kernel.TaskFilter): ReadonlyArray<string> {
+    if (action === "pause") return this.driver.pauseAll(filter)
+    if (action === "resume") return this.driver.resumeAll(filter)
+    const ids: Array<string> = []
+    for (const info of this.driver.tasks(filter)) if (this.cancel(info.id)) ids.push(info.id)
+    return ids
+  }
+
+  /**
+   * Moves the clock `ms` forward, running every slot at its time: stepping the clock to each
+   * pending slot and running what is due there (`runDue`), or with `Driver.runUntil`.
+   */
+  advance(ms: number, how: "step" | "runUntil" = "step"): void {
+    const end = this.clock.now() + ms
+    if (how === "runUntil") {
+      this.driver.runUntil(end)
+      return
+    }
+    for (;;) {
+      const next = this.driver.nextSlot()
+      if (next === undefined || next > end) break
+      if (next > this.clock.now()) this.clock.set(next)
+      this.driver.runDue()
+    }
+    this.clock.set(end)
   }
 
   /** Runs what is due now; the runtime starts due work without waiting for the clock to move. */
@@ -402,6 +570,8 @@ export class Model {
       lines: this.occurrences.map((o) => Trace.line(o)),
       tasks: this.ids.map((id) => project(this.driver.info(id), id)),
       counts: counts(this.driver.stats()),
+      breakers: this.driver.breakers().map(breakerState),
+      breakerEvents: this.breakerEvents.map(breakerLine),
     }
   }
 }
@@ -419,6 +589,8 @@ interface Snapshot {
   readonly lines: ReadonlyArray<string>
   readonly tasks: ReadonlyArray<string>
   readonly counts: string
+  readonly breakers: ReadonlyArray<string>
+  readonly breakerEvents: ReadonlyArray<string>
 }
 
 /**
@@ -438,29 +610,43 @@ export class System {
   private readonly scope: Scope.Closeable
   readonly scheduler: Scheduler.SchedulerShape
   readonly recorder: Trace.Recorder
+  /** Circuit-breaker transitions from the occurrence stream, in order. */
+  readonly breakerEvents: ReadonlyArray<Task.BreakerChanged>
 
   private constructor(
     runtime: ManagedRuntime.ManagedRuntime<Scheduler.Scheduler, unknown>,
     scope: Scope.Closeable,
     scheduler: Scheduler.SchedulerShape,
     recorder: Trace.Recorder,
+    breakerEvents: ReadonlyArray<Task.BreakerChanged>,
   ) {
     this.runtime = runtime
     this.scope = scope
     this.scheduler = scheduler
     this.recorder = recorder
+    this.breakerEvents = breakerEvents
   }
 
-  /** Builds the scheduler and subscribes the recorder. */
+  /** Builds the scheduler and subscribes the recorder (and a listener of breaker transitions). */
   static async make(options: TestScheduler.Options): Promise<System> {
     const runtime = ManagedRuntime.make(TestScheduler.layer(options))
     const scope = Scope.makeUnsafe()
+    const events: Array<Task.BreakerChanged> = []
     const [scheduler, recorder] = await runtime.runPromise(
       Effect.gen(function* () {
-        return [yield* Scheduler.Scheduler, yield* Trace.record()] as const
+        const scheduler = yield* Scheduler.Scheduler
+        yield* scheduler.occurrences.pipe(
+          Stream.runForEach((o) =>
+            Effect.sync(() => {
+              if (o.kind === "breaker") events.push(o)
+            }),
+          ),
+          Effect.forkScoped({ startImmediately: true }),
+        )
+        return [scheduler, yield* Trace.record()] as const
       }).pipe(Effect.provideService(Scope.Scope, scope)),
     )
-    return new System(runtime, scope, scheduler, recorder)
+    return new System(runtime, scope, scheduler, recorder, events)
   }
 
   /** Runs an effect against the scheduler's layer (its TestClock included). */
@@ -520,15 +706,21 @@ export class System {
     return this.run(
       Effect.gen(function* () {
         const tasks: Array<Task.TaskInfo> = []
+        const paused: Array<Kernel.Explanation> = []
         for (const id of self.ids) {
           const info = yield* self.scheduler.info(id)
           if (info._tag === "Some") tasks.push(info.value)
+          if (info._tag === "Some" && info.value.state === "paused") {
+            const explained = yield* self.scheduler.explain(id)
+            if (explained._tag === "Some") paused.push(explained.value)
+          }
         }
         return {
           now: yield* TestScheduler.now,
           occurrences: self.recorder.occurrences(),
           lines: self.recorder.lines(),
           tasks,
+          paused,
         }
       }),
     )
@@ -548,6 +740,8 @@ export class System {
           lines: self.recorder.lines(),
           tasks,
           counts: counts(yield* self.scheduler.stats),
+          breakers: (yield* self.scheduler.breakers).map(breakerState),
+          breakerEvents: self.breakerEvents.map(breakerLine),
         }
       }),
     )
@@ -581,10 +775,23 @@ export interface Options {
   readonly advance?: { readonly max: number }
   /** Commands per run at most. Default 25. */
   readonly maxCommands?: number
+  /**
+   * How the reference moves its clock: `"step"` (default) sets it to each pending slot in turn
+   * and runs what is due there (`Driver.runDue`), as the runtime's actor wakes at each slot;
+   * `"runUntil"` uses `Driver.runUntil`. They differ in one known case: `runUntil` records a
+   * one-shot found past its deadline (a retry due after it) at the clock's time before the step,
+   * not at the retry's due time where the runtime records it.
+   */
+  readonly reference?: "step" | "runUntil"
   /** Seed of the schedulers' retry jitter. Default 1234. */
   readonly seed?: number
   /** Where virtual time starts (both clocks). Default 0. */
   readonly startAt?: number | Date
+  /**
+   * The circuit breakers shared by name, on both schedulers: random tasks join `shared`, your
+   * templates name theirs. Default {@link breakers}.
+   */
+  readonly breakers?: Readonly<Record<string, Breaker.BreakerPolicy>>
   /**
    * Your own check, run on the system under test after every command (once it has been found
    * equal to the reference): throw to fail the run.
@@ -630,7 +837,93 @@ const compare = async (
       `after ${command}, the counts differ:\n  expected ${expected.counts}\n  actual   ${actual.counts}`,
     )
   }
-  if (invariant !== undefined) invariant(await system.view())
+  const breakerDiff =
+    Trace.diff(expected.breakerEvents, actual.breakerEvents) ??
+    Trace.diff(expected.breakers, actual.breakers)
+  if (breakerDiff !== undefined) {
+    throw new Error(`after ${command}, the circuit breakers differ:\n${breakerDiff}`)
+  }
+  const view = await system.view()
+  try {
+    invariants(view)
+  } catch (error) {
+    throw new Error(`after ${command}: ${(error as Error).message}`)
+  }
+  if (invariant !== undefined) invariant(view)
+}
+
+/**
+ * The model's own invariants, checked on the scheduler under test after every command (once it
+ * has been found equal to the reference):
+ *
+ * - a paused task starts no run: no run (nor an expiry) of a task is recorded between its
+ *   `paused` record and the `resumed` (or `cancelled`) one after it, and every run a task started
+ *   is recorded;
+ * - a held one-shot is never lost: a paused one-shot still has its run (a held retry, or the
+ *   slot `explain` shows it would take), and a one-shot that is final got there through a
+ *   record — its run, its expiry or its cancel.
+ *
+ * Throws an `Error` naming the task and what broke.
+ *
+ * **Example** (On a view of your own)
+ *
+ * ```ts
+ * import * as Commands from "@tickwork/runtime/testing/commands"
+ *
+ * Commands.invariants({ now: 0, occurrences: [], lines: [], tasks: [], paused: [] }) // holds
+ * ```
+ *
+ * @category assertions
+ * @since 0.2.0
+ */
+export const invariants = (view: View): void => {
+  const paused = new Set<string>()
+  const runs = new Map<string, number>()
+  const last = new Map<string, Ledger.Occurrence>()
+  for (const o of view.occurrences) {
+    switch (o.kind) {
+      case "paused":
+        paused.add(o.id)
+        break
+      case "resumed":
+      case "cancelled":
+        paused.delete(o.id)
+        break
+      case "ran":
+      case "retried":
+      case "expired":
+        if (paused.has(o.id)) {
+          throw new Error(`${o.id} is paused, yet it has this record: ${Trace.line(o)}`)
+        }
+        if (o.kind !== "expired") runs.set(o.id, (runs.get(o.id) ?? 0) + 1)
+        break
+    }
+    if (o.kind !== "skipped" && o.kind !== "coalesced") last.set(`${o.id} ${o.kind}`, o)
+  }
+  const held = new Map(view.paused.map((e) => [e.id as string, e]))
+  for (const t of view.tasks) {
+    const recorded = runs.get(t.id) ?? 0
+    if (t.state !== "running" && recorded !== t.runNumber) {
+      throw new Error(`${t.id} started ${t.runNumber} run(s), ${recorded} recorded`)
+    }
+    if (t.kind !== "once") continue
+    if (t.state === "paused") {
+      // It holds its run: a retry (attempt > 1, due at its own time), or its slot, which
+      // `explain` lists as the slot it would take if resumed now.
+      const e = held.get(t.id)
+      if (t.attempt === 1 && (e === undefined || e.slots.length === 0)) {
+        throw new Error(`${t.id} is a paused one-shot with no run left: its run was lost`)
+      }
+    } else if (t.state === "done" || t.state === "failed") {
+      const ran = last.get(`${t.id} ran`)
+      const ended =
+        (ran?.kind === "ran" && ran.state === t.state && ran.continuation === "final") ||
+        (t.state === "failed" && last.has(`${t.id} expired`))
+      if (!ended) throw new Error(`${t.id} is ${t.state} without a final run or an expiry`)
+    } else if (t.state === "cancelled" && !last.has(`${t.id} cancelled`)) {
+      throw new Error(`${t.id} is cancelled without a cancel record`)
+    }
+  }
 }
 
 /** A command: `act` on both systems, then compare them. */
@@ -657,18 +950,18 @@ const scheduleCommand = (blueprint: Blueprint, invariant: Options["invariant"]) 
     invariant,
   )
 
-const advanceCommand = (ms: number, invariant: Options["invariant"]) =>
+const advanceCommand = (ms: number, options: Options) =>
   command(
     () => `advance ${ms}`,
     async (model, system) => {
-      model.advance(ms)
+      model.advance(ms, options.reference)
       await system.run(TestScheduler.advance(ms))
     },
-    invariant,
+    options.invariant,
   )
 
 /** Moves the clock to the earliest pending slot (as the reference knows it), plus `extra` ms. */
-const nextSlotCommand = (extra: number, invariant: Options["invariant"]) => {
+const nextSlotCommand = (extra: number, options: Options) => {
   let ms: number | undefined
   return command(
     () => `to next slot +${extra}${ms === undefined ? "" : ` (advance ${ms})`}`,
@@ -676,10 +969,10 @@ const nextSlotCommand = (extra: number, invariant: Options["invariant"]) => {
       const next = model.driver.nextSlot()
       const by = next === undefined ? extra : Math.max(0, next - model.clock.now()) + extra
       ms = by
-      model.advance(by)
+      model.advance(by, options.reference)
       await system.run(TestScheduler.advance(by))
     },
-    invariant,
+    options.invariant,
   )
 }
 
@@ -721,12 +1014,183 @@ const outcomesCommand = (
   )
 }
 
+/** Compares the answers of the reference and of the scheduler to the same call. */
+const same = (call: string, expected: unknown, actual: unknown): void => {
+  const e = JSON.stringify(expected)
+  const a = JSON.stringify(actual)
+  if (e !== a) throw new Error(`${call}: the reference answered ${e}, the scheduler ${a}`)
+}
+
+const pauseCommand = (
+  target: number,
+  action: "pause" | "resume",
+  invariant: Options["invariant"],
+) => {
+  let id: string | undefined
+  return command(
+    () => `${action} ${id ?? `#${target}`}`,
+    async (model, system) => {
+      id = pick(model, target) ?? "none"
+      const target_ = id
+      const expected =
+        action === "pause" ? model.driver.pause(target_) : model.driver.resume(target_)
+      const actual = await system.run(
+        action === "pause" ? system.scheduler.pause(target_) : system.scheduler.resume(target_),
+      )
+      same(`${action} ${id}`, expected, actual)
+    },
+    invariant,
+  )
+}
+
+/**
+ * A change of a task's options, as the `update` command makes it (each field present or not):
+ * its priority, retries, failure policy, missed-run policy, window (`null` removes it), a new
+ * schedule (of a kind, from now), its breaker (`null` leaves it).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface UpdateSpec {
+  readonly priority?: Task.Priority
+  readonly maxRetries?: number
+  readonly pauseAfter?: number
+  readonly missedRuns?: MissedRun.MissedRunPolicy
+  readonly window?: number | null
+  readonly schedule?: Pick<TaskSpec, "kind" | "delay" | "period">
+  /** `"own"`: the task's own breaker ({@link ownBreaker}); another name: a shared breaker. */
+  readonly breaker?: string | null
+}
+
+/**
+ * The arbitrary of {@link UpdateSpec}: any subset of the changes, with the values
+ * {@link taskSpec} draws from. Some are refused (a window on a fixed-delay schedule): both
+ * systems must refuse them alike.
+ *
+ * **Example** (A sample)
+ *
+ * ```ts
+ * import fc from "fast-check"
+ * import * as Commands from "@tickwork/runtime/testing/commands"
+ *
+ * fc.sample(Commands.updateSpec, 1)[0] // e.g. { priority: "low", window: null }
+ * ```
+ *
+ * @category arbitraries
+ * @since 0.2.0
+ */
+export const updateSpec: fc.Arbitrary<UpdateSpec> = fc.record(
+  {
+    priority: fc.constantFrom("high", "normal", "low"),
+    maxRetries: fc.integer({ min: 0, max: 2 }),
+    pauseAfter: fc.integer({ min: 0, max: 3 }),
+    missedRuns: fc.constantFrom("catch-up", "coalesce", "skip"),
+    window: fc.option(fc.integer({ min: 0, max: 30 }), { nil: null }),
+    schedule: fc.record({
+      kind: fc.constantFrom("once", "at", "fixed-rate", "fixed-delay", "cron", "custom"),
+      delay: fc.integer({ min: 0, max: 60 }),
+      period: fc.integer({ min: 1, max: 25 }),
+    }),
+    breaker: fc.constantFrom("shared", "own", null),
+  },
+  { requiredKeys: [] },
+)
+
+/**
+ * The changes of an {@link UpdateSpec} made at `now`, as `update(id, changes)` takes them.
+ *
+ * **Example** (A new schedule and no window)
+ *
+ * ```ts
+ * import * as Commands from "@tickwork/runtime/testing/commands"
+ *
+ * Commands.changesOf({ schedule: { kind: "fixed-rate", delay: 0, period: 10 }, window: null }, 0)
+ * // { schedule: Schedule.fixedRate(10, { delay: 0 }), window: null }
+ * ```
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const changesOf = (u: UpdateSpec, now: number): Kernel.UpdateOptions<never> => ({
+  ...(u.priority === undefined ? {} : { priority: u.priority }),
+  ...(u.maxRetries === undefined
+    ? {}
+    : { retry: { maxRetries: u.maxRetries, base: 3, factor: 2 } }),
+  ...(u.pauseAfter === undefined ? {} : { pauseAfterConsecutiveFailures: u.pauseAfter }),
+  ...(u.missedRuns === undefined ? {} : { missedRuns: u.missedRuns }),
+  ...(u.window === undefined ? {} : { window: u.window }),
+  ...(u.schedule === undefined ? {} : { schedule: scheduleOf(u.schedule, now) }),
+  ...(u.breaker === undefined ? {} : { breaker: u.breaker === null ? null : breakerOf(u.breaker) }),
+})
+
+const updateCommand = (
+  target: number,
+  changes: UpdateSpec,
+  invariant: Options["invariant"],
+  label = "update",
+) => {
+  let id: string | undefined
+  return command(
+    () => `${label} ${id ?? `#${target}`} ${JSON.stringify(changes)}`,
+    async (model, system) => {
+      id = pick(model, target) ?? "none"
+      const target_ = id
+      const now = model.clock.now()
+      const expected = answer(model.driver.update(target_, changesOf(changes, now)))
+      const actual = answer(
+        await system.run(Effect.result(system.scheduler.update(target_, changesOf(changes, now)))),
+      )
+      same(`update ${id}`, expected, actual)
+    },
+    invariant,
+  )
+}
+
+/**
+ * What a bulk command does to the tasks its filter matches.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type BulkAction = "pause" | "resume" | "cancel"
+
+const bulkCommand = (
+  action: BulkAction,
+  filter: Kernel.TaskFilter,
+  invariant: Options["invariant"],
+) =>
+  command(
+    () => `${action}All ${JSON.stringify(filter)}`,
+    async (model, system) => {
+      const expected = model.bulk(action, filter)
+      const actual = await system.run(
+        action === "pause"
+          ? system.scheduler.pauseAll(filter)
+          : action === "resume"
+            ? system.scheduler.resumeAll(filter)
+            : system.scheduler.cancelAll(filter),
+      )
+      same(`${action}All ${JSON.stringify(filter)}`, expected, actual)
+    },
+    invariant,
+  )
+
+const filterArb: fc.Arbitrary<Kernel.TaskFilter> = fc.oneof(
+  fc.constantFrom<Kernel.TaskFilter>({ tag: "a" }, { tag: "b" }),
+  fc.constantFrom<Kernel.TaskFilter>({ state: "scheduled" }, { state: "paused" }),
+  fc.constantFrom<Kernel.TaskFilter>({ kind: "once" }, { kind: "fixed-rate" }, { kind: "cron" }),
+)
+
 const pattern = fc.array(fc.boolean(), { minLength: 1, maxLength: 4 })
 
 /**
  * The arbitrary of command sequences: schedule (a random task, or one of your templates with a
  * random outcome pattern), advance the clock, jump to the next slot (exactly, or a little late),
- * cancel a task (possibly one already final or unknown), change a task's outcome pattern.
+ * cancel, pause or resume a task (possibly one already final, paused or unknown), update its
+ * options, move it into or out of a circuit breaker, pause, resume or cancel the tasks a filter
+ * matches (tag, state, kind), change a task's outcome pattern. Tasks of your templates keep
+ * their policies: an update changes only their priority, and they move only between the
+ * breakers of {@link Options.breakers} (or out of one).
  *
  * **Example** (With your own `fc.assert`)
  *
@@ -750,22 +1214,51 @@ export const commands = (options: Options = {}): fc.Arbitrary<Iterable<Scheduler
   const templates = Object.entries(options.templates ?? {})
   const blueprint: fc.Arbitrary<Blueprint> =
     templates.length === 0
-      ? taskSpec.map(fromSpec)
+      ? controlledTaskSpec.map(fromSpec)
       : fc
           .tuple(fc.constantFrom(...templates), pattern)
           .map(([[name, t], fails]) => fromTemplate(name, t, fails))
+  // Your templates keep their own policies: an update changes only their priority, and they
+  // move only between the breakers you named (or out of one).
+  const update: fc.Arbitrary<UpdateSpec> =
+    templates.length === 0
+      ? updateSpec
+      : fc.record({ priority: updateSpec.map((u) => u.priority ?? "normal") })
+  const breakerChoice: fc.Arbitrary<string | null> =
+    templates.length === 0
+      ? fc.constantFrom("shared", "own", null)
+      : fc.constantFrom(null, ...Object.keys(options.breakers ?? {}))
   const max = options.advance?.max ?? 40
+  const schedule = blueprint.map((b) => scheduleCommand(b, invariant))
+  const advance = fc.integer({ min: 0, max }).map((ms) => advanceCommand(ms, options))
+  const nextSlot = fc
+    .oneof(fc.constant(0), fc.integer({ min: 0, max }))
+    .map((extra) => nextSlotCommand(extra, options))
   return fc.commands(
     [
-      blueprint.map((b) => scheduleCommand(b, invariant)),
-      fc.integer({ min: 0, max }).map((ms) => advanceCommand(ms, invariant)),
-      fc
-        .oneof(fc.constant(0), fc.integer({ min: 0, max }))
-        .map((extra) => nextSlotCommand(extra, invariant)),
+      // Listed more than once: drawn more often than the controls, so tasks run.
+      schedule,
+      schedule,
+      schedule,
+      advance,
+      advance,
+      nextSlot,
+      nextSlot,
       fc.nat(20).map((target) => cancelCommand(target, invariant)),
       fc
         .tuple(fc.nat(20), pattern)
         .map(([target, fails]) => outcomesCommand(target, fails, invariant)),
+      fc.nat(20).map((target) => pauseCommand(target, "pause", invariant)),
+      fc.nat(20).map((target) => pauseCommand(target, "resume", invariant)),
+      fc
+        .tuple(fc.nat(20), update)
+        .map(([target, changes]) => updateCommand(target, changes, invariant)),
+      fc
+        .tuple(fc.nat(20), breakerChoice)
+        .map(([target, breaker]) => updateCommand(target, { breaker }, invariant, "breaker")),
+      fc
+        .tuple(fc.constantFrom<BulkAction>("pause", "resume", "cancel"), filterArb)
+        .map(([action, filter]) => bulkCommand(action, filter, invariant)),
     ],
     { maxCommands: options.maxCommands ?? 25, size: "max" },
   )
@@ -795,8 +1288,15 @@ export const run = async (
 ): Promise<number> => {
   const seed = options.seed ?? 1234
   const startAt = startOf(options)
-  const system = await System.make({ seed, startAt, workers: 1, logLevel: "None" })
-  const model = new Model({ seed, startAt })
+  const shared = options.breakers ?? breakers
+  const system = await System.make({
+    seed,
+    startAt,
+    workers: 1,
+    logLevel: "None",
+    breakers: shared,
+  })
+  const model = new Model({ seed, startAt, breakers: shared })
   try {
     await fc.asyncModelRun(() => ({ model, real: system }), cmds)
     return model.occurrences.length
