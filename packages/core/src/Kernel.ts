@@ -1870,9 +1870,10 @@ export class Kernel<J> {
         scheduledFor: slot,
         attempt: this.t.attempt(i),
         deadline,
-        at: now,
+        // When the run would have started: a stepping driver is behind the slot it takes.
+        at: start,
       })
-      this.finish(i, now)
+      this.finish(i, start)
       return true
     }
     if (plan.kind !== "fixed-rate" && plan.kind !== "cron") return false
@@ -1888,7 +1889,7 @@ export class Kernel<J> {
       cause: "window",
       ...MissedRun.range(plan.grid, slot, last),
       nextSlot: next,
-      at: now,
+      at: start,
     })
     extra.gridSlot = next
     extra.merged = undefined

@@ -309,9 +309,11 @@ describe("§3 catch-up window", () => {
     // Attempts at 0 and 4 fail; the third is due at 12, past the deadline 10.
     expect(driver.tick(100).map((r) => r.scheduledFor)).toEqual([0, 4])
     expect(driver.status(id)).toBe("failed")
+    // Recorded when the run would have started (its due time), not where the stepping clock was.
     expect(occurrences(driver.drainOccurrences(), "expired")).toMatchObject([
-      { slot: 0, scheduledFor: 12, attempt: 3, deadline: 10 },
+      { slot: 0, scheduledFor: 12, attempt: 3, deadline: 10, at: 12 },
     ])
+    expect(driver.info(id)?.finishedAt).toBe(12)
   })
 
   it("a one-shot resumed past its deadline expires", () => {
