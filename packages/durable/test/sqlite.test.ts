@@ -208,7 +208,7 @@ describe("SQLite store under TestClock", () => {
               pauseAfterConsecutiveFailures: 3,
             })
             yield* advance(d, 1_000)
-            expect(yield* d.status("r")).toBe("failed")
+            expect(yield* d.status("r")).toBe("paused")
           }),
         )
         expect(seen).toEqual(["r:0#1@0", "r:100#1@100", "r:200#1@200"])
