@@ -24,7 +24,7 @@
  *
  * @since 0.1.0
  */
-import { Errors, type MissedRun, type Retry, type Schedule, type Task } from "@tickwork/core"
+import { Errors, Heap, type MissedRun, type Retry, type Schedule, type Task } from "@tickwork/core"
 import {
   Array as Arr,
   Cause,
@@ -663,15 +663,20 @@ export const make = (options: {
           ),
         )
 
+    /**
+     * The ids of the first `limit` claimable rows in SPEC §4's order (the core's
+     * `Heap.compare`: due time, priority rank, push order), for both dialects.
+     */
+    const due = (o: ClaimOptions) => sql`
+      SELECT id FROM tickwork_tasks
+      WHERE state IN ('scheduled', 'running') AND due_at <= ${o.now}
+        AND handler IN ${sql.in(o.handlers)}
+      ORDER BY due_at, priority, seq LIMIT ${o.limit}`
+
     const claimSql = (o: ClaimOptions) =>
       dialect === "pg"
         ? sql<Raw>`
-          WITH due AS (
-            SELECT id FROM tickwork_tasks
-            WHERE state IN ('scheduled', 'running') AND due_at <= ${o.now}
-              AND handler IN ${sql.in(o.handlers)}
-            ORDER BY due_at, priority, seq LIMIT ${o.limit}
-            FOR UPDATE SKIP LOCKED)
+          WITH due AS (${due(o)} FOR UPDATE SKIP LOCKED)
           UPDATE tickwork_tasks t SET state = 'running', lease_owner = ${o.owner},
             due_at = ${o.now + o.leaseMs}, fence = t.fence + 1,
             deliveries = t.deliveries + 1, updated_at = ${o.now}
@@ -681,11 +686,7 @@ export const make = (options: {
           UPDATE tickwork_tasks SET state = 'running', lease_owner = ${o.owner},
             due_at = ${o.now + o.leaseMs}, fence = fence + 1,
             deliveries = deliveries + 1, updated_at = ${o.now}
-          WHERE id IN (
-            SELECT id FROM tickwork_tasks
-            WHERE state IN ('scheduled', 'running') AND due_at <= ${o.now}
-              AND handler IN ${sql.in(o.handlers)}
-            ORDER BY due_at, priority, seq LIMIT ${o.limit})
+          WHERE id IN (${due(o)})
           RETURNING *`
 
     /** Rows that cannot be read (edited by hand, say) end `failed`, saying why. */
@@ -720,8 +721,12 @@ export const make = (options: {
               }
             }
             if (bad.length > 0) yield* failUnreadable(bad, o.now)
-            return rows.sort(
-              (a, b) => a.runAt - b.runAt || a.priority - b.priority || a.seq - b.seq,
+            // RETURNING keeps no order: the rows start in SPEC §4's.
+            return rows.sort((a, b) =>
+              Heap.compare(
+                { slot: a.runAt, rank: a.priority, seq: a.seq },
+                { slot: b.runAt, rank: b.priority, seq: b.seq },
+              ),
             )
           }).pipe(Effect.mapError(fail("claim due tasks")))
 
