@@ -24,23 +24,13 @@
  *
  * @since 0.1.0
  */
-import { Errors, Heap, type MissedRun, type Retry, type Schedule, type Task } from "@tickwork/core"
-import {
-  Array as Arr,
-  Cause,
-  Context,
-  Effect,
-  Exit,
-  Fiber,
-  Option,
-  type Queue,
-  Result,
-  type Scope,
-} from "effect"
+import { Errors, type MissedRun, type Retry, type Schedule, type Task } from "@tickwork/core"
+import { Array as Arr, Context, Effect, Option, type Queue, type Scope } from "effect"
 import type * as Migrator from "effect/sql/Migrator"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import { StoreError } from "./Errors.ts"
+import * as Claim from "./internal/claim.ts"
 import {
   decodeEvent,
   decodeRow,
@@ -48,10 +38,11 @@ import {
   eventRecord,
   num,
   type Raw,
-  runRecord,
   strOrNull,
   taskRecord,
 } from "./internal/codec.ts"
+import * as Commit from "./internal/commit.ts"
+import * as Deadline from "./internal/deadline.ts"
 import * as Events from "./internal/events.ts"
 import * as Failure from "./internal/failure.ts"
 import * as Ids from "./internal/ids.ts"
@@ -425,16 +416,7 @@ const CHUNK = 400
  * @category errors
  * @since 0.1.0
  */
-export const storeError = (operation: string, cause: unknown): StoreError => {
-  const { reason, detail } = Failure.diagnose(cause)
-  return new StoreError({
-    operation,
-    reason,
-    detail,
-    message: `the task store failed to ${operation}: ${Failure.headline[reason]}: ${detail}`,
-    cause,
-  })
-}
+export const storeError: (operation: string, cause: unknown) => StoreError = Failure.storeError
 
 /**
  * The store over the `SqlClient` in context, after running the migrations. `exclusive` says
@@ -468,58 +450,7 @@ export const make = (options: {
       (error: SqlError): StoreError =>
         storeError(operation, error)
 
-    const deadlineMs = options.deadlineMs
-    /**
-     * A failed operation as a `StoreError`: its typed error as it is; a defect, or an
-     * interruption that did not come from the caller (a driver whose connection closed under
-     * it), as a StoreError too. A store call never ends its caller's fiber.
-     */
-    const settle =
-      (operation: string) =>
-      <A, E>(exit: Exit.Exit<A, E>): Effect.Effect<A, E | StoreError> => {
-        if (Exit.isSuccess(exit)) return exit
-        const error = Cause.findErrorOption(exit.cause)
-        if (Option.isSome(error)) return Effect.fail(error.value)
-        const defect = Cause.findDefect(exit.cause)
-        return Effect.fail(
-          Result.isSuccess(defect)
-            ? storeError(operation, defect.success)
-            : new StoreError({
-                operation,
-                reason: "connection-lost",
-                detail: "the driver interrupted the operation",
-                message: `the task store failed to ${operation}: ${Failure.headline["connection-lost"]}: the driver interrupted the operation`,
-              }),
-        )
-      }
-    /**
-     * Runs `self` on a fiber of its own and waits at most `deadlineMs` for it. On timeout the
-     * fiber is interrupted in the background (the driver cancels the statement and retires the
-     * connection if it does not answer) and the caller gets a `timeout` StoreError at once.
-     */
-    const deadline =
-      (operation: string) =>
-      <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> =>
-        deadlineMs === undefined
-          ? Effect.flatMap(Effect.exit(self), settle(operation))
-          : Effect.uninterruptibleMask((restore) =>
-              Effect.gen(function* () {
-                const fiber = yield* Effect.forkDetach(self, { startImmediately: true })
-                const abandon = Effect.asVoid(Effect.forkDetach(Fiber.interrupt(fiber)))
-                const exit = yield* restore(Fiber.await(fiber)).pipe(
-                  Effect.timeoutOption(deadlineMs),
-                  Effect.onInterrupt(() => abandon),
-                )
-                if (Option.isSome(exit)) return yield* settle(operation)(exit.value)
-                yield* abandon
-                return yield* new StoreError({
-                  operation,
-                  reason: "timeout",
-                  detail: `no answer within ${deadlineMs} ms`,
-                  message: `the task store failed to ${operation}: ${Failure.headline.timeout}: no answer within ${deadlineMs} ms`,
-                })
-              }),
-            )
+    const deadline = Deadline.make(options.deadlineMs)
 
     const insertChunk = (chunk: Arr.NonEmptyReadonlyArray<NewTask>) =>
       Effect.gen(function* () {
@@ -663,199 +594,15 @@ export const make = (options: {
           ),
         )
 
-    /**
-     * The ids of the first `limit` claimable rows in SPEC §4's order (the core's
-     * `Heap.compare`: due time, priority rank, push order), for both dialects.
-     */
-    const due = (o: ClaimOptions) => sql`
-      SELECT id FROM tickwork_tasks
-      WHERE state IN ('scheduled', 'running') AND due_at <= ${o.now}
-        AND handler IN ${sql.in(o.handlers)}
-      ORDER BY due_at, priority, seq LIMIT ${o.limit}`
-
-    const claimSql = (o: ClaimOptions) =>
-      dialect === "pg"
-        ? sql<Raw>`
-          WITH due AS (${due(o)} FOR UPDATE SKIP LOCKED)
-          UPDATE tickwork_tasks t SET state = 'running', lease_owner = ${o.owner},
-            due_at = ${o.now + o.leaseMs}, fence = t.fence + 1,
-            deliveries = t.deliveries + 1, updated_at = ${o.now}
-          FROM due WHERE t.id = due.id
-          RETURNING t.*`
-        : sql<Raw>`
-          UPDATE tickwork_tasks SET state = 'running', lease_owner = ${o.owner},
-            due_at = ${o.now + o.leaseMs}, fence = fence + 1,
-            deliveries = deliveries + 1, updated_at = ${o.now}
-          WHERE id IN (${due(o)})
-          RETURNING *`
-
-    /** Rows that cannot be read (edited by hand, say) end `failed`, saying why. */
-    const failUnreadable = (
-      bad: ReadonlyArray<{ id: string; fence: number; error: string }>,
-      now: number,
-    ) =>
-      Effect.forEach(
-        bad,
-        (b) => sql`UPDATE tickwork_tasks SET state = 'failed', lease_owner = NULL,
-          finished_at = ${now}, updated_at = ${now}, last_error = ${b.error}
-          WHERE id = ${b.id} AND fence = ${b.fence}`,
-        { discard: true },
-      )
-
     const claim: TaskStoreShape["claim"] = (o) =>
-      o.handlers.length === 0 || o.limit <= 0
-        ? Effect.succeed([])
-        : Effect.gen(function* () {
-            const raw = yield* claimSql(o)
-            const rows: Array<TaskRow> = []
-            const bad: Array<{ id: string; fence: number; error: string }> = []
-            for (const r of raw) {
-              try {
-                rows.push(decodeRow(r))
-              } catch (error) {
-                bad.push({
-                  id: String(r.id),
-                  fence: num(r.fence),
-                  error: `the stored row cannot be read: ${error instanceof Error ? error.message : String(error)}`,
-                })
-              }
-            }
-            if (bad.length > 0) yield* failUnreadable(bad, o.now)
-            // RETURNING keeps no order: the rows start in SPEC §4's.
-            return rows.sort((a, b) =>
-              Heap.compare(
-                { slot: a.runAt, rank: a.priority, seq: a.seq },
-                { slot: b.runAt, rank: b.priority, seq: b.seq },
-              ),
-            )
-          }).pipe(Effect.mapError(fail("claim due tasks")))
-
-    /** Applies a chunk of row updates in one statement; returns the `id:fence` keys applied. */
-    const updateChunk = (chunk: ReadonlyArray<Change>) =>
-      Effect.map(
-        sql<Raw>`
-          WITH v (id, fence, state, slot, run_at, due_at, attempt, run_number,
-                  consecutive_failures, deliveries, lease_owner, finished_at, last_error, seq,
-                  updated_at, paused_reason) AS (
-            VALUES ${sql.csv(
-              chunk.map((c) => {
-                const u = c.update
-                return sql`(${c.id}, ${c.fence}, ${u.state}, ${u.slot}, ${u.runAt}, ${u.dueAt},
-                  ${u.attempt}, ${u.runNumber}, ${u.consecutiveFailures}, ${u.deliveries},
-                  ${u.leaseOwner}, ${u.finishedAt}, ${u.lastError}, ${u.seq}, ${u.updatedAt},
-                  ${u.pausedReason ?? null})`
-              }),
-            )})
-          UPDATE tickwork_tasks SET state = v.state, slot = CAST(v.slot AS BIGINT),
-            run_at = CAST(v.run_at AS BIGINT), due_at = CAST(v.due_at AS BIGINT),
-            attempt = CAST(v.attempt AS INTEGER), run_number = CAST(v.run_number AS INTEGER),
-            consecutive_failures = CAST(v.consecutive_failures AS INTEGER),
-            deliveries = CAST(v.deliveries AS INTEGER), lease_owner = v.lease_owner,
-            finished_at = CAST(v.finished_at AS BIGINT), last_error = v.last_error,
-            seq = CAST(v.seq AS BIGINT), updated_at = CAST(v.updated_at AS BIGINT),
-            paused_reason = v.paused_reason
-          FROM v
-          WHERE tickwork_tasks.id = v.id AND tickwork_tasks.fence = CAST(v.fence AS BIGINT)
-            AND tickwork_tasks.state = 'running'
-          RETURNING tickwork_tasks.id, tickwork_tasks.fence`,
-        (rows) => new Set(rows.map((r) => `${String(r.id)}:${num(r.fence)}`)),
-      )
-
-    /**
-     * Why a change did not apply: its task was cancelled while it ran, it was fenced out, or an
-     * earlier attempt of this very commit did apply (its answer was lost: a timeout, a dropped
-     * connection), which its ledger row under the same fence shows.
-     */
-    const whyNot = (c: Change) =>
-      Effect.gen(function* () {
-        const rows = yield* sql<Raw>`SELECT state, fence FROM tickwork_tasks WHERE id = ${c.id}`
-        const row = rows[0]
-        if (row !== undefined && num(row.fence) === c.fence && String(row.state) === "cancelled") {
-          return "cancelled" as const
-        }
-        if (c.run !== undefined) {
-          const done = yield* sql<Raw>`SELECT 1 AS one FROM tickwork_runs
-            WHERE task_id = ${c.id} AND generation = ${c.run.generation} AND slot = ${c.run.slot}
-              AND attempt = ${c.run.attempt} AND fence = ${c.fence}`
-          if (done.length > 0) return "committed-before" as const
-        }
-        return "fenced-out" as const
-      })
-
-    // A few statements per batch, not per run: one UPDATE, then multi-row INSERTs.
-    /**
-     * Pauses asked for while these rows ran (SPEC §5): each such change takes its decision made
-     * with the request.
-     */
-    const withRequests = (changes: ReadonlyArray<Change>) =>
-      Effect.gen(function* () {
-        const asking = changes.filter((c) => c.ifPauseRequested !== undefined)
-        if (asking.length === 0) return changes
-        const requests = new Map<string, Task.PauseReason>()
-        for (const chunk of Arr.chunksOf(asking, 200)) {
-          const rows = yield* sql<Raw>`SELECT id, fence, paused_reason FROM tickwork_tasks
-            WHERE state = 'running' AND paused_reason IS NOT NULL
-              AND id IN ${sql.in(chunk.map((c) => c.id))}`
-          for (const r of rows) {
-            requests.set(
-              `${String(r.id)}:${num(r.fence)}`,
-              String(r.paused_reason) as Task.PauseReason,
-            )
-          }
-        }
-        if (requests.size === 0) return changes
-        return changes.map((c): Change => {
-          const reason = requests.get(`${c.id}:${c.fence}`)
-          if (reason === undefined || c.ifPauseRequested === undefined) return c
-          return { ...c, ...c.ifPauseRequested(reason) }
-        })
-      })
-
-    const commitAll = (requested: ReadonlyArray<Change>) =>
-      Effect.gen(function* () {
-        const changes = yield* withRequests(requested)
-        const applied = new Set<string>()
-        for (const chunk of Arr.chunksOf(changes, 200)) {
-          for (const key of yield* updateChunk(chunk)) applied.add(key)
-        }
-        const results: Array<ChangeResult> = []
-        const runs: Array<ReturnType<typeof runRecord>> = []
-        const events: Array<ReturnType<typeof eventRecord>> = []
-        for (const c of changes) {
-          const why = applied.has(`${c.id}:${c.fence}`) ? "applied" : yield* whyNot(c)
-          if (why === "committed-before") {
-            // Written by an earlier attempt: nothing more to write.
-            results.push("applied")
-            continue
-          }
-          const result: ChangeResult = why
-          results.push(result)
-          if (result === "fenced-out") {
-            events.push(eventRecord(c.fencedOut))
-            continue
-          }
-          if (c.run !== undefined) {
-            runs.push(
-              runRecord(
-                result === "cancelled" ? { ...c.run, state: "cancelled", nextRunAt: null } : c.run,
-              ),
-            )
-          }
-          if (result === "applied") for (const e of c.events) events.push(eventRecord(e))
-        }
-        for (const chunk of Arr.chunksOf(runs, CHUNK)) {
-          yield* sql`INSERT INTO tickwork_runs ${sql.insert(chunk)} ON CONFLICT DO NOTHING`
-        }
-        for (const chunk of Arr.chunksOf(events, CHUNK)) {
-          yield* sql`INSERT INTO tickwork_events ${sql.insert(chunk)}`
-        }
-        return results
-      })
+      Claim.claim(sql, dialect, o).pipe(Effect.mapError(fail("claim due tasks")))
 
     const commit: TaskStoreShape["commit"] = (changes) =>
       changes.length === 0
         ? Effect.succeed([])
-        : sql.withTransaction(commitAll(changes)).pipe(Effect.mapError(fail("complete runs")))
+        : sql
+            .withTransaction(Commit.commitAll(sql, changes))
+            .pipe(Effect.mapError(fail("complete runs")))
 
     const renew: TaskStoreShape["renew"] = (owner, held, now, leaseMs) =>
       held.length === 0
