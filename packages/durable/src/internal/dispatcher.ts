@@ -88,7 +88,7 @@ const start = (env: Env, context: Context.Context<never>, row: TaskRow, claimedA
     env.pool.start(h, run, {
       job: job as Effect.Effect<unknown, unknown, unknown>,
       context,
-      timeoutMs: row.timeoutMs,
+      timeoutMs: row.timeoutMs > 0 ? row.timeoutMs : env.options.defaultTimeoutMs,
       link: undefined,
     })
   })

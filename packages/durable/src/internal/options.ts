@@ -110,6 +110,8 @@ export interface Resolved {
   readonly seed: number
   readonly owner: string
   readonly runtime: Omit<Scheduler.SchedulerOptions, "workers"> | undefined
+  /** The runtime options' `defaultTimeout`: a durable task without a timeout of its own gets it. */
+  readonly defaultTimeoutMs: number
 }
 
 /**
@@ -172,6 +174,9 @@ export const resolve = (
   const owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
   const badOwner = Ids.check("owner", owner)
   if (badOwner !== undefined) return badOwner
+  const defaultTimeout = options.runtime?.defaultTimeout
+  const defaultTimeoutMs = millis("runtime.defaultTimeout", defaultTimeout, 0)
+  if (typeof defaultTimeoutMs !== "number") return defaultTimeoutMs
   return {
     handlers,
     names: [...handlers.keys()],
@@ -187,5 +192,6 @@ export const resolve = (
     seed,
     owner,
     runtime: options.runtime,
+    defaultTimeoutMs: Number.isFinite(defaultTimeoutMs) ? defaultTimeoutMs : 0,
   }
 }
