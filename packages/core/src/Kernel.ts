@@ -1592,7 +1592,7 @@ export class Kernel<J> {
         nextSlot: r.dueAt,
         at: now,
       })
-      if (r.retry) extra.resumeFrom = now
+      if (r.resumeFrom >= 0) extra.resumeFrom = r.resumeFrom
     }
     extra.gridSlot = r.slot
     this.t.setSlot(i, r.dueAt)

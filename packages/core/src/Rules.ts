@@ -684,6 +684,12 @@ export interface Resume {
   readonly retry: boolean
   /** The failure policy's count starts afresh. */
   readonly consecutiveFailures: number
+  /**
+   * `now` when a held retry resumes after grid slots were skipped (store it as
+   * {@link Row.resumeFrom}: the slot after the retry is then the first grid slot at or after
+   * it); -1 otherwise (keep the row's).
+   */
+  readonly resumeFrom: number
 }
 
 /**
@@ -714,10 +720,24 @@ export const resume = (row: Row, now: number): Resume => {
       if (first !== undefined && last !== undefined && first <= last)
         skipped = MissedRun.range(plan.grid, first, last)
     }
-    return { dueAt: held, slot: row.slot, skipped, retry: true, consecutiveFailures }
+    return {
+      dueAt: held,
+      slot: row.slot,
+      skipped,
+      retry: true,
+      consecutiveFailures,
+      resumeFrom: skipped === undefined ? -1 : now,
+    }
   }
   if (plan === undefined || (grid && held >= now))
-    return { dueAt: held, slot: held, skipped: undefined, retry: false, consecutiveFailures }
+    return {
+      dueAt: held,
+      slot: held,
+      skipped: undefined,
+      retry: false,
+      consecutiveFailures,
+      resumeFrom: -1,
+    }
   if (grid) {
     const last = plan.grid.atOrBefore(now - 1) ?? held
     // A grid with no slot left keeps its held slot: due at once, it then ends as usual.
@@ -728,10 +748,18 @@ export const resume = (row: Row, now: number): Resume => {
       skipped: MissedRun.range(plan.grid, held, last),
       retry: false,
       consecutiveFailures,
+      resumeFrom: -1,
     }
   }
   const slot = Math.max(held, now)
-  return { dueAt: slot, slot, skipped: undefined, retry: false, consecutiveFailures }
+  return {
+    dueAt: slot,
+    slot,
+    skipped: undefined,
+    retry: false,
+    consecutiveFailures,
+    resumeFrom: -1,
+  }
 }
 
 const RESUME_EVENT: Lifecycle.TaskEvent = { type: "RESUME" }

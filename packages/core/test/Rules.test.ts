@@ -151,6 +151,7 @@ describe("pause and resume", () => {
       skipped: { first: 0, last: 20, count: 3, exact: true },
       retry: false,
       consecutiveFailures: 0,
+      resumeFrom: -1,
     })
   })
 })

@@ -98,6 +98,11 @@ export interface TaskRow {
    * ends). `null` otherwise.
    */
   readonly pausedReason: Task.PauseReason | null
+  /**
+   * Set when a held retry of a grid task was resumed: the grid slots before it were recorded as
+   * skipped, so the slot after the retry is the first grid slot at or after it. Epoch ms, or -1.
+   */
+  readonly resumeFrom: number
 }
 
 /**
@@ -147,6 +152,8 @@ export interface RowUpdate {
   readonly updatedAt: number
   /** Why the row is `paused`; `null` (or absent) in any other state. */
   readonly pausedReason?: Task.PauseReason | null | undefined
+  /** See {@link TaskRow.resumeFrom}; -1 (or absent) when unset. */
+  readonly resumeFrom?: number | undefined
 }
 
 /**
@@ -580,7 +587,8 @@ export const make = (options: {
               run_number = ${u.runNumber}, consecutive_failures = ${u.consecutiveFailures},
               deliveries = ${u.deliveries}, lease_owner = ${u.leaseOwner},
               finished_at = ${u.finishedAt}, last_error = ${u.lastError}, seq = ${u.seq},
-              updated_at = ${u.updatedAt}, paused_reason = ${u.pausedReason ?? null}
+              updated_at = ${u.updatedAt}, paused_reason = ${u.pausedReason ?? null},
+              resume_from = ${u.resumeFrom ?? -1}
               WHERE id = ${id} AND fence = ${row.fence} AND state = ${row.state}`
             for (const chunk of Arr.chunksOf(change.events, CHUNK)) {
               yield* sql`INSERT INTO tickwork_events ${sql.insert(Arr.map(chunk, eventRecord))}`

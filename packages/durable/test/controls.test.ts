@@ -139,6 +139,51 @@ describe("pause and resume on SQLite, across a restart", () => {
       }),
     ),
   )
+  it.effect("a held retry resumes first; the grid then goes on after the skipped slots", () =>
+    inFile((file) =>
+      Effect.gen(function* () {
+        const runs: Array<string> = []
+        const handler = Handler.make("h", Schema.Struct({}), (_, run) =>
+          Effect.andThen(
+            Effect.sync(() => runs.push(`${run.slot}#${run.attempt}@${run.startedAt}`)),
+            Effect.andThen(
+              Effect.sleep(10),
+              run.attempt === 1 && run.slot === 0 ? Effect.fail("x") : Effect.void,
+            ),
+          ),
+        )
+        const store = sqlite(file)
+        yield* withScheduler(store, { handlers: [handler] }, (d) =>
+          Effect.gen(function* () {
+            yield* d.schedule({
+              id: "h",
+              handler,
+              payload: {},
+              schedule: Schedule.fixedRate(100),
+              retry: { maxRetries: 1, base: 50 },
+            })
+            yield* advance(d, 5)
+            expect(yield* d.pause("h")).toBe(true)
+            yield* advance(d, 100)
+            expect(yield* d.status("h")).toBe("paused")
+            const held = Option.getOrThrow(yield* d.info("h"))
+            expect([held.slot, held.attempt, held.scheduledFor]).toEqual([0, 2, 60])
+          }),
+        )
+        yield* TestClock.adjust(300)
+        yield* withScheduler(store, { handlers: [handler] }, (d) =>
+          Effect.gen(function* () {
+            expect(yield* d.resume("h")).toBe(true)
+            // Closing waits for runs in flight: stop between runs (600 ends at 610).
+            yield* advance(d, 245)
+            const skipped = (yield* d.ledger("h")).filter((o) => o.kind === "skipped")
+            expect(skipped.map((o) => [o.firstSlot, o.lastSlot, o.count])).toEqual([[100, 400, 4]])
+          }),
+        )
+        expect(runs).toEqual(["0#1@0", "0#2@405", "500#1@500", "600#1@600"])
+      }),
+    ),
+  )
 })
 
 describe("pause and resume on PostgreSQL, across a restart", () => {

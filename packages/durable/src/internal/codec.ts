@@ -56,6 +56,7 @@ export const decodeRow = (r: Raw): TaskRow => {
     finishedAt: numOrNull(r.finished_at),
     lastError: strOrNull(r.last_error),
     pausedReason: strOrNull(r.paused_reason) as Task.PauseReason | null,
+    resumeFrom: r.resume_from === null || r.resume_from === undefined ? -1 : num(r.resume_from),
   }
 }
 
@@ -120,6 +121,7 @@ export const taskRecord = (t: NewTask) => ({
   finished_at: null,
   last_error: null,
   paused_reason: null,
+  resume_from: -1,
 })
 
 /** The columns of a run. */

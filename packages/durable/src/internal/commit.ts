@@ -24,14 +24,14 @@ export const commitAll = (sql: SqlClient, requested: ReadonlyArray<Change>) => {
       sql<Raw>`
         WITH v (id, fence, state, slot, run_at, due_at, attempt, run_number,
                 consecutive_failures, deliveries, lease_owner, finished_at, last_error, seq,
-                updated_at, paused_reason) AS (
+                updated_at, paused_reason, resume_from) AS (
           VALUES ${sql.csv(
             chunk.map((c) => {
               const u = c.update
               return sql`(${c.id}, ${c.fence}, ${u.state}, ${u.slot}, ${u.runAt}, ${u.dueAt},
                 ${u.attempt}, ${u.runNumber}, ${u.consecutiveFailures}, ${u.deliveries},
                 ${u.leaseOwner}, ${u.finishedAt}, ${u.lastError}, ${u.seq}, ${u.updatedAt},
-                ${u.pausedReason ?? null})`
+                ${u.pausedReason ?? null}, ${u.resumeFrom ?? -1})`
             }),
           )})
         UPDATE tickwork_tasks SET state = v.state, slot = CAST(v.slot AS BIGINT),
@@ -41,7 +41,7 @@ export const commitAll = (sql: SqlClient, requested: ReadonlyArray<Change>) => {
           deliveries = CAST(v.deliveries AS INTEGER), lease_owner = v.lease_owner,
           finished_at = CAST(v.finished_at AS BIGINT), last_error = v.last_error,
           seq = CAST(v.seq AS BIGINT), updated_at = CAST(v.updated_at AS BIGINT),
-          paused_reason = v.paused_reason
+          paused_reason = v.paused_reason, resume_from = CAST(v.resume_from AS BIGINT)
         FROM v
         WHERE tickwork_tasks.id = v.id AND tickwork_tasks.fence = CAST(v.fence AS BIGINT)
           AND tickwork_tasks.state = 'running'

@@ -87,7 +87,7 @@ export const migrate = Migrator.make({})({
     "0002_paused": Effect.gen(function* () {
       const sql = yield* SqlClient
       // SPEC §5, §7: a recurring task paused by its failure policy (or by hand) is kept as a
-      // live row in state `paused`, with the reason.
+      // live row in state `paused`, with the reason, and where a resumed held retry goes on.
       yield* sql.onDialectOrElse({
         pg: () =>
           Effect.gen(function* () {
@@ -95,6 +95,7 @@ export const migrate = Migrator.make({})({
             yield* sql`ALTER TABLE tickwork_tasks ADD CONSTRAINT tickwork_tasks_state_check
               CHECK (state IN ('scheduled', 'running', 'paused', 'done', 'failed', 'cancelled'))`
             yield* sql`ALTER TABLE tickwork_tasks ADD COLUMN paused_reason TEXT`
+            yield* sql`ALTER TABLE tickwork_tasks ADD COLUMN resume_from BIGINT NOT NULL DEFAULT -1`
           }),
         // SQLite cannot change a CHECK constraint: the table is rebuilt.
         orElse: () =>
@@ -126,9 +127,10 @@ export const migrate = Migrator.make({})({
               updated_at BIGINT NOT NULL,
               finished_at BIGINT,
               last_error TEXT,
-              paused_reason TEXT
+              paused_reason TEXT,
+              resume_from BIGINT NOT NULL DEFAULT -1
             )`
-            yield* sql`INSERT INTO tickwork_tasks_0002 SELECT *, NULL FROM tickwork_tasks`
+            yield* sql`INSERT INTO tickwork_tasks_0002 SELECT *, NULL, -1 FROM tickwork_tasks`
             yield* sql`DROP TABLE tickwork_tasks`
             yield* sql`ALTER TABLE tickwork_tasks_0002 RENAME TO tickwork_tasks`
             yield* sql`CREATE INDEX tickwork_tasks_due ON tickwork_tasks (due_at)

@@ -24,6 +24,7 @@ export const view = (row: TaskRow, windowMs: number, runNumber = row.runNumber):
   pauseAfter: row.pauseAfter,
   windowMs: row.plan === undefined || !Number.isFinite(windowMs) ? Rules.NO_WINDOW : windowMs,
   pauseRequest: row.state === "running" ? (row.pausedReason ?? undefined) : undefined,
+  resumeFrom: row.resumeFrom,
 })
 
 /** The row's fields kept as they are, written back at `now`. */
@@ -42,6 +43,7 @@ const keep = (row: TaskRow, now: number): RowUpdate => ({
   seq: row.seq,
   updatedAt: now,
   pausedReason: row.pausedReason,
+  resumeFrom: row.resumeFrom,
 })
 
 /**
@@ -70,6 +72,8 @@ export const settled = (
   seq: s.nextSlot === undefined ? row.seq : seq,
   updatedAt: finishedAt,
   pausedReason: s.pausedReason ?? null,
+  // The schedule's next slot was computed: a resumed retry's skip point is used up.
+  resumeFrom: s.consumed ? -1 : row.resumeFrom,
 })
 
 /** A claimed row handed back unfinished, due again at its `run_at`. */
@@ -129,4 +133,5 @@ export const resumed = (row: TaskRow, r: Rules.Resume, now: number, seq: number)
   consecutiveFailures: r.consecutiveFailures,
   seq,
   pausedReason: null,
+  resumeFrom: r.resumeFrom >= 0 ? r.resumeFrom : row.resumeFrom,
 })
