@@ -517,6 +517,10 @@ export class Kernel<J> {
   private settling = 0
   /** Whether the settling row's breaker opens on its failed slot (the rules ask at most once). */
   private readonly opens = (): boolean => this.breakerOpensOnFailure(this.settling)
+  /** Working memory of the rules' settle, reused by every completion. */
+  private readonly scratch = Rules.makeScratch()
+  private readonly settleContext: Rules.SettleContext
+  private readonly settleWithBreaker: Rules.SettleContext
 
   constructor(options: KernelOptions = {}) {
     const retention = options.retention ?? {}
@@ -546,6 +550,8 @@ export class Kernel<J> {
     this.maxFinished = maxFinished
     this.maxAgeMs = maxAgeMs
     this.random = options.random ?? Random.seeded(0)
+    this.settleContext = { random: this.random }
+    this.settleWithBreaker = { random: this.random, breakerOpens: this.opens }
     const breakers = options.breakers ?? {}
     if (typeof breakers !== "object" || breakers === null) {
       throw new InvalidOption({
@@ -1147,10 +1153,13 @@ export class Kernel<J> {
     const failed = outcome.kind !== "succeeded"
     let extra = this.t.extra(i)
     this.settling = i
-    const settled = Rules.settle(this.rowView(i, extra), outcome, finishedAt, {
-      random: this.random,
-      breakerOpens: extra?.breaker === undefined ? undefined : this.opens,
-    })
+    const settled = Rules.settle(
+      this.rowView(i, extra),
+      outcome,
+      finishedAt,
+      extra?.breaker === undefined ? this.settleContext : this.settleWithBreaker,
+      this.scratch,
+    )
     const target = Lifecycle.states.indexOf(settled.state)
     this.t.setState(i, target)
     this.t.setAttempt(i, settled.attempt)

@@ -459,23 +459,29 @@ export interface SettleContext {
 
 /** The machine's completion event; its facts are computed only if a guard asks. */
 class Completion {
-  readonly type: "SUCCEED" | "FAIL"
-  private readonly row: Row
-  private readonly finishedAt: number
-  private readonly opens: (() => boolean) | undefined
+  type: "SUCCEED" | "FAIL" = "SUCCEED"
+  private row: Row | undefined = undefined
+  private finishedAt = 0
+  private opens: (() => boolean) | undefined = undefined
   computed = false
   next: Next | undefined = undefined
-  plan: Schedule.Plan | undefined
+  plan: Schedule.Plan | undefined = undefined
   error: ScheduleError | undefined = undefined
   breakerAsked = false
   breakerAnswer = false
 
-  constructor(type: "SUCCEED" | "FAIL", row: Row, finishedAt: number, opens?: () => boolean) {
+  reset(type: "SUCCEED" | "FAIL", row: Row, finishedAt: number, opens?: () => boolean): this {
     this.type = type
     this.row = row
     this.finishedAt = finishedAt
     this.opens = opens
+    this.computed = false
+    this.next = undefined
     this.plan = row.plan
+    this.error = undefined
+    this.breakerAsked = false
+    this.breakerAnswer = false
+    return this
   }
 
   get breakerOpens(): boolean {
@@ -495,7 +501,7 @@ class Completion {
   }
 
   private compute(): void {
-    const row = this.row
+    const row = this.row as Row
     if (row.restart !== undefined) {
       // A schedule change that waited for its slot to end: the new schedule, as if scheduled now.
       const r = Schedule.resolve(row.restart, this.finishedAt)
@@ -522,6 +528,37 @@ class Completion {
     else this.next = next
   }
 }
+
+/**
+ * Reusable working memory for {@link settle}: a caller that settles many runs (the kernel) makes
+ * one and passes it to every call, so a settle allocates only its result. Valid during one call.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface Scratch {
+  readonly context: Lifecycle.TaskContext
+  /** @internal */
+  readonly completion: Completion
+}
+
+/**
+ * A new {@link Scratch}.
+ *
+ * @category constructors
+ * @since 0.3.0
+ */
+export const makeScratch = (): Scratch => ({
+  context: {
+    attempt: 1,
+    maxRetries: 0,
+    runNumber: 0,
+    consecutiveFailures: 0,
+    pauseAfter: 0,
+    pauseRequested: false,
+  },
+  completion: new Completion(),
+})
 
 /**
  * Settles a finished run of `row` (as it was when the run started, START applied) with
@@ -551,17 +588,17 @@ export const settle = (
   outcome: Outcome,
   finishedAt: number,
   context: SettleContext,
+  scratch: Scratch = makeScratch(),
 ): Settled => {
   const failed = outcome.kind !== "succeeded"
-  const ctx: Lifecycle.TaskContext = {
-    attempt: row.attempt,
-    maxRetries: row.retry.maxRetries,
-    runNumber: row.runNumber,
-    consecutiveFailures: row.consecutiveFailures,
-    pauseAfter: row.pauseAfter,
-    pauseRequested: row.pauseRequest !== undefined,
-  }
-  const completion = new Completion(
+  const ctx = scratch.context
+  ctx.attempt = row.attempt
+  ctx.maxRetries = row.retry.maxRetries
+  ctx.runNumber = row.runNumber
+  ctx.consecutiveFailures = row.consecutiveFailures
+  ctx.pauseAfter = row.pauseAfter
+  ctx.pauseRequested = row.pauseRequest !== undefined
+  const completion = scratch.completion.reset(
     failed ? "FAIL" : "SUCCEED",
     row,
     finishedAt,
