@@ -260,13 +260,14 @@ export interface Change {
 }
 
 /**
- * What became of a {@link Change}: `applied`; `cancelled` (the task was cancelled while it ran:
+ * What became of a {@link Change}: `applied`; `held` (applied as {@link Change.ifPauseRequested}
+ * decided: a pause was asked for while it ran); `cancelled` (the task was cancelled while it ran:
  * the run is recorded, the task stays cancelled); `fenced-out` (another delivery holds the row).
  *
  * @category models
  * @since 0.1.0
  */
-export type ChangeResult = "applied" | "cancelled" | "fenced-out"
+export type ChangeResult = "applied" | "held" | "cancelled" | "fenced-out"
 
 /**
  * What a cancel found.

@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { Schedule } from "@tickwork/core"
-import { Effect, Option, Schema } from "effect"
+import { Effect, Option, Schema, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import { Handler, Postgres } from "../src/index.ts"
 import { advance, recording, sqlite, tempDir, withScheduler } from "./helpers.ts"
@@ -119,8 +119,17 @@ describe("pause and resume on SQLite, across a restart", () => {
             Effect.sleep(50),
           ),
         )
+        const published: Array<string> = []
         yield* withScheduler(sqlite(file), { handlers: [handler] }, (d) =>
           Effect.gen(function* () {
+            yield* Effect.forkChild(
+              Stream.runForEach(d.occurrences, (o) =>
+                Effect.sync(() => {
+                  if (o.kind === "ran") published.push(o.state)
+                }),
+              ),
+              { startImmediately: true },
+            )
             yield* d.schedule({
               id: "s",
               handler,
@@ -132,6 +141,8 @@ describe("pause and resume on SQLite, across a restart", () => {
             expect(yield* d.pause("s")).toBe(true)
             yield* advance(d, 300)
             expect(yield* d.status("s")).toBe("paused")
+            // The run's record says what its row became: paused, holding slot 100.
+            expect(published).toEqual(["paused"])
             expect(Option.getOrThrow(yield* d.info("s")).scheduledFor).toBe(100)
           }),
         )
@@ -176,8 +187,10 @@ describe("pause and resume on SQLite, across a restart", () => {
             expect(yield* d.resume("h")).toBe(true)
             // Closing waits for runs in flight: stop between runs (600 ends at 610).
             yield* advance(d, 245)
-            const skipped = (yield* d.ledger("h")).filter((o) => o.kind === "skipped")
-            expect(skipped.map((o) => [o.firstSlot, o.lastSlot, o.count])).toEqual([[100, 400, 4]])
+            const skipped = (yield* d.ledger("h")).flatMap((o) =>
+              o.kind === "skipped" ? [[o.firstSlot, o.lastSlot, o.count]] : [],
+            )
+            expect(skipped).toEqual([[100, 400, 4]])
           }),
         )
         expect(runs).toEqual(["0#1@0", "0#2@405", "500#1@500", "600#1@600"])

@@ -95,11 +95,15 @@ export const commitAll = (sql: SqlClient, requested: ReadonlyArray<Change>) => {
       return changes.map((c): Change => {
         const reason = requests.get(`${c.id}:${c.fence}`)
         if (reason === undefined || c.ifPauseRequested === undefined) return c
+        held.add(c)
         return { ...c, ...c.ifPauseRequested(reason) }
       })
     })
 
+  /** The changes that take their decision made with a pause request. */
+  const held = new Set<Change>()
   return Effect.gen(function* () {
+    held.clear()
     const changes = yield* withRequests(requested)
     const applied = new Set<string>()
     for (const chunk of Arr.chunksOf(changes, 200)) {
@@ -108,7 +112,8 @@ export const commitAll = (sql: SqlClient, requested: ReadonlyArray<Change>) => {
     const results: Array<ChangeResult> = []
     const runs: Array<ReturnType<typeof runRecord>> = []
     const events: Array<ReturnType<typeof eventRecord>> = []
-    for (const c of changes) {
+    for (let k = 0; k < changes.length; k++) {
+      const c = changes[k] as Change
       const why = applied.has(`${c.id}:${c.fence}`) ? "applied" : yield* whyNot(c)
       if (why === "committed-before") {
         // Written by an earlier attempt: nothing more to write.
@@ -116,7 +121,7 @@ export const commitAll = (sql: SqlClient, requested: ReadonlyArray<Change>) => {
         continue
       }
       const result: ChangeResult = why
-      results.push(result)
+      results.push(result === "applied" && held.has(requested[k] as Change) ? "held" : result)
       if (result === "fenced-out") {
         events.push(eventRecord(c.fencedOut))
         continue

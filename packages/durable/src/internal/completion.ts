@@ -201,8 +201,16 @@ const completeBatch = (env: Env): Effect.Effect<void> =>
         for (const e of change.events) env.publish(e)
       } else {
         env.counters.completed++
-        env.publish(result === "cancelled" ? { ...ran, state: "cancelled", nextRunAt: null } : ran)
-        if (result === "applied") for (const e of change.events) env.publish(e)
+        // Held: a pause by hand (the only request durable tasks get) changed what follows.
+        const held = result === "held" ? change.ifPauseRequested?.("manual").run : undefined
+        env.publish(
+          result === "cancelled"
+            ? { ...ran, state: "cancelled", nextRunAt: null }
+            : held === undefined
+              ? ran
+              : { kind: "ran", ...held },
+        )
+        if (result === "applied" || result === "held") for (const e of change.events) env.publish(e)
       }
       env.held.forget(h)
     }
