@@ -36,6 +36,31 @@ const MIN_CAPACITY = 64
 export const RANK_STRIDE = 2 ** 51
 
 /**
+ * A due run's sort key (SPEC §4): its slot (when it is due, epoch ms), its priority rank
+ * (0 = high) and its push sequence number.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface RunKey {
+  readonly slot: number
+  readonly rank: number
+  readonly seq: number
+}
+
+/**
+ * SPEC §4's order of due runs, stated once: earlier slot first; equal slots, higher priority
+ * (lower rank) first; equal priority, the earlier push first. Negative when `a` runs first. The
+ * heap compares the same key packed as `(slot, rank * RANK_STRIDE + seq)`; a store that keeps
+ * runs elsewhere (the durable store's rows) sorts with this.
+ *
+ * @category combinators
+ * @since 0.3.0
+ */
+export const compare = (a: RunKey, b: RunKey): number =>
+  a.slot - b.slot || a.rank - b.rank || a.seq - b.seq
+
+/**
  * A 4-ary min-heap of `(slot, order, task, generation)` keys on typed arrays.
  *
  * **Example** (Push and pop)

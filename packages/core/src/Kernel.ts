@@ -29,8 +29,6 @@ import * as Breaker from "./Breaker.ts"
 import {
   DuplicateTaskId,
   InvalidOption,
-  InvalidPriority,
-  type InvalidTime,
   InvariantViolation,
   type ScheduleError,
   show,
@@ -40,14 +38,14 @@ import { RANK_STRIDE, TimerHeap } from "./Heap.ts"
 import { FinalRing, HAS_EXTRA, STALE, STATE_MASK } from "./internal/finalRing.ts"
 import { Table, WALL_SLOT, WALL_TASK } from "./internal/table.ts"
 import * as Lifecycle from "./Lifecycle.ts"
-import type { Dropped, MissedRunPolicy, Next } from "./MissedRun.ts"
+import type { Dropped, MissedRunPolicy } from "./MissedRun.ts"
 import * as MissedRun from "./MissedRun.ts"
 import * as Random from "./Random.ts"
 import * as Retry from "./Retry.ts"
+import * as Rules from "./Rules.ts"
 import * as Schedule from "./Schedule.ts"
 import type {
   BreakerState,
-  Continuation,
   Occurrence,
   Outcome,
   PauseReason,
@@ -68,21 +66,15 @@ const {
   FAILED,
   CANCELLED,
   START,
-  SUCCEED,
-  FAIL,
   CANCEL,
   PAUSE,
   RESUME,
   EXPIRE,
 } = Lifecycle
+const NO_WINDOW = Rules.NO_WINDOW
 const STATE_COUNT = Lifecycle.states.length
 const INITIAL_CAPACITY = 64
-/** `Extras.windowMs` of a task without a catch-up window. */
-const NO_WINDOW = -1
 const NO_TAGS: ReadonlyArray<string> = Object.freeze([])
-/** Tags per task, and characters per tag. */
-const MAX_TAGS = 32
-const MAX_TAG_LENGTH = 64
 
 /**
  * The keys of {@link TaskOptions}. A driver that adds options of its own (the runtime's
@@ -91,18 +83,7 @@ const MAX_TAG_LENGTH = 64
  * @category models
  * @since 0.1.0
  */
-export const taskOptionKeys: ReadonlySet<string> = new Set([
-  "job",
-  "schedule",
-  "id",
-  "priority",
-  "retry",
-  "missedRuns",
-  "pauseAfterConsecutiveFailures",
-  "window",
-  "tags",
-  "breaker",
-])
+export const taskOptionKeys: ReadonlySet<string> = Rules.optionKeys
 
 /**
  * The keys {@link Kernel.update} accepts: every task option but the id. A driver with options
@@ -362,6 +343,23 @@ class BreakerCell {
   }
 }
 
+/** A row as the rules read it; the kernel refills one instance for each decision. */
+class RowView implements Rules.Row {
+  plan: Schedule.Plan | undefined = undefined
+  slot = 0
+  dueAt = 0
+  attempt = 1
+  runNumber = 0
+  consecutiveFailures = 0
+  retry: Retry.Resolved = Retry.none
+  missedRuns: MissedRunPolicy = "catch-up"
+  pauseAfter = 0
+  windowMs = Rules.NO_WINDOW
+  pauseRequest: PauseReason | undefined = undefined
+  restart: Schedule.Schedule | undefined = undefined
+  resumeFrom = -1
+}
+
 /**
  * A run taken from the kernel: the job's {@link RunInfo}, plus what the driver needs to report it.
  *
@@ -442,49 +440,6 @@ export const formatId = (index: number, generation: number): TaskId =>
 const GENERATED = /^#(0|[1-9]\d*)\.([1-9]\d*)$/
 
 /**
- * The completion event handed to the machine's guards; `nextSlot` and `breakerOpens` are
- * computed on first read (most completions need neither, or only the first).
- */
-class Completion {
-  type: "SUCCEED" | "FAIL" = "SUCCEED"
-  private kernel: Kernel<unknown> | undefined = undefined
-  private index = 0
-  private finishedAt = 0
-  private computed = false
-  next: Next | undefined = undefined
-  /** Whether the machine asked `breakerOpens`, and the answer. */
-  breakerAsked = false
-  breakerAnswer = false
-
-  reset(type: "SUCCEED" | "FAIL", kernel: Kernel<unknown>, index: number, finishedAt: number) {
-    this.type = type
-    this.kernel = kernel
-    this.index = index
-    this.finishedAt = finishedAt
-    this.computed = false
-    this.next = undefined
-    this.breakerAsked = false
-    this.breakerAnswer = false
-  }
-
-  get breakerOpens(): boolean {
-    if (!this.breakerAsked) {
-      this.breakerAsked = true
-      this.breakerAnswer = (this.kernel as Kernel<unknown>).breakerOpensOnFailure(this.index)
-    }
-    return this.breakerAnswer
-  }
-
-  get nextSlot(): number | undefined {
-    if (!this.computed) {
-      this.computed = true
-      this.next = (this.kernel as Kernel<unknown>).computeNext(this.index, this.finishedAt)
-    }
-    return this.next?.slot
-  }
-}
-
-/**
  * The scheduling kernel. Not thread-safe by design: exactly one owner calls it, in short
  * synchronous steps; jobs run outside those steps and may call back in (SPEC §10).
  *
@@ -552,8 +507,20 @@ export class Kernel<J> {
     pauseAfter: 0,
     pauseRequested: false,
   }
-  private readonly completion = new Completion()
-  private readonly args: { context: Lifecycle.TaskContext; event: Lifecycle.TaskEvent }
+  private readonly args: { context: Lifecycle.TaskContext; event: Lifecycle.TaskEvent } = {
+    context: this.context,
+    event: { type: "CANCEL" },
+  }
+  /** Reused row view handed to the rules; valid only within one synchronous step. */
+  private readonly view = new RowView()
+  /** The row whose run is being settled, for {@link opens}. */
+  private settling = 0
+  /** Whether the settling row's breaker opens on its failed slot (the rules ask at most once). */
+  private readonly opens = (): boolean => this.breakerOpensOnFailure(this.settling)
+  /** Working memory of the rules' settle, reused by every completion. */
+  private readonly scratch = Rules.makeScratch()
+  private readonly settleContext: Rules.SettleContext
+  private readonly settleWithBreaker: Rules.SettleContext
 
   constructor(options: KernelOptions = {}) {
     const retention = options.retention ?? {}
@@ -583,7 +550,8 @@ export class Kernel<J> {
     this.maxFinished = maxFinished
     this.maxAgeMs = maxAgeMs
     this.random = options.random ?? Random.seeded(0)
-    this.args = { context: this.context, event: this.completion as unknown as Lifecycle.TaskEvent }
+    this.settleContext = { random: this.random }
+    this.settleWithBreaker = { random: this.random, breakerOpens: this.opens }
     const breakers = options.breakers ?? {}
     if (typeof breakers !== "object" || breakers === null) {
       throw new InvalidOption({
@@ -608,29 +576,9 @@ export class Kernel<J> {
    * option (and then nothing has changed). O(log n).
    */
   schedule(options: TaskOptions<J>, now: number): TaskId | ScheduleError {
-    if (typeof options !== "object" || options === null) {
-      return new InvalidOption({
-        field: "options",
-        value: options,
-        message: `options must be an object, got ${show(options)}`,
-      })
-    }
-    const unknown = unknownKey(options, taskOptionKeys)
-    if (unknown !== undefined) return unknown
-    const priority = options.priority ?? "normal"
-    const rank = rankOf(priority)
-    if (rank < 0) return badPriority(priority)
-    const retry = Retry.resolve(options.retry)
-    if (!("maxRetries" in retry)) return retry
-    const missedRuns = options.missedRuns ?? "catch-up"
-    if (!isPolicy(missedRuns)) return badPolicy(missedRuns)
-    const pauseAfter = options.pauseAfterConsecutiveFailures ?? 0
-    const badPause = checkPauseAfter(pauseAfter)
-    if (badPause !== undefined) return badPause
-    const tags = options.tags === undefined ? NO_TAGS : resolveTags(options.tags)
-    if (!Array.isArray(tags)) return tags as InvalidOption
-    const windowMs = options.window === undefined ? NO_WINDOW : resolveWindow(options.window)
-    if (typeof windowMs !== "number") return windowMs
+    const accepted = Rules.validate(options, now, taskOptionKeys)
+    if (!("first" in accepted)) return accepted
+    const { rank, retry, missedRuns, pauseAfter, tags, windowMs, first, plan } = accepted
     const breaker = options.breaker === undefined ? undefined : this.resolveBreaker(options.breaker)
     if (breaker instanceof InvalidOption) return breaker
     const id = options.id
@@ -657,28 +605,6 @@ export class Kernel<J> {
       }
     }
     const schedule = options.schedule
-    let first: number
-    let plan: Schedule.Plan | undefined
-    const delay = schedule?._tag === "Once" ? schedule.delay : undefined
-    if (
-      typeof delay === "number" &&
-      Number.isSafeInteger(delay) &&
-      delay >= 0 &&
-      now + delay <= MAX_MS
-    ) {
-      // The common case, without allocating a Resolved.
-      first = now + delay
-      plan = undefined
-    } else {
-      const resolved = Schedule.resolve(schedule, now)
-      if (!("first" in resolved)) return resolved
-      first = resolved.first
-      plan = resolved.plan
-    }
-    if (windowMs !== NO_WINDOW) {
-      const bad = checkWindowFits(plan, options.window)
-      if (bad !== undefined) return bad
-    }
 
     // Accepted: from here on nothing can fail.
     this.expire(now)
@@ -693,7 +619,7 @@ export class Kernel<J> {
       retry !== Retry.none ||
       pauseAfter !== 0 ||
       missedRuns !== "catch-up" ||
-      tags !== NO_TAGS ||
+      tags.length !== 0 ||
       windowMs !== NO_WINDOW ||
       breaker !== undefined
     ) {
@@ -875,56 +801,19 @@ export class Kernel<J> {
     if (s >= DONE) return false
     const current = this.t.extra(i)
     // ---- validate every change; nothing is written until all are good ----
-    let rank = -1
-    if (changes.priority !== undefined) {
-      rank = rankOf(changes.priority)
-      if (rank < 0) return badPriority(changes.priority)
-    }
-    let retry: Retry.Resolved | undefined
-    if (changes.retry !== undefined) {
-      const r = Retry.resolve(changes.retry)
-      if (!("maxRetries" in r)) return r
-      retry = r
-    }
-    if (changes.missedRuns !== undefined && !isPolicy(changes.missedRuns))
-      return badPolicy(changes.missedRuns)
-    if (changes.pauseAfterConsecutiveFailures !== undefined) {
-      const bad = checkPauseAfter(changes.pauseAfterConsecutiveFailures)
-      if (bad !== undefined) return bad
-    }
-    let tags: ReadonlyArray<string> | undefined
-    if (changes.tags !== undefined) {
-      const r = resolveTags(changes.tags)
-      if (!Array.isArray(r)) return r as InvalidOption
-      tags = r
-    }
-    let windowMs: number | undefined
-    if (changes.window === null) windowMs = NO_WINDOW
-    else if (changes.window !== undefined) {
-      const w = resolveWindow(changes.window)
-      if (typeof w !== "number") return w
-      windowMs = w
-    }
+    const valid = Rules.validateChanges(changes, now, {
+      plan: current?.plan,
+      windowMs: current?.windowMs ?? NO_WINDOW,
+    })
+    if (!("resolved" in valid)) return valid
+    const { retry, tags, windowMs, resolved } = valid
+    const rank = valid.rank ?? -1
     let breaker: BreakerCell | Breaker.Resolved | null | undefined
     if (changes.breaker === null) breaker = null
     else if (changes.breaker !== undefined) {
       const b = this.resolveBreaker(changes.breaker)
       if (b instanceof InvalidOption) return b
       breaker = b
-    }
-    let resolved: Schedule.Resolved | undefined
-    if (changes.schedule !== undefined) {
-      const r = Schedule.resolve(changes.schedule, now)
-      if (!("first" in r)) return r
-      resolved = r
-    }
-    const window = windowMs ?? current?.windowMs ?? NO_WINDOW
-    if (window !== NO_WINDOW) {
-      const bad = checkWindowFits(
-        resolved === undefined ? current?.plan : resolved.plan,
-        changes.window ?? window,
-      )
-      if (bad !== undefined) return bad
     }
     // ---- apply ----
     const extra = this.ensureExtra(i)
@@ -1074,11 +963,11 @@ export class Kernel<J> {
             : "paused by its failure policy: it runs again only after resume(); the slots below are those it would take if resumed now",
         )
       }
-      const r = this.resumePlan(i, extra as Extras, at)
+      const r = Rules.resume(this.rowView(i, extra), at)
       if (r.retry) {
-        notes.push(`a held retry (attempt ${attempt}) runs first, due at ${r.slot}`)
+        notes.push(`a held retry (attempt ${attempt}) runs first, due at ${r.dueAt}`)
         after = extra?.gridSlot ?? slot
-      } else from = r.slot
+      } else from = r.dueAt
     }
     if (windowMs !== undefined) {
       if (plan === undefined) {
@@ -1207,21 +1096,10 @@ export class Kernel<J> {
       }
       if (
         extra !== undefined &&
-        extra.windowMs !== NO_WINDOW &&
-        this.outsideWindow(i, g, extra, slot, now)
+        (extra.windowMs !== NO_WINDOW || (slot < now && extra.missedRuns === "coalesce")) &&
+        this.movedAtTake(i, g, extra, slot, now, limit)
       ) {
         continue
-      }
-      if (slot < now && extra !== undefined && extra.missedRuns === "coalesce") {
-        // Never past `limit`: the caller asked for the runs due by then.
-        const latest = this.coalesce(i, extra, slot, Math.min(now, limit))
-        if (latest !== undefined) {
-          // Later grid slots passed while this one waited (the clock jumped, or the driver was
-          // late): one run stands for all of them, as the latest (SPEC §3). It goes back into
-          // the heap at that slot, so runs due before it still go first (SPEC §4).
-          this.push(i, latest, g)
-          continue
-        }
       }
       const ctx = this.load(i, extra)
       Lifecycle.step(SCHEDULED, START, this.args)
@@ -1281,18 +1159,21 @@ export class Kernel<J> {
       // Cancelled while running, or since dropped by retention (then it was final: cancelled).
       const kept = this.t.gen(i) === run.generation && this.present(i)
       const state = kept ? (Lifecycle.states[this.t.state(i)] as TaskState) : "cancelled"
-      return makeRecord(run, outcome, finishedAt, state, "final", undefined, undefined)
+      return Rules.finalRecord(run, outcome, finishedAt, state)
     }
     const failed = outcome.kind !== "succeeded"
-    const completion = this.completion
-    completion.reset(failed ? "FAIL" : "SUCCEED", this as Kernel<unknown>, i, finishedAt)
     let extra = this.t.extra(i)
-    const ctx = this.load(i, extra)
-    const requested = extra?.pauseRequest
-    const edge = Lifecycle.step(RUNNING, failed ? FAIL : SUCCEED, this.args) as Lifecycle.Edge
-    const target = edge.target
+    this.settling = i
+    const settled = Rules.settle(
+      this.rowView(i, extra),
+      outcome,
+      finishedAt,
+      extra?.breaker === undefined ? this.settleContext : this.settleWithBreaker,
+      this.scratch,
+    )
+    const target = Lifecycle.states.indexOf(settled.state)
     this.t.setState(i, target)
-    this.t.setAttempt(i, ctx.attempt)
+    this.t.setAttempt(i, settled.attempt)
     this.bump(RUNNING, -1)
     this.bump(target, 1)
     if (failed) {
@@ -1303,40 +1184,32 @@ export class Kernel<J> {
       extra.lastFailure = outcome
     }
     if (extra !== undefined) {
-      extra.consecutiveFailures = ctx.consecutiveFailures
+      extra.consecutiveFailures = settled.consecutiveFailures
       extra.pauseRequest = undefined
+      if (settled.consumed) {
+        // The schedule's next slot was computed: a waiting schedule change took effect.
+        extra.restart = undefined
+        extra.resumeFrom = -1
+        extra.plan = settled.plan
+        if (settled.scheduleError !== undefined) extra.scheduleError = settled.scheduleError
+      }
     }
-    let nextSlot: number | undefined
-    let continuation: Continuation = "final"
-    let dropped: Dropped | undefined
-    if (edge.effect === "scheduleNext") {
-      const next = completion.next as Next
-      nextSlot = next.slot
-      dropped = next.dropped
-      ;(extra as Extras).gridSlot = nextSlot
-      continuation = "next"
+    const nextSlot = settled.nextSlot
+    if (settled.continuation === "next") {
+      ;(extra as Extras).gridSlot = settled.slot
       const anchor = this.t.anchor(i)
       this.t.setAnchor(i, anchor & WALL_TASK ? anchor | WALL_SLOT : anchor)
-    } else if (edge.effect === "scheduleRetry") {
-      const delay = Retry.backoff((extra as Extras).retry, ctx.attempt - 1, this.random)
-      nextSlot = Math.min(finishedAt + delay, MAX_MS)
-      continuation = "retry"
+    } else if (settled.continuation === "retry") {
       // A retry is due a backoff after the failure: a delay, whatever the task's schedule.
       this.t.setAnchor(i, this.t.anchor(i) & ~WALL_SLOT)
     }
-    if (extra !== undefined && extra.breaker !== undefined) {
-      this.breakerAfterRun(i, extra.breaker, edge, failed, finishedAt)
+    if (extra !== undefined && extra.breaker !== undefined && settled.slotEnded) {
+      this.breakerAfterRun(i, extra.breaker, failed, finishedAt)
     }
-    let pausedReason: PauseReason | undefined
     if (target === PAUSED) {
       // Held: the slot or retry is kept, not pushed; resume decides when it runs (SPEC §15).
-      // Who stopped it, by the machine's guard order: a requested pause, then the failure
-      // policy, then the breaker (asked only when the policy did not stop it).
-      const held = extra as Extras
-      pausedReason =
-        requested ?? (completion.breakerAsked && completion.breakerAnswer ? "breaker" : "failures")
       this.t.setSlot(i, nextSlot as number)
-      this.hold(i, held, pausedReason, finishedAt)
+      this.hold(i, extra as Extras, settled.pausedReason as PauseReason, finishedAt)
     } else if (nextSlot !== undefined) {
       this.t.setSlot(i, nextSlot)
       this.push(i, nextSlot, run.generation)
@@ -1344,45 +1217,7 @@ export class Kernel<J> {
       this.finish(i, finishedAt)
     }
     this.expire(finishedAt)
-    if (!record) return undefined
-    const r = makeRecord(
-      run,
-      outcome,
-      finishedAt,
-      Lifecycle.states[target] as TaskState,
-      continuation,
-      nextSlot,
-      dropped,
-    )
-    return pausedReason === undefined ? r : { ...r, pausedReason }
-  }
-
-  /**
-   * For a coalescing grid task whose pending slot `slot` (a grid slot, not a retry) is late at
-   * `upTo`: moves it to the latest grid slot `<= upTo` and returns that slot, or `undefined` when
-   * no later grid slot has passed.
-   */
-  private coalesce(i: number, extra: Extras, slot: number, upTo: number): number | undefined {
-    const plan = extra.plan
-    if (plan === undefined || (plan.kind !== "fixed-rate" && plan.kind !== "cron")) return undefined
-    if (this.t.attempt(i) !== 1) return undefined
-    const latest = plan.grid.atOrBefore(upTo)
-    if (latest === undefined || latest <= slot) return undefined
-    // The slots from `slot` up to the one before `latest` get no run of their own.
-    const before = plan.grid.atOrBefore(latest - 1) ?? slot
-    const merged = MissedRun.range(plan.grid, slot, before)
-    extra.merged =
-      extra.merged === undefined
-        ? merged
-        : {
-            first: extra.merged.first,
-            last: merged.last,
-            count: extra.merged.count + merged.count,
-            exact: extra.merged.exact && merged.exact,
-          }
-    extra.gridSlot = latest
-    this.t.setSlot(i, latest)
-    return latest
+    return record ? Rules.record(run, outcome, finishedAt, settled) : undefined
   }
 
   /**
@@ -1414,31 +1249,6 @@ export class Kernel<J> {
       delta,
       (i, gen) => t.gen(i) === gen && t.state(i) === SCHEDULED && (t.anchor(i) & WALL_SLOT) === 0,
     )
-  }
-
-  /** @internal The schedule's next slot for row `i` after a run that ended at `finishedAt`. */
-  computeNext(i: number, finishedAt: number): Next | undefined {
-    const extra = this.t.extra(i)
-    if (extra === undefined) return undefined
-    if (extra.restart !== undefined) return this.restart(extra, finishedAt)
-    const plan = extra.plan
-    if (plan === undefined) return undefined
-    let from = extra.gridSlot
-    if (extra.resumeFrom >= 0) {
-      // A held retry ran after a pause: the grid slots before the resume were recorded as
-      // skipped, so the task goes on from the first grid slot at or after it.
-      if (plan.kind === "fixed-rate" || plan.kind === "cron") {
-        const skippedTo = plan.grid.atOrBefore(extra.resumeFrom - 1)
-        if (skippedTo !== undefined && skippedTo > from) from = skippedTo
-      }
-      extra.resumeFrom = -1
-    }
-    const next = Schedule.nextAfterRun(plan, extra.missedRuns, from, finishedAt)
-    if (next !== undefined && !("slot" in next)) {
-      extra.scheduleError = next as InvalidTime
-      return undefined
-    }
-    return next
   }
 
   // ------------------------------------------------------------------ introspection
@@ -1780,136 +1590,138 @@ export class Kernel<J> {
     this.emit({ kind: "paused", id: this.idOf(i), generation: this.t.gen(i), reason, at: now })
   }
 
-  /**
-   * Where a paused row continues if resumed at `now` (SPEC §15), and the grid slots that passed
-   * while it was paused. Pure.
-   */
-  private resumePlan(
-    i: number,
-    extra: Extras,
-    now: number,
-  ): { slot: number; skipped: Dropped | undefined; retry: boolean } {
-    const held = this.t.slot(i)
-    const plan = extra.plan
-    const grid = plan !== undefined && (plan.kind === "fixed-rate" || plan.kind === "cron")
-    if (this.t.attempt(i) > 1) {
-      // A held retry keeps its due time; the grid slots after its slot that passed are skipped.
-      let skipped: Dropped | undefined
-      if (grid) {
-        const first = plan.grid.after(extra.gridSlot)
-        const last = plan.grid.atOrBefore(now - 1)
-        if (first !== undefined && last !== undefined && first <= last)
-          skipped = MissedRun.range(plan.grid, first, last)
-      }
-      return { slot: held, skipped, retry: true }
-    }
-    if (plan === undefined) return { slot: held, skipped: undefined, retry: false }
-    if (grid) {
-      if (held >= now) return { slot: held, skipped: undefined, retry: false }
-      const last = plan.grid.atOrBefore(now - 1) ?? held
-      // A grid with no slot left keeps its held slot: due at once, it then ends as usual.
-      const slot = plan.grid.after(now - 1) ?? held
-      return { slot, skipped: MissedRun.range(plan.grid, held, last), retry: false }
-    }
-    return { slot: Math.max(held, now), skipped: undefined, retry: false }
-  }
-
   /** RESUME for a paused row `i` at `now`: computes its slot and pushes it. */
   private release(i: number, now: number): void {
     const extra = this.t.extra(i) as Extras
     const reason = extra.pausedReason ?? "manual"
-    const plan = this.resumePlan(i, extra, now)
-    const ctx = this.load(i, extra)
-    Lifecycle.step(PAUSED, RESUME, this.args)
-    extra.consecutiveFailures = ctx.consecutiveFailures
+    const r = Rules.resume(this.rowView(i, extra), now)
+    extra.consecutiveFailures = r.consecutiveFailures
     extra.pausedReason = undefined
     this.t.setState(i, SCHEDULED)
     this.bump(PAUSED, -1)
     this.bump(SCHEDULED, 1)
     const id = this.idOf(i)
     const g = this.t.gen(i)
-    if (plan.skipped !== undefined) {
+    if (r.skipped !== undefined) {
       this.emit({
         kind: "skipped",
         id,
         generation: g,
         cause: reason === "breaker" ? "breaker" : "paused",
-        ...plan.skipped,
-        nextSlot: plan.slot,
+        ...r.skipped,
+        nextSlot: r.dueAt,
         at: now,
       })
-      if (plan.retry) extra.resumeFrom = now
+      if (r.resumeFrom >= 0) extra.resumeFrom = r.resumeFrom
     }
-    if (!plan.retry) extra.gridSlot = plan.slot
-    this.t.setSlot(i, plan.slot)
-    this.push(i, plan.slot, g)
-    this.emit({ kind: "resumed", id, generation: g, reason, nextSlot: plan.slot, at: now })
+    extra.gridSlot = r.slot
+    this.t.setSlot(i, r.dueAt)
+    this.push(i, r.dueAt, g)
+    this.emit({ kind: "resumed", id, generation: g, reason, nextSlot: r.dueAt, at: now })
   }
 
   /**
-   * The catch-up window (SPEC §3) for a live entry of row `i` taken at `now`: true when the
-   * run is not started — a one-shot past its deadline expired (the task is `failed`), or a grid
-   * slot more than the window late skipped to the first grid slot inside it (pushed back).
+   * The take-time decision (SPEC §3) for a live entry of row `i` due at `slot`, taken at `now`:
+   * true when the run is not started — a one-shot past its deadline expired (the task is
+   * `failed`), or the row moved to a later slot (skipped by its window, or coalesced) and was
+   * pushed back there, so runs due before it still go first (SPEC §4).
    */
-  private outsideWindow(i: number, g: number, extra: Extras, slot: number, now: number): boolean {
-    const start = Math.max(slot, now, extra.notBefore)
-    const plan = extra.plan
-    if (plan === undefined) {
-      const deadline = extra.gridSlot + extra.windowMs
-      if (start <= deadline) return false
-      this.load(i, extra)
-      Lifecycle.step(SCHEDULED, EXPIRE, this.args)
-      this.t.setState(i, FAILED)
-      this.bump(SCHEDULED, -1)
-      this.bump(FAILED, 1)
-      this.emit({
-        kind: "expired",
-        id: this.idOf(i),
-        generation: g,
-        slot: extra.gridSlot,
-        scheduledFor: slot,
-        attempt: this.t.attempt(i),
-        deadline,
-        // When the run would have started: a stepping driver is behind the slot it takes.
-        at: start,
-      })
-      this.finish(i, start)
-      return true
+  private movedAtTake(
+    i: number,
+    g: number,
+    extra: Extras,
+    slot: number,
+    now: number,
+    limit: number,
+  ): boolean {
+    const take = Rules.take(this.rowView(i, extra), now, limit, extra.notBefore)
+    switch (take._tag) {
+      case "Start":
+        return false
+      case "Expire": {
+        this.load(i, extra)
+        Lifecycle.step(SCHEDULED, EXPIRE, this.args)
+        this.t.setState(i, FAILED)
+        this.bump(SCHEDULED, -1)
+        this.bump(FAILED, 1)
+        this.emit({
+          kind: "expired",
+          id: this.idOf(i),
+          generation: g,
+          slot: extra.gridSlot,
+          scheduledFor: slot,
+          attempt: this.t.attempt(i),
+          deadline: take.deadline,
+          // When the run would have started: a stepping driver is behind the slot it takes.
+          at: Math.max(slot, now, extra.notBefore),
+        })
+        this.finish(i, Math.max(slot, now, extra.notBefore))
+        return true
+      }
+      case "Skip": {
+        this.emit({
+          kind: "skipped",
+          id: this.idOf(i),
+          generation: g,
+          cause: "window",
+          ...take.skipped,
+          nextSlot: take.slot,
+          at: Math.max(slot, now, extra.notBefore),
+        })
+        extra.merged = undefined
+        break
+      }
+      case "Coalesce": {
+        const merged = take.merged
+        extra.merged =
+          extra.merged === undefined
+            ? merged
+            : {
+                first: extra.merged.first,
+                last: merged.last,
+                count: extra.merged.count + merged.count,
+                exact: extra.merged.exact && merged.exact,
+              }
+        break
+      }
     }
-    if (plan.kind !== "fixed-rate" && plan.kind !== "cron") return false
-    if (this.t.attempt(i) !== 1 || start - slot <= extra.windowMs) return false
-    const cutoff = start - extra.windowMs
-    const last = plan.grid.atOrBefore(cutoff - 1) ?? slot
-    // A grid with no slot left inside the window waits at the end of time.
-    const next = plan.grid.after(cutoff - 1) ?? MAX_MS
-    this.emit({
-      kind: "skipped",
-      id: this.idOf(i),
-      generation: g,
-      cause: "window",
-      ...MissedRun.range(plan.grid, slot, last),
-      nextSlot: next,
-      at: start,
-    })
-    extra.gridSlot = next
-    extra.merged = undefined
-    this.t.setSlot(i, next)
-    this.push(i, next, g)
+    extra.gridSlot = take.slot
+    this.t.setSlot(i, take.slot)
+    this.push(i, take.slot, g)
     return true
   }
 
-  /** A schedule change that waited for its slot to end: the new schedule, as if scheduled now. */
-  private restart(extra: Extras, now: number): Next | undefined {
-    const schedule = extra.restart as Schedule.Schedule
-    extra.restart = undefined
-    extra.resumeFrom = -1
-    const r = Schedule.resolve(schedule, now)
-    if (!("first" in r)) {
-      extra.scheduleError = r
-      return undefined
+  /** Row `i` as the rules read it, in the reused view (valid until the next call). */
+  private rowView(i: number, extra: Extras | undefined): Rules.Row {
+    const v = this.view
+    const slot = this.t.slot(i)
+    v.dueAt = slot
+    v.attempt = this.t.attempt(i)
+    v.runNumber = this.t.runs(i)
+    if (extra === undefined) {
+      v.plan = undefined
+      v.slot = slot
+      v.consecutiveFailures = 0
+      v.retry = Retry.none
+      v.missedRuns = "catch-up"
+      v.pauseAfter = 0
+      v.windowMs = NO_WINDOW
+      v.pauseRequest = undefined
+      v.restart = undefined
+      v.resumeFrom = -1
+    } else {
+      v.plan = extra.plan
+      v.slot = extra.gridSlot
+      v.consecutiveFailures = extra.consecutiveFailures
+      v.retry = extra.retry
+      v.missedRuns = extra.missedRuns
+      v.pauseAfter = extra.pauseAfter
+      v.windowMs = extra.windowMs
+      v.pauseRequest = extra.pauseRequest
+      v.restart = extra.restart
+      v.resumeFrom = extra.resumeFrom
     }
-    extra.plan = r.plan
-    return { slot: r.first, dropped: undefined }
+    return v
   }
 
   // ---- circuit breakers ----
@@ -1980,20 +1792,8 @@ export class Kernel<J> {
     if (probe && cell.status.state === "half-open") this.pickProbe(cell, now, undefined)
   }
 
-  /** The breaker of row `i` after a run whose lifecycle step was `edge`. */
-  private breakerAfterRun(
-    i: number,
-    cell: BreakerCell,
-    edge: Lifecycle.Edge,
-    failed: boolean,
-    now: number,
-  ): void {
-    // Only a slot that ended counts: a run whose retry follows does not.
-    if (
-      !edge.ops.includes(Lifecycle.ops.slotFailed) &&
-      !edge.ops.includes(Lifecycle.ops.slotSucceeded)
-    )
-      return
+  /** The breaker of row `i` after a run that ended its slot (a run whose retry follows does not). */
+  private breakerAfterRun(i: number, cell: BreakerCell, failed: boolean, now: number): void {
     const probe = cell.probe === i && cell.probeGen === this.t.gen(i)
     const before = cell.status
     const after = Breaker.afterSlot(before, cell.policy, probe, failed)
@@ -2075,7 +1875,7 @@ export class Kernel<J> {
     for (const m of cell.members) {
       const extra = this.t.extra(m) as Extras
       if (this.t.state(m) !== PAUSED || extra.pausedReason !== "breaker") continue
-      const slot = this.resumePlan(m, extra, now).slot
+      const slot = Rules.resume(this.rowView(m, extra), now).dueAt
       if (
         best < 0 ||
         slot < bestSlot ||
@@ -2160,114 +1960,6 @@ export class Kernel<J> {
     this.t.setTicket(i, order)
   }
 }
-
-const makeRecord = (
-  run: Run<unknown>,
-  outcome: Outcome,
-  finishedAt: number,
-  state: TaskState,
-  continuation: Continuation,
-  nextSlot: number | undefined,
-  dropped: Dropped | undefined,
-): RunRecord => ({
-  kind: continuation === "retry" ? "retried" : "ran",
-  id: run.id,
-  generation: run.generation,
-  slot: run.slot,
-  scheduledFor: run.scheduledFor,
-  startedAt: run.startedAt,
-  attempt: run.attempt,
-  runNumber: run.runNumber,
-  finishedAt,
-  outcome,
-  state,
-  continuation,
-  nextSlot,
-  dropped,
-  merged: run.merged,
-})
-
-const rankOf = (priority: Priority): number =>
-  priority === "normal" ? 1 : priority === "high" ? 0 : priority === "low" ? 2 : -1
-
-const badPriority = (priority: unknown): InvalidPriority =>
-  new InvalidPriority({
-    field: "priority",
-    value: priority,
-    message: `priority must be "high", "normal" or "low", got ${show(priority)}`,
-  })
-
-const isPolicy = (policy: unknown): policy is MissedRunPolicy =>
-  policy === "catch-up" || policy === "coalesce" || policy === "skip"
-
-const badPolicy = (policy: unknown): InvalidOption =>
-  new InvalidOption({
-    field: "missedRuns",
-    value: policy,
-    message: `missedRuns must be "catch-up", "coalesce" or "skip", got ${show(policy)}`,
-  })
-
-const checkPauseAfter = (pauseAfter: number): InvalidOption | undefined =>
-  Number.isSafeInteger(pauseAfter) && pauseAfter >= 0
-    ? undefined
-    : new InvalidOption({
-        field: "pauseAfterConsecutiveFailures",
-        value: pauseAfter,
-        message: `pauseAfterConsecutiveFailures must be a non-negative integer (0 = never), got ${show(pauseAfter)}`,
-      })
-
-/** Validated tags, duplicates dropped, in the order given; `NO_TAGS` for none. */
-const resolveTags = (tags: ReadonlyArray<string>): ReadonlyArray<string> | InvalidOption => {
-  if (!Array.isArray(tags)) {
-    return new InvalidOption({
-      field: "tags",
-      value: tags,
-      message: `tags must be an array of strings, got ${show(tags)}`,
-    })
-  }
-  if (tags.length > MAX_TAGS) {
-    return new InvalidOption({
-      field: "tags",
-      value: tags,
-      message: `tags must hold at most ${MAX_TAGS} tags, got ${tags.length}`,
-    })
-  }
-  for (let k = 0; k < tags.length; k++) {
-    const tag: unknown = tags[k]
-    if (typeof tag !== "string" || tag.length === 0 || tag.length > MAX_TAG_LENGTH) {
-      return new InvalidOption({
-        field: `tags[${k}]`,
-        value: tag,
-        message: `tags[${k}] must be a string of 1 to ${MAX_TAG_LENGTH} characters, got ${show(tag)}`,
-      })
-    }
-  }
-  return tags.length === 0 ? NO_TAGS : Object.freeze([...new Set(tags)])
-}
-
-const resolveWindow = (input: DurationInput): number | InvalidOption =>
-  toMillisWith(
-    input,
-    (reason) =>
-      new InvalidOption({
-        field: "window",
-        value: input,
-        message: `window ${reason}, got ${show(input)}`,
-      }),
-  )
-
-/** A window applies to grids (SPEC §3) and, as a deadline, to one-shots: not to the other kinds. */
-const checkWindowFits = (
-  plan: Schedule.Plan | undefined,
-  window: unknown,
-): InvalidOption | undefined =>
-  plan === undefined || plan.kind === "fixed-rate" || plan.kind === "cron"
-    ? undefined
-    : new InvalidOption({
-        field: "window",
-        value: window,
-        message: `window applies to fixed-rate, cron and one-shot schedules, not to a ${plan.kind} one`,
-      })
 
 /** The slot after `slot` if its run took no time: a schedule's own sequence, for previews. */
 const following = (plan: Schedule.Plan, slot: number): number | undefined => {

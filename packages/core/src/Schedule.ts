@@ -538,3 +538,143 @@ export const preview = (
   }
   return out
 }
+
+/**
+ * A schedule as data that survives a restart (a durable store's rows): JSON-safe, named by the
+ * same kinds as {@link Plan} and `TaskInfo.kind`. Times and periods are whole ms.
+ *
+ * | kind | fields | made from |
+ * |---|---|---|
+ * | `once` | `at`: the slot | {@link once}, {@link at} |
+ * | `fixed-rate` | `first`: the grid's origin, `period` | {@link fixedRate} |
+ * | `fixed-delay` | `period` | {@link fixedDelay} |
+ * | `cron` | `expression`, `timeZone` | {@link cron} with a string expression |
+ *
+ * A custom schedule's `next` is a function: it has no encoded form.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export type Encoded =
+  | { readonly kind: "once"; readonly at: number }
+  | { readonly kind: "fixed-rate"; readonly first: number; readonly period: number }
+  | { readonly kind: "fixed-delay"; readonly period: number }
+  | { readonly kind: "cron"; readonly expression: string; readonly timeZone: string }
+
+/**
+ * The encoded form of `schedule`, resolved as `resolved` (its first slot and plan). Fails with
+ * an {@link InvalidOption} on `schedule` for a custom schedule or a cron schedule given as a
+ * parsed `Cron` (only its text can be stored). Pure.
+ *
+ * **Example** (A fixed-rate schedule accepted at 100)
+ *
+ * ```ts
+ * import { Result } from "effect"
+ * import { Schedule } from "@tickwork/core"
+ * const s = Schedule.fixedRate(10, { delay: 5 })
+ * const r = Schedule.resolve(s, 100) as Schedule.Resolved
+ * Result.getOrThrow(Schedule.encode(s, r)) // { kind: "fixed-rate", first: 105, period: 10 }
+ * ```
+ *
+ * @category constructors
+ * @since 0.3.0
+ */
+export const encode = (
+  schedule: Schedule,
+  resolved: Resolved,
+): Result.Result<Encoded, InvalidOption> => {
+  const plan = resolved.plan
+  switch (plan?.kind) {
+    case undefined:
+      return Result.succeed({ kind: "once", at: resolved.first })
+    case "fixed-rate":
+      return Result.succeed({ kind: "fixed-rate", first: resolved.first, period: plan.period })
+    case "fixed-delay":
+      return Result.succeed({ kind: "fixed-delay", period: plan.period })
+    case "cron": {
+      const s = schedule as CronSchedule
+      return typeof s.expression === "string"
+        ? Result.succeed({ kind: "cron", expression: s.expression, timeZone: s.timeZone })
+        : Result.fail(
+            notEncodable(
+              schedule,
+              "a parsed Cron object cannot be stored; give the cron expression as a string",
+            ),
+          )
+    }
+    case "custom":
+      return Result.fail(
+        notEncodable(schedule, "a custom schedule's next() is a function and cannot be stored"),
+      )
+  }
+}
+
+const notEncodable = (schedule: unknown, why: string): InvalidOption =>
+  new InvalidOption({ field: "schedule", value: schedule, message: `schedule: ${why}` })
+
+/**
+ * An encoded schedule read back: its data, checked, and its plan (`undefined` for `once`).
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface Decoded {
+  readonly encoded: Encoded
+  readonly plan: Plan | undefined
+}
+
+/**
+ * Reads an encoded schedule (parsed JSON) back into its plan: a `fixed-rate` grid from its
+ * stored origin, a cron expression parsed in its zone. Fails with an {@link InvalidOption} on
+ * `schedule` for data that {@link encode} did not write. Pure; O(1) but for cron (parsing).
+ *
+ * @category constructors
+ * @since 0.3.0
+ */
+export const decode = (data: unknown): Result.Result<Decoded, InvalidOption> => {
+  const bad = (why: string) =>
+    Result.fail(
+      new InvalidOption({
+        field: "schedule",
+        value: data,
+        message: `stored schedule ${show(data)} ${why}`,
+      }),
+    )
+  if (typeof data !== "object" || data === null) return bad("is not an encoded schedule")
+  const d = data as Record<string, unknown>
+  const int = (k: string) => Number.isSafeInteger(d[k])
+  switch (d.kind) {
+    case "once":
+      return int("at")
+        ? Result.succeed({ encoded: { kind: "once", at: d.at as number }, plan: undefined })
+        : bad("has no whole-ms `at`")
+    case "fixed-rate":
+    case "fixed-delay": {
+      if (!int("period") || (d.period as number) <= 0) return bad("has no positive whole-ms period")
+      const period = d.period as number
+      if (d.kind === "fixed-delay")
+        return Result.succeed({
+          encoded: { kind: "fixed-delay", period },
+          plan: { kind: "fixed-delay", period },
+        })
+      if (!int("first")) return bad("has no whole-ms `first`")
+      const first = d.first as number
+      return Result.succeed({
+        encoded: { kind: "fixed-rate", first, period },
+        plan: { kind: "fixed-rate", period, grid: MissedRun.periodic(first, period) },
+      })
+    }
+    case "cron": {
+      if (typeof d.expression !== "string" || typeof d.timeZone !== "string")
+        return bad("has no cron expression and time zone")
+      const parsed = parseCron(d.expression, d.timeZone)
+      if (!Cron.isCron(parsed)) return bad(`is invalid: ${parsed.message}`)
+      return Result.succeed({
+        encoded: { kind: "cron", expression: d.expression, timeZone: d.timeZone },
+        plan: { kind: "cron", cron: parsed, grid: MissedRun.cron(parsed) },
+      })
+    }
+    default:
+      return bad("is of no known kind")
+  }
+}

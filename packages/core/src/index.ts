@@ -24,6 +24,8 @@ export * as MissedRun from "./MissedRun.ts"
 export * as Random from "./Random.ts"
 /** Retry backoff and jitter. @since 0.1.0 */
 export * as Retry from "./Retry.ts"
+/** The kernel's decisions as pure functions over one task's row. @since 0.3.0 */
+export * as Rules from "./Rules.ts"
 /** Kinds of schedule. @since 0.1.0 */
 export * as Schedule from "./Schedule.ts"
 /** Ids, priorities, run info, outcomes. @since 0.1.0 */

@@ -67,7 +67,8 @@ describe("compiled table", () => {
       }
     }
     expect(checked).toBe(Lifecycle.states.length * contexts.length * eventsFor().length)
-  })
+    // Thousands of XState transitions: seconds on a loaded machine, never a verdict on its speed.
+  }, 120_000)
 })
 
 // ---- paths generated from the machine with xstate/graph ----

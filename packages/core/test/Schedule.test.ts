@@ -1,4 +1,4 @@
-import { type Cron, Duration } from "effect"
+import { type Cron, Duration, Result } from "effect"
 import { describe, expect, it } from "vitest"
 import { Clock, Driver, MissedRun, Schedule } from "../src/index.ts"
 
@@ -254,5 +254,46 @@ describe("regressions", () => {
     for (let t = from + 30 * 60_000; t <= Date.parse("2026-11-01T07:30:00Z"); t += 30 * 60_000)
       expected.push(t)
     expect(slots).toEqual(expected)
+  })
+})
+
+describe("encode / decode", () => {
+  const round = (s: Schedule.Schedule, now: number) => {
+    const r = Schedule.resolve(s, now) as Schedule.Resolved
+    const encoded = Result.getOrThrow(Schedule.encode(s, r))
+    const decoded = Result.getOrThrow(Schedule.decode(JSON.parse(JSON.stringify(encoded))))
+    return { r, encoded, decoded }
+  }
+
+  it("every storable kind survives JSON with the same slots", () => {
+    const { encoded, decoded } = round(Schedule.fixedRate(10, { delay: 5 }), 100)
+    expect(encoded).toEqual({ kind: "fixed-rate", first: 105, period: 10 })
+    expect(Schedule.nextAfterRun(decoded.plan as Schedule.Plan, "catch-up", 105, 106)).toEqual({
+      slot: 115,
+      dropped: undefined,
+    })
+    expect(round(Schedule.once(7), 3).encoded).toEqual({ kind: "once", at: 10 })
+    expect(round(Schedule.at(42), 0).encoded).toEqual({ kind: "once", at: 42 })
+    expect(round(Schedule.fixedDelay(9), 0).encoded).toEqual({ kind: "fixed-delay", period: 9 })
+    const cron = round(Schedule.cron("0 * * * *", { timeZone: "Europe/Berlin" }), 0)
+    expect(cron.encoded).toEqual({
+      kind: "cron",
+      expression: "0 * * * *",
+      timeZone: "Europe/Berlin",
+    })
+    expect(cron.decoded.plan?.kind === "cron" && cron.decoded.plan.grid.after(0)).toBe(3_600_000)
+  })
+
+  it("a custom schedule has no encoded form", () => {
+    const s = Schedule.custom(() => 1)
+    const r = Schedule.resolve(s, 0) as Schedule.Resolved
+    expect(Result.isFailure(Schedule.encode(s, r))).toBe(true)
+  })
+
+  it("data it did not write is an InvalidOption on schedule", () => {
+    for (const bad of [null, 1, { kind: "fixed-rate", period: 0, first: 0 }, { kind: "x" }]) {
+      const r = Schedule.decode(bad)
+      expect(Result.isFailure(r) && r.failure.field).toBe("schedule")
+    }
   })
 })

@@ -24,26 +24,29 @@
  *
  * @since 0.1.0
  */
-import { Errors, type MissedRun, type Retry, type Task } from "@tickwork/core"
-import {
-  Array as Arr,
-  Cause,
-  Context,
-  Effect,
-  Exit,
-  Fiber,
-  Option,
-  type Queue,
-  Result,
-  type Scope,
-} from "effect"
-import * as Migrator from "effect/sql/Migrator"
+import { Errors, type MissedRun, type Retry, type Schedule, type Task } from "@tickwork/core"
+import { Array as Arr, Context, Effect, Option, type Queue, type Scope } from "effect"
+import type * as Migrator from "effect/sql/Migrator"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import { StoreError } from "./Errors.ts"
+import * as Claim from "./internal/claim.ts"
+import {
+  decodeEvent,
+  decodeRow,
+  decodeRun,
+  eventRecord,
+  num,
+  type Raw,
+  strOrNull,
+  taskRecord,
+} from "./internal/codec.ts"
+import * as Commit from "./internal/commit.ts"
+import * as Deadline from "./internal/deadline.ts"
+import * as Events from "./internal/events.ts"
 import * as Failure from "./internal/failure.ts"
 import * as Ids from "./internal/ids.ts"
-import * as Spec from "./Spec.ts"
+import { migrate } from "./internal/migrations.ts"
 
 /**
  * One task as stored.
@@ -58,7 +61,10 @@ export interface TaskRow {
   readonly handler: string
   /** The payload as encoded by the handler's schema, JSON text. */
   readonly payload: string
-  readonly schedule: Spec.ScheduleSpec
+  /** The schedule as stored (the core's encoded form). */
+  readonly schedule: Schedule.Encoded
+  /** The schedule's plan, read back from {@link schedule}; `undefined` for a one-shot. */
+  readonly plan: Schedule.Plan | undefined
   /** 0 = high, 1 = normal, 2 = low (the core's priority ranks). */
   readonly priority: number
   readonly retry: Retry.Resolved
@@ -87,6 +93,16 @@ export interface TaskRow {
   readonly finishedAt: number | null
   /** The last failure, rendered. */
   readonly lastError: string | null
+  /**
+   * Why it is `paused`; while `running`, a pause asked for during the run (applied when it
+   * ends). `null` otherwise.
+   */
+  readonly pausedReason: Task.PauseReason | null
+  /**
+   * Set when a held retry of a grid task was resumed: the grid slots before it were recorded as
+   * skipped, so the slot after the retry is the first grid slot at or after it. Epoch ms, or -1.
+   */
+  readonly resumeFrom: number
 }
 
 /**
@@ -134,6 +150,10 @@ export interface RowUpdate {
   readonly lastError: string | null
   readonly seq: number
   readonly updatedAt: number
+  /** Why the row is `paused`; `null` (or absent) in any other state. */
+  readonly pausedReason?: Task.PauseReason | null | undefined
+  /** See {@link TaskRow.resumeFrom}; -1 (or absent) when unset. */
+  readonly resumeFrom?: number | undefined
 }
 
 /**
@@ -170,7 +190,8 @@ export interface RunEntry {
  * - `fenced-out`: a completion rejected because the lease had passed to another delivery;
  * - `cancelled`: the task was cancelled;
  * - `recovered`: a run cut off by a crash, made due again when the store was reopened;
- * - `released`: a claimed run handed back unfinished by a closing scheduler.
+ * - `released`: a claimed run handed back unfinished by a closing scheduler;
+ * - `paused`, `resumed`: the task was paused (by hand, or by its failure policy) or resumed.
  *
  * @category models
  * @since 0.1.0
@@ -182,6 +203,8 @@ export type EventKind =
   | "cancelled"
   | "recovered"
   | "released"
+  | "paused"
+  | "resumed"
 
 /**
  * One ledger event.
@@ -219,6 +242,16 @@ export interface Change {
   readonly id: string
   readonly fence: number
   readonly update: RowUpdate
+  /**
+   * The row's update instead of {@link update} when a pause was asked for while it ran (the
+   * row's `pausedReason`): the same decision with that request.
+   */
+  readonly ifPauseRequested?:
+    | ((reason: Task.PauseReason) => {
+        readonly update: RowUpdate
+        readonly run?: RunEntry | undefined
+      })
+    | undefined
   /** The run ledger row, when a run ended. */
   readonly run?: RunEntry | undefined
   readonly events: ReadonlyArray<EventEntry>
@@ -227,13 +260,14 @@ export interface Change {
 }
 
 /**
- * What became of a {@link Change}: `applied`; `cancelled` (the task was cancelled while it ran:
+ * What became of a {@link Change}: `applied`; `held` (applied as {@link Change.ifPauseRequested}
+ * decided: a pause was asked for while it ran); `cancelled` (the task was cancelled while it ran:
  * the run is recorded, the task stays cancelled); `fenced-out` (another delivery holds the row).
  *
  * @category models
  * @since 0.1.0
  */
-export type ChangeResult = "applied" | "cancelled" | "fenced-out"
+export type ChangeResult = "applied" | "held" | "cancelled" | "fenced-out"
 
 /**
  * What a cancel found.
@@ -243,7 +277,7 @@ export type ChangeResult = "applied" | "cancelled" | "fenced-out"
  */
 export interface Cancelled {
   readonly generation: number
-  readonly from: "scheduled" | "running"
+  readonly from: "scheduled" | "running" | "paused"
   readonly slot: number
   readonly fence: number
   readonly leaseOwner: string | null
@@ -300,10 +334,21 @@ export interface TaskStoreShape {
     ReadonlyArray<number>,
     Errors.DuplicateTaskId | Errors.InvalidOption | StoreError
   >
-  /** Cancels a scheduled or running task, recording it; `None` if it was neither. */
+  /** Cancels a scheduled, running or paused task, recording it; `None` if it was none of those. */
   readonly cancel: (id: string, now: number) => Effect.Effect<Option.Option<Cancelled>, StoreError>
   /** A task's row; a row that cannot be read (edited by hand) is a `StoreError` saying so. */
   readonly get: (id: string) => Effect.Effect<Option.Option<TaskRow>, StoreError>
+  /**
+   * Reads a live (scheduled, running or paused) task's row and writes what `decide` makes of it,
+   * in one transaction; `decide` returns `undefined` to change nothing. Returns whether it wrote.
+   * The controls (pause, resume) use it: the decision is the core's, the store only keeps rows.
+   */
+  readonly modify: (
+    id: string,
+    decide: (
+      row: TaskRow,
+    ) => { readonly update: RowUpdate; readonly events: ReadonlyArray<EventEntry> } | undefined,
+  ) => Effect.Effect<boolean, StoreError>
   /** A task's state alone. */
   readonly state: (id: string) => Effect.Effect<Option.Option<Task.TaskState>, StoreError>
   /**
@@ -365,225 +410,6 @@ export class TaskStore extends Context.Service<TaskStore, TaskStoreShape>()(
   "@tickwork/durable/TaskStore",
 ) {}
 
-// ------------------------------------------------------------------------------ migrations
-
-/**
- * The migrations, shared by both stores (the generic `Migrator`, which needs only a
- * `SqlClient`; the few dialect differences are inline). Recorded in `tickwork_migrations`.
- *
- * @category constructors
- * @since 0.1.0
- */
-export const migrate = Migrator.make({})({
-  table: "tickwork_migrations",
-  loader: Migrator.fromRecord({
-    "0001_tasks": Effect.gen(function* () {
-      const sql = yield* SqlClient
-      const serial = sql.onDialectOrElse({
-        pg: () => sql.literal("BIGSERIAL PRIMARY KEY"),
-        orElse: () => sql.literal("INTEGER PRIMARY KEY"),
-      })
-      yield* sql`CREATE TABLE tickwork_tasks (
-        id TEXT PRIMARY KEY,
-        generation INTEGER NOT NULL,
-        handler TEXT NOT NULL,
-        payload TEXT NOT NULL,
-        schedule TEXT NOT NULL,
-        priority INTEGER NOT NULL,
-        retry TEXT NOT NULL,
-        missed_runs TEXT NOT NULL,
-        pause_after INTEGER NOT NULL,
-        timeout_ms BIGINT NOT NULL,
-        state TEXT NOT NULL CHECK (state IN ('scheduled', 'running', 'done', 'failed', 'cancelled')),
-        slot BIGINT NOT NULL,
-        run_at BIGINT NOT NULL,
-        due_at BIGINT NOT NULL,
-        attempt INTEGER NOT NULL,
-        run_number INTEGER NOT NULL,
-        consecutive_failures INTEGER NOT NULL,
-        deliveries INTEGER NOT NULL,
-        fence BIGINT NOT NULL,
-        lease_owner TEXT,
-        seq BIGINT NOT NULL,
-        created_at BIGINT NOT NULL,
-        updated_at BIGINT NOT NULL,
-        finished_at BIGINT,
-        last_error TEXT
-      )`
-      yield* sql`CREATE INDEX tickwork_tasks_due ON tickwork_tasks (due_at)
-        WHERE state IN ('scheduled', 'running')`
-      yield* sql`CREATE INDEX tickwork_tasks_finished ON tickwork_tasks (finished_at)
-        WHERE finished_at IS NOT NULL`
-      yield* sql`CREATE TABLE tickwork_runs (
-        task_id TEXT NOT NULL,
-        generation INTEGER NOT NULL,
-        slot BIGINT NOT NULL,
-        attempt INTEGER NOT NULL,
-        run_at BIGINT NOT NULL,
-        started_at BIGINT NOT NULL,
-        finished_at BIGINT NOT NULL,
-        outcome TEXT NOT NULL,
-        error TEXT,
-        fence BIGINT NOT NULL,
-        owner TEXT NOT NULL,
-        delivery INTEGER NOT NULL,
-        state TEXT NOT NULL,
-        next_run_at BIGINT,
-        PRIMARY KEY (task_id, generation, slot, attempt)
-      )`
-      yield* sql`CREATE INDEX tickwork_runs_finished ON tickwork_runs (finished_at)`
-      yield* sql`CREATE TABLE tickwork_events (
-        id ${serial},
-        task_id TEXT NOT NULL,
-        generation INTEGER NOT NULL,
-        kind TEXT NOT NULL,
-        first_slot BIGINT NOT NULL,
-        last_slot BIGINT NOT NULL,
-        count INTEGER NOT NULL,
-        cause TEXT,
-        at BIGINT NOT NULL,
-        fence BIGINT,
-        owner TEXT,
-        detail TEXT
-      )`
-      yield* sql`CREATE INDEX tickwork_events_task ON tickwork_events (task_id)`
-      yield* sql`CREATE INDEX tickwork_events_at ON tickwork_events (at)`
-    }),
-  }),
-})
-
-// ------------------------------------------------------------------------------ rows
-
-type Raw = Record<string, unknown>
-
-const num = (u: unknown): number => (typeof u === "number" ? u : Number(u))
-const numOrNull = (u: unknown): number | null => (u === null || u === undefined ? null : num(u))
-const strOrNull = (u: unknown): string | null => (u === null || u === undefined ? null : String(u))
-
-/**
- * Reads a row of `tickwork_tasks` (PostgreSQL returns `bigint` columns as `BigInt`).
- *
- * @category constructors
- * @since 0.1.0
- */
-export const decodeRow = (r: Raw): TaskRow => ({
-  id: String(r.id),
-  generation: num(r.generation),
-  handler: String(r.handler),
-  payload: String(r.payload),
-  schedule: Spec.parse(String(r.schedule)),
-  priority: num(r.priority),
-  retry: JSON.parse(String(r.retry)) as Retry.Resolved,
-  missedRuns: String(r.missed_runs) as MissedRun.MissedRunPolicy,
-  pauseAfter: num(r.pause_after),
-  timeoutMs: num(r.timeout_ms),
-  state: String(r.state) as Task.TaskState,
-  slot: num(r.slot),
-  runAt: num(r.run_at),
-  dueAt: num(r.due_at),
-  attempt: num(r.attempt),
-  runNumber: num(r.run_number),
-  consecutiveFailures: num(r.consecutive_failures),
-  deliveries: num(r.deliveries),
-  fence: num(r.fence),
-  leaseOwner: strOrNull(r.lease_owner),
-  seq: num(r.seq),
-  createdAt: num(r.created_at),
-  updatedAt: num(r.updated_at),
-  finishedAt: numOrNull(r.finished_at),
-  lastError: strOrNull(r.last_error),
-})
-
-const decodeRun = (r: Raw): RunEntry => ({
-  taskId: String(r.task_id),
-  generation: num(r.generation),
-  slot: num(r.slot),
-  attempt: num(r.attempt),
-  runAt: num(r.run_at),
-  startedAt: num(r.started_at),
-  finishedAt: num(r.finished_at),
-  outcome: String(r.outcome) as Task.Outcome["kind"],
-  error: strOrNull(r.error),
-  fence: num(r.fence),
-  owner: String(r.owner),
-  delivery: num(r.delivery),
-  state: String(r.state) as Task.TaskState,
-  nextRunAt: numOrNull(r.next_run_at),
-})
-
-const decodeEvent = (r: Raw): EventEntry => ({
-  taskId: String(r.task_id),
-  generation: num(r.generation),
-  kind: String(r.kind) as EventKind,
-  firstSlot: num(r.first_slot),
-  lastSlot: num(r.last_slot),
-  count: num(r.count),
-  cause: strOrNull(r.cause),
-  at: num(r.at),
-  fence: numOrNull(r.fence),
-  owner: strOrNull(r.owner),
-  detail: strOrNull(r.detail),
-})
-
-const taskRecord = (t: NewTask) => ({
-  id: t.id,
-  generation: 1,
-  handler: t.handler,
-  payload: t.payload,
-  schedule: JSON.stringify(t.schedule),
-  priority: t.priority,
-  retry: JSON.stringify(t.retry),
-  missed_runs: t.missedRuns,
-  pause_after: t.pauseAfter,
-  timeout_ms: t.timeoutMs,
-  state: "scheduled",
-  slot: t.slot,
-  run_at: t.slot,
-  due_at: t.slot,
-  attempt: 1,
-  run_number: 0,
-  consecutive_failures: 0,
-  deliveries: 0,
-  fence: 0,
-  lease_owner: null,
-  seq: t.seq,
-  created_at: t.now,
-  updated_at: t.now,
-  finished_at: null,
-  last_error: null,
-})
-
-const runRecord = (r: RunEntry) => ({
-  task_id: r.taskId,
-  generation: r.generation,
-  slot: r.slot,
-  attempt: r.attempt,
-  run_at: r.runAt,
-  started_at: r.startedAt,
-  finished_at: r.finishedAt,
-  outcome: r.outcome,
-  error: r.error,
-  fence: r.fence,
-  owner: r.owner,
-  delivery: r.delivery,
-  state: r.state,
-  next_run_at: r.nextRunAt,
-})
-
-const eventRecord = (e: EventEntry) => ({
-  task_id: e.taskId,
-  generation: e.generation,
-  kind: e.kind,
-  first_slot: e.firstSlot,
-  last_slot: e.lastSlot,
-  count: e.count,
-  cause: e.cause,
-  at: e.at,
-  fence: e.fence,
-  owner: e.owner,
-  detail: e.detail,
-})
-
 /** Rows per multi-row INSERT: 24 columns × 400 stays under both engines' parameter limits. */
 const CHUNK = 400
 
@@ -598,16 +424,7 @@ const CHUNK = 400
  * @category errors
  * @since 0.1.0
  */
-export const storeError = (operation: string, cause: unknown): StoreError => {
-  const { reason, detail } = Failure.diagnose(cause)
-  return new StoreError({
-    operation,
-    reason,
-    detail,
-    message: `the task store failed to ${operation}: ${Failure.headline[reason]}: ${detail}`,
-    cause,
-  })
-}
+export const storeError: (operation: string, cause: unknown) => StoreError = Failure.storeError
 
 /**
  * The store over the `SqlClient` in context, after running the migrations. `exclusive` says
@@ -641,58 +458,7 @@ export const make = (options: {
       (error: SqlError): StoreError =>
         storeError(operation, error)
 
-    const deadlineMs = options.deadlineMs
-    /**
-     * A failed operation as a `StoreError`: its typed error as it is; a defect, or an
-     * interruption that did not come from the caller (a driver whose connection closed under
-     * it), as a StoreError too. A store call never ends its caller's fiber.
-     */
-    const settle =
-      (operation: string) =>
-      <A, E>(exit: Exit.Exit<A, E>): Effect.Effect<A, E | StoreError> => {
-        if (Exit.isSuccess(exit)) return exit
-        const error = Cause.findErrorOption(exit.cause)
-        if (Option.isSome(error)) return Effect.fail(error.value)
-        const defect = Cause.findDefect(exit.cause)
-        return Effect.fail(
-          Result.isSuccess(defect)
-            ? storeError(operation, defect.success)
-            : new StoreError({
-                operation,
-                reason: "connection-lost",
-                detail: "the driver interrupted the operation",
-                message: `the task store failed to ${operation}: ${Failure.headline["connection-lost"]}: the driver interrupted the operation`,
-              }),
-        )
-      }
-    /**
-     * Runs `self` on a fiber of its own and waits at most `deadlineMs` for it. On timeout the
-     * fiber is interrupted in the background (the driver cancels the statement and retires the
-     * connection if it does not answer) and the caller gets a `timeout` StoreError at once.
-     */
-    const deadline =
-      (operation: string) =>
-      <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreError, R> =>
-        deadlineMs === undefined
-          ? Effect.flatMap(Effect.exit(self), settle(operation))
-          : Effect.uninterruptibleMask((restore) =>
-              Effect.gen(function* () {
-                const fiber = yield* Effect.forkDetach(self, { startImmediately: true })
-                const abandon = Effect.asVoid(Effect.forkDetach(Fiber.interrupt(fiber)))
-                const exit = yield* restore(Fiber.await(fiber)).pipe(
-                  Effect.timeoutOption(deadlineMs),
-                  Effect.onInterrupt(() => abandon),
-                )
-                if (Option.isSome(exit)) return yield* settle(operation)(exit.value)
-                yield* abandon
-                return yield* new StoreError({
-                  operation,
-                  reason: "timeout",
-                  detail: `no answer within ${deadlineMs} ms`,
-                  message: `the task store failed to ${operation}: ${Failure.headline.timeout}: no answer within ${deadlineMs} ms`,
-                })
-              }),
-            )
+    const deadline = Deadline.make(options.deadlineMs)
 
     const insertChunk = (chunk: Arr.NonEmptyReadonlyArray<NewTask>) =>
       Effect.gen(function* () {
@@ -779,12 +545,12 @@ export const make = (options: {
           Effect.gen(function* () {
             const rows = yield* sql<Raw>`
               SELECT generation, state, slot, fence, lease_owner FROM tickwork_tasks
-              WHERE id = ${id} AND state IN ('scheduled', 'running')`
+              WHERE id = ${id} AND state IN ('scheduled', 'running', 'paused')`
             const row = rows[0]
             if (row === undefined) return Option.none<Cancelled>()
             const found: Cancelled = {
               generation: num(row.generation),
-              from: String(row.state) as "scheduled" | "running",
+              from: String(row.state) as Cancelled["from"],
               slot: num(row.slot),
               fence: num(row.fence),
               leaseOwner: strOrNull(row.lease_owner),
@@ -792,184 +558,60 @@ export const make = (options: {
             // The lease (and fence) stay: a run in flight still completes under its fence,
             // and its ledger row is written, but the task stays cancelled.
             yield* sql`UPDATE tickwork_tasks SET state = 'cancelled', finished_at = ${now},
-              updated_at = ${now} WHERE id = ${id}`
+              updated_at = ${now}, paused_reason = NULL WHERE id = ${id}`
             yield* sql`INSERT INTO tickwork_events ${sql.insert(
-              eventRecord({
-                taskId: id,
-                generation: found.generation,
-                kind: "cancelled",
-                firstSlot: found.slot,
-                lastSlot: found.slot,
-                count: 1,
-                cause: found.from,
-                at: now,
-                fence: found.fence,
-                owner: found.leaseOwner,
-                detail: null,
-              }),
+              eventRecord(
+                Events.make("cancelled", { id, ...found }, now, found.leaseOwner, {
+                  cause: found.from,
+                }),
+              ),
             )}`
             return Option.some(found)
           }),
         )
         .pipe(Effect.mapError(fail("cancel")))
 
-    const claimSql = (o: ClaimOptions) =>
-      dialect === "pg"
-        ? sql<Raw>`
-          WITH due AS (
-            SELECT id FROM tickwork_tasks
-            WHERE state IN ('scheduled', 'running') AND due_at <= ${o.now}
-              AND handler IN ${sql.in(o.handlers)}
-            ORDER BY due_at, priority, seq LIMIT ${o.limit}
-            FOR UPDATE SKIP LOCKED)
-          UPDATE tickwork_tasks t SET state = 'running', lease_owner = ${o.owner},
-            due_at = ${o.now + o.leaseMs}, fence = t.fence + 1,
-            deliveries = t.deliveries + 1, updated_at = ${o.now}
-          FROM due WHERE t.id = due.id
-          RETURNING t.*`
-        : sql<Raw>`
-          UPDATE tickwork_tasks SET state = 'running', lease_owner = ${o.owner},
-            due_at = ${o.now + o.leaseMs}, fence = fence + 1,
-            deliveries = deliveries + 1, updated_at = ${o.now}
-          WHERE id IN (
-            SELECT id FROM tickwork_tasks
-            WHERE state IN ('scheduled', 'running') AND due_at <= ${o.now}
-              AND handler IN ${sql.in(o.handlers)}
-            ORDER BY due_at, priority, seq LIMIT ${o.limit})
-          RETURNING *`
-
-    /** Rows that cannot be read (edited by hand, say) end `failed`, saying why. */
-    const failUnreadable = (
-      bad: ReadonlyArray<{ id: string; fence: number; error: string }>,
-      now: number,
-    ) =>
-      Effect.forEach(
-        bad,
-        (b) => sql`UPDATE tickwork_tasks SET state = 'failed', lease_owner = NULL,
-          finished_at = ${now}, updated_at = ${now}, last_error = ${b.error}
-          WHERE id = ${b.id} AND fence = ${b.fence}`,
-        { discard: true },
-      )
+    const modify: TaskStoreShape["modify"] = (id, decide) =>
+      sql
+        .withTransaction(
+          Effect.gen(function* () {
+            const rows = yield* sql<Raw>`SELECT * FROM tickwork_tasks
+              WHERE id = ${id} AND state IN ('scheduled', 'running', 'paused')`
+            const raw = rows[0]
+            if (raw === undefined) return false
+            const row = decodeRow(raw)
+            const change = decide(row)
+            if (change === undefined) return false
+            const u = change.update
+            yield* sql`UPDATE tickwork_tasks SET state = ${u.state}, slot = ${u.slot},
+              run_at = ${u.runAt}, due_at = ${u.dueAt}, attempt = ${u.attempt},
+              run_number = ${u.runNumber}, consecutive_failures = ${u.consecutiveFailures},
+              deliveries = ${u.deliveries}, lease_owner = ${u.leaseOwner},
+              finished_at = ${u.finishedAt}, last_error = ${u.lastError}, seq = ${u.seq},
+              updated_at = ${u.updatedAt}, paused_reason = ${u.pausedReason ?? null},
+              resume_from = ${u.resumeFrom ?? -1}
+              WHERE id = ${id} AND fence = ${row.fence} AND state = ${row.state}`
+            for (const chunk of Arr.chunksOf(change.events, CHUNK)) {
+              yield* sql`INSERT INTO tickwork_events ${sql.insert(Arr.map(chunk, eventRecord))}`
+            }
+            return true
+          }),
+        )
+        .pipe(
+          Effect.mapError((e) =>
+            e instanceof StoreError ? e : fail("change a task")(e as SqlError),
+          ),
+        )
 
     const claim: TaskStoreShape["claim"] = (o) =>
-      o.handlers.length === 0 || o.limit <= 0
-        ? Effect.succeed([])
-        : Effect.gen(function* () {
-            const raw = yield* claimSql(o)
-            const rows: Array<TaskRow> = []
-            const bad: Array<{ id: string; fence: number; error: string }> = []
-            for (const r of raw) {
-              try {
-                rows.push(decodeRow(r))
-              } catch (error) {
-                bad.push({
-                  id: String(r.id),
-                  fence: num(r.fence),
-                  error: `the stored row cannot be read: ${error instanceof Error ? error.message : String(error)}`,
-                })
-              }
-            }
-            if (bad.length > 0) yield* failUnreadable(bad, o.now)
-            return rows.sort(
-              (a, b) => a.runAt - b.runAt || a.priority - b.priority || a.seq - b.seq,
-            )
-          }).pipe(Effect.mapError(fail("claim due tasks")))
-
-    /** Applies a chunk of row updates in one statement; returns the `id:fence` keys applied. */
-    const updateChunk = (chunk: ReadonlyArray<Change>) =>
-      Effect.map(
-        sql<Raw>`
-          WITH v (id, fence, state, slot, run_at, due_at, attempt, run_number,
-                  consecutive_failures, deliveries, lease_owner, finished_at, last_error, seq,
-                  updated_at) AS (
-            VALUES ${sql.csv(
-              chunk.map((c) => {
-                const u = c.update
-                return sql`(${c.id}, ${c.fence}, ${u.state}, ${u.slot}, ${u.runAt}, ${u.dueAt},
-                  ${u.attempt}, ${u.runNumber}, ${u.consecutiveFailures}, ${u.deliveries},
-                  ${u.leaseOwner}, ${u.finishedAt}, ${u.lastError}, ${u.seq}, ${u.updatedAt})`
-              }),
-            )})
-          UPDATE tickwork_tasks SET state = v.state, slot = CAST(v.slot AS BIGINT),
-            run_at = CAST(v.run_at AS BIGINT), due_at = CAST(v.due_at AS BIGINT),
-            attempt = CAST(v.attempt AS INTEGER), run_number = CAST(v.run_number AS INTEGER),
-            consecutive_failures = CAST(v.consecutive_failures AS INTEGER),
-            deliveries = CAST(v.deliveries AS INTEGER), lease_owner = v.lease_owner,
-            finished_at = CAST(v.finished_at AS BIGINT), last_error = v.last_error,
-            seq = CAST(v.seq AS BIGINT), updated_at = CAST(v.updated_at AS BIGINT)
-          FROM v
-          WHERE tickwork_tasks.id = v.id AND tickwork_tasks.fence = CAST(v.fence AS BIGINT)
-            AND tickwork_tasks.state = 'running'
-          RETURNING tickwork_tasks.id, tickwork_tasks.fence`,
-        (rows) => new Set(rows.map((r) => `${String(r.id)}:${num(r.fence)}`)),
-      )
-
-    /**
-     * Why a change did not apply: its task was cancelled while it ran, it was fenced out, or an
-     * earlier attempt of this very commit did apply (its answer was lost: a timeout, a dropped
-     * connection), which its ledger row under the same fence shows.
-     */
-    const whyNot = (c: Change) =>
-      Effect.gen(function* () {
-        const rows = yield* sql<Raw>`SELECT state, fence FROM tickwork_tasks WHERE id = ${c.id}`
-        const row = rows[0]
-        if (row !== undefined && num(row.fence) === c.fence && String(row.state) === "cancelled") {
-          return "cancelled" as const
-        }
-        if (c.run !== undefined) {
-          const done = yield* sql<Raw>`SELECT 1 AS one FROM tickwork_runs
-            WHERE task_id = ${c.id} AND generation = ${c.run.generation} AND slot = ${c.run.slot}
-              AND attempt = ${c.run.attempt} AND fence = ${c.fence}`
-          if (done.length > 0) return "committed-before" as const
-        }
-        return "fenced-out" as const
-      })
-
-    // A few statements per batch, not per run: one UPDATE, then multi-row INSERTs.
-    const commitAll = (changes: ReadonlyArray<Change>) =>
-      Effect.gen(function* () {
-        const applied = new Set<string>()
-        for (const chunk of Arr.chunksOf(changes, 200)) {
-          for (const key of yield* updateChunk(chunk)) applied.add(key)
-        }
-        const results: Array<ChangeResult> = []
-        const runs: Array<ReturnType<typeof runRecord>> = []
-        const events: Array<ReturnType<typeof eventRecord>> = []
-        for (const c of changes) {
-          const why = applied.has(`${c.id}:${c.fence}`) ? "applied" : yield* whyNot(c)
-          if (why === "committed-before") {
-            // Written by an earlier attempt: nothing more to write.
-            results.push("applied")
-            continue
-          }
-          const result: ChangeResult = why
-          results.push(result)
-          if (result === "fenced-out") {
-            events.push(eventRecord(c.fencedOut))
-            continue
-          }
-          if (c.run !== undefined) {
-            runs.push(
-              runRecord(
-                result === "cancelled" ? { ...c.run, state: "cancelled", nextRunAt: null } : c.run,
-              ),
-            )
-          }
-          if (result === "applied") for (const e of c.events) events.push(eventRecord(e))
-        }
-        for (const chunk of Arr.chunksOf(runs, CHUNK)) {
-          yield* sql`INSERT INTO tickwork_runs ${sql.insert(chunk)} ON CONFLICT DO NOTHING`
-        }
-        for (const chunk of Arr.chunksOf(events, CHUNK)) {
-          yield* sql`INSERT INTO tickwork_events ${sql.insert(chunk)}`
-        }
-        return results
-      })
+      Claim.claim(sql, dialect, o).pipe(Effect.mapError(fail("claim due tasks")))
 
     const commit: TaskStoreShape["commit"] = (changes) =>
       changes.length === 0
         ? Effect.succeed([])
-        : sql.withTransaction(commitAll(changes)).pipe(Effect.mapError(fail("complete runs")))
+        : sql
+            .withTransaction(Commit.commitAll(sql, changes))
+            .pipe(Effect.mapError(fail("complete runs")))
 
     const renew: TaskStoreShape["renew"] = (owner, held, now, leaseMs) =>
       held.length === 0
@@ -1009,19 +651,20 @@ export const make = (options: {
             for (const chunk of Arr.chunksOf(rows, CHUNK)) {
               yield* sql`INSERT INTO tickwork_events ${sql.insert(
                 Arr.map(chunk, (r) =>
-                  eventRecord({
-                    taskId: String(r.id),
-                    generation: num(r.generation),
-                    kind: "recovered",
-                    firstSlot: num(r.slot),
-                    lastSlot: num(r.slot),
-                    count: 1,
-                    cause: null,
-                    at: now,
-                    fence: num(r.fence),
-                    owner: strOrNull(r.lease_owner),
-                    detail: `attempt ${num(r.attempt)}, delivery ${num(r.deliveries)}`,
-                  }),
+                  eventRecord(
+                    Events.make(
+                      "recovered",
+                      {
+                        id: String(r.id),
+                        generation: num(r.generation),
+                        slot: num(r.slot),
+                        fence: num(r.fence),
+                      },
+                      now,
+                      strOrNull(r.lease_owner),
+                      { detail: `attempt ${num(r.attempt)}, delivery ${num(r.deliveries)}` },
+                    ),
+                  ),
                 ),
               )}`
             }
@@ -1079,6 +722,8 @@ export const make = (options: {
       cancel: (id, now) => (Ids.storable(id) ? deadline("cancel")(cancel(id, now)) : none),
       get: (id) => (Ids.storable(id) ? deadline("read a task")(get(id)) : none),
       state: (id) => (Ids.storable(id) ? deadline("read a task's state")(state(id)) : none),
+      modify: (id, decide) =>
+        Ids.storable(id) ? deadline("change a task")(modify(id, decide)) : Effect.succeed(false),
       claim: (o) => deadline("claim due tasks")(claim(o)),
       commit: (changes) => deadline("complete runs")(commit(changes)),
       renew: (owner, held, now, leaseMs) =>

@@ -14,8 +14,6 @@ export * as Errors from "./Errors.ts"
 export * as Handler from "./Handler.ts"
 /** The PostgreSQL store. @since 0.1.0 */
 export * as Postgres from "./Postgres.ts"
-/** Schedules as data. @since 0.1.0 */
-export * as Spec from "./Spec.ts"
 /** The embedded SQLite store. @since 0.1.0 */
 export * as Sqlite from "./Sqlite.ts"
 /** better-sqlite3 as an effect `SqlClient`. @since 0.1.0 */

@@ -101,6 +101,10 @@ describe("bad input: each a typed error naming the field and value; nothing writ
               [{ ...ok, missedRuns: "later" }, "InvalidOption", "missedRuns"],
               [{ ...ok, timeout: 0.5 }, "InvalidOption", "timeout"],
               [{ ...ok, id: "" }, "InvalidOption", "id"],
+              // SPEC §13: a key the scheduler does not know is never silently ignored.
+              [{ ...ok, missedRun: "skip" }, "InvalidOption", "missedRun"],
+              [{ ...ok, window: 1_000 }, "InvalidOption", "window"],
+              [{ ...ok, tags: ["a"] }, "InvalidOption", "tags"],
             ] as const
             for (const [options, tag, field] of cases) {
               const e = yield* Effect.flip(d.schedule(options as never))
@@ -159,6 +163,9 @@ describe("bad input: each a typed error naming the field and value; nothing writ
         [{ handlers: [handler], workers: 0 }, "workers"],
         [{ handlers: [handler], lease: 0 }, "lease"],
         [{ handlers: [handler], catchUpWindow: -1 }, "catchUpWindow"],
+        // SPEC §13: unknown keys of the layer's options and of a handler spec.
+        [{ handlers: [handler], worker: 2 }, "worker"],
+        [{ handlers: [{ ...handler, retries: 2 }] }, 'handlers["record"].retries'],
       ] as const) {
         const exit = yield* withScheduler(
           sqlite(t.file()),

@@ -208,7 +208,7 @@ describe("SQLite store under TestClock", () => {
               pauseAfterConsecutiveFailures: 3,
             })
             yield* advance(d, 1_000)
-            expect(yield* d.status("r")).toBe("failed")
+            expect(yield* d.status("r")).toBe("paused")
           }),
         )
         expect(seen).toEqual(["r:0#1@0", "r:100#1@100", "r:200#1@200"])
@@ -417,6 +417,7 @@ describe("SQLite store under TestClock", () => {
       Effect.gen(function* () {
         const { seen, handler } = recording()
         const closures: Array<number> = []
+        const nested: Array<string> = []
         yield* Effect.scoped(
           Effect.gen(function* () {
             const d = yield* DurableScheduler.DurableScheduler
@@ -433,6 +434,7 @@ describe("SQLite store under TestClock", () => {
               job: (run) => Effect.sync(() => closures.push(run.startedAt)),
             })
             yield* advance(d, 20)
+            nested.push(...(yield* s.tasks()).map((t) => t.id).filter((id) => id !== "closure"))
           }).pipe(
             Effect.provide(
               DurableScheduler.layer({ handlers: [handler] }).pipe(Layer.provide(store)),
@@ -441,6 +443,8 @@ describe("SQLite store under TestClock", () => {
         )
         expect(seen.map((s) => s.startedAt)).toEqual([10])
         expect(closures).toEqual([10])
+        // A durable run is no task of the runtime scheduler: one lifecycle, one ledger row.
+        expect(nested).toEqual([])
       }),
     ),
   )

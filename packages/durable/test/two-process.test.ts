@@ -133,20 +133,24 @@ describe("two processes, one PostgreSQL database", () => {
           ),
         )
         const allDone = Date.now()
-        // Stop the recurring tasks; let runs in flight finish, then stop the workers.
-        yield* Effect.promise(() =>
-          query(
-            db.url,
-            "UPDATE tickwork_tasks SET state = 'cancelled' WHERE id LIKE 'r%' AND state = 'scheduled'",
-          ),
-        )
+        // Stop the recurring tasks; let runs in flight finish, then stop the workers. A run that
+        // ends meanwhile schedules its next slot (possibly due at once): cancel again until no
+        // recurring task is scheduled or running, so no run can start before the kill.
         yield* Effect.promise(() =>
           until(
-            "recurring runs in flight to end",
-            async () =>
-              (await query(db.url, "SELECT 1 FROM tickwork_tasks WHERE state = 'running'"))
-                .length === 0,
-            10_000,
+            "recurring tasks to stop and their runs in flight to end",
+            async () => {
+              await query(
+                db.url,
+                "UPDATE tickwork_tasks SET state = 'cancelled' WHERE id LIKE 'r%' AND state = 'scheduled'",
+              )
+              const live = await query(
+                db.url,
+                "SELECT 1 FROM tickwork_tasks WHERE state IN ('scheduled', 'running')",
+              )
+              return live.length === 0
+            },
+            30_000,
           ),
         )
         b.process.kill("SIGKILL")

@@ -5,7 +5,7 @@
  * driver's error → the server's or SQLite's). A failure is named once, where it is caught, so
  * every log line and error says the same thing.
  */
-import type { StoreFailure } from "../Errors.ts"
+import { StoreError, type StoreFailure } from "../Errors.ts"
 
 /** A store failure, diagnosed. */
 export interface Diagnosis {
@@ -98,4 +98,19 @@ export const headline: Record<StoreFailure, string> = {
   locked: "the database is locked by another process",
   corrupt: "the file is not a database or is damaged",
   other: "the database reported an error",
+}
+
+/**
+ * A `StoreError` for a failed operation: its `reason` and `detail` are diagnosed from the
+ * driver's nested errors, and its message says both in one line.
+ */
+export const storeError = (operation: string, cause: unknown): StoreError => {
+  const { reason, detail } = diagnose(cause)
+  return new StoreError({
+    operation,
+    reason,
+    detail,
+    message: `the task store failed to ${operation}: ${headline[reason]}: ${detail}`,
+    cause,
+  })
 }

@@ -1,0 +1,157 @@
+/**
+ * The kernel's decisions as pure functions over one row: each with explicit `now`, as any store
+ * (the kernel's table, the durable store's rows) calls them.
+ */
+import { describe, expect, it } from "vitest"
+import { Errors, Random, Retry, Rules, Schedule, Task } from "../src/index.ts"
+
+const grid = (period: number, origin = 0) =>
+  (Schedule.resolve(Schedule.fixedRate(period, { delay: origin }), 0) as Schedule.Resolved).plan
+
+const row = (over: Partial<Rules.Row> = {}): Rules.Row => ({
+  plan: undefined,
+  slot: 0,
+  dueAt: 0,
+  attempt: 1,
+  runNumber: 1,
+  consecutiveFailures: 0,
+  retry: Retry.none,
+  missedRuns: "catch-up",
+  pauseAfter: 0,
+  windowMs: Rules.NO_WINDOW,
+  ...over,
+})
+
+const random = Random.seeded(0)
+
+describe("validate", () => {
+  it("accepts a task with its first slot and resolved policies", () => {
+    const a = Rules.validate(
+      { schedule: Schedule.fixedRate(10, { delay: 5 }), priority: "high" },
+      100,
+    )
+    expect(a).toMatchObject({ first: 105, rank: 0, missedRuns: "catch-up", windowMs: -1 })
+  })
+
+  it("an unknown key is InvalidOption naming it (SPEC §13)", () => {
+    const e = Rules.validate({ schedule: Schedule.once(1), missedRun: "skip" } as never, 0)
+    expect(e).toBeInstanceOf(Errors.InvalidOption)
+    expect((e as Errors.InvalidOption).field).toBe("missedRun")
+  })
+
+  it("a window on a fixed-delay schedule is InvalidOption", () => {
+    const e = Rules.validate({ schedule: Schedule.fixedDelay(10), window: 5 }, 0)
+    expect((e as Errors.InvalidOption).field).toBe("window")
+  })
+})
+
+describe("take", () => {
+  it("SPEC §3: a late coalescing slot moves to the latest passed slot, merging the rest", () => {
+    expect(Rules.take(row({ plan: grid(10), missedRuns: "coalesce" }), 35)).toEqual({
+      _tag: "Coalesce",
+      slot: 30,
+      merged: { first: 0, last: 20, count: 3, exact: true },
+    })
+  })
+
+  it("never coalesces past `limit`", () => {
+    expect(Rules.take(row({ plan: grid(10), missedRuns: "coalesce" }), 35, 15)).toMatchObject({
+      slot: 10,
+    })
+  })
+
+  it("SPEC §3: slots more than the window late are skipped to the first slot inside it", () => {
+    expect(Rules.take(row({ plan: grid(10), windowMs: 15 }), 42)).toEqual({
+      _tag: "Skip",
+      slot: 30,
+      skipped: { first: 0, last: 20, count: 3, exact: true },
+    })
+  })
+
+  it("a one-shot past its deadline expires", () => {
+    expect(Rules.take(row({ slot: 10, dueAt: 10, windowMs: 5 }), 16)).toEqual({
+      _tag: "Expire",
+      deadline: 15,
+    })
+  })
+
+  it("a run on time starts", () => {
+    expect(Rules.take(row({ plan: grid(10), missedRuns: "coalesce" }), 0)._tag).toBe("Start")
+  })
+})
+
+describe("settle", () => {
+  it("START numbers the run", () => {
+    expect(Rules.start({ attempt: 1, runNumber: 4 }).runNumber).toBe(5)
+  })
+
+  it("SPEC §7: a failure with a retry left is due at failedAt + backoff, same slot", () => {
+    const retry = Retry.resolve({ maxRetries: 1, base: 5 }) as Retry.Resolved
+    const s = Rules.settle(row({ plan: grid(10), retry }), Task.failed("x"), 3, { random })
+    expect(s).toMatchObject({ state: "scheduled", continuation: "retry", nextSlot: 8, slot: 0 })
+    expect(s.attempt).toBe(2)
+  })
+
+  it("SPEC §7: the failure policy pauses a recurring task, holding its next slot", () => {
+    const s = Rules.settle(
+      row({ plan: grid(10), pauseAfter: 2, consecutiveFailures: 1 }),
+      Task.failed("x"),
+      1,
+      { random },
+    )
+    expect(s).toMatchObject({
+      state: "paused",
+      pausedReason: "failures",
+      nextSlot: 10,
+      consecutiveFailures: 2,
+    })
+  })
+
+  it("SPEC §5: a pause requested while running holds the next slot", () => {
+    const s = Rules.settle(row({ plan: grid(10), pauseRequest: "manual" }), Task.succeeded, 1, {
+      random,
+    })
+    expect(s).toMatchObject({ state: "paused", pausedReason: "manual", nextSlot: 10 })
+  })
+
+  it("a one-off's success ends it done; the record says so", () => {
+    const s = Rules.settle(row(), Task.succeeded, 2, { random })
+    expect(s).toMatchObject({ state: "done", continuation: "final", nextSlot: undefined })
+    const run = {
+      id: "a" as Task.TaskId,
+      generation: 1,
+      slot: 0,
+      scheduledFor: 0,
+      startedAt: 0,
+      attempt: 1,
+      runNumber: 1,
+      tags: [],
+    }
+    expect(Rules.record(run, Task.succeeded, 2, s)).toMatchObject({
+      kind: "ran",
+      state: "done",
+      finishedAt: 2,
+    })
+  })
+})
+
+describe("pause and resume", () => {
+  it("SPEC §15: PAUSE pauses a scheduled task, is requested while running, ignored otherwise", () => {
+    expect(Rules.pause("scheduled")).toBe("paused")
+    expect(Rules.pause("running")).toBe("requested")
+    expect(Rules.pause("running", true)).toBe("ignored")
+    expect(Rules.pause("done")).toBe("ignored")
+  })
+
+  it("SPEC §15: a grid resumes at the first slot >= now, the passed ones skipped", () => {
+    const r = Rules.resume(row({ plan: grid(10), consecutiveFailures: 3 }), 25)
+    expect(r).toEqual({
+      dueAt: 30,
+      slot: 30,
+      skipped: { first: 0, last: 20, count: 3, exact: true },
+      retry: false,
+      consecutiveFailures: 0,
+      resumeFrom: -1,
+    })
+  })
+})

@@ -1,0 +1,107 @@
+/**
+ * @internal
+ * Accepting a durable task: its options are validated by the core's rules (`Rules.validate`),
+ * its handler must be registered, its payload must encode with the handler's schema, and its
+ * schedule must have a stored form (`Schedule.encode`). The result is the row to insert.
+ */
+import { randomUUID } from "node:crypto"
+import { Errors, Rules, Schedule, Time } from "@tickwork/core"
+import { Result } from "effect"
+import {
+  type DurableScheduleError,
+  NotDurable,
+  type StoreError,
+  UnknownHandler,
+} from "../Errors.ts"
+import type * as Handler from "../Handler.ts"
+import type { NewTask } from "../TaskStore.ts"
+import * as Ids from "./ids.ts"
+import { optionError } from "./options.ts"
+import * as Payload from "./payload.ts"
+
+/** A durable task's options, as given (`DurableTaskOptions`). */
+export interface TaskOptions extends Rules.Options {
+  readonly handler: Handler.Any | string
+  readonly payload: unknown
+  readonly id?: string | undefined
+  readonly timeout?: Time.DurationInput | undefined
+}
+
+/**
+ * The keys of a durable task's options: the rules' (but the job, and the per-task window, tags
+ * and breaker, which durable tasks do not keep), its handler and payload, and the run timeout.
+ */
+export const taskKeys: ReadonlySet<string> = new Set([
+  "handler",
+  "payload",
+  "schedule",
+  "id",
+  "priority",
+  "retry",
+  "missedRuns",
+  "pauseAfterConsecutiveFailures",
+  "timeout",
+])
+
+/** The {@link NotDurable} error for a schedule that has no stored form. */
+export const notDurable = (
+  schedule: unknown,
+  message = "schedule: a custom schedule's next() is a function and cannot be stored, so it cannot survive a restart; use once/at/fixedRate/fixedDelay/cron, or the in-memory Scheduler",
+): NotDurable => new NotDurable({ field: "schedule", value: schedule, message })
+
+/**
+ * The row for task options `o` accepted at `now` (push order `seq`), or the typed error of the
+ * first bad field.
+ */
+export const prepare = (
+  o: TaskOptions,
+  now: number,
+  handlers: ReadonlyMap<string, Handler.Any>,
+  seq: () => number,
+): NewTask | Exclude<DurableScheduleError, StoreError> => {
+  if (typeof o !== "object" || o === null) return optionError("options", o, "must be an object")
+  const unknown = Errors.unknownKey(o, taskKeys)
+  if (unknown !== undefined) return unknown
+  const name = typeof o.handler === "string" ? o.handler : (o.handler as Handler.Any)?.name
+  const handler = typeof name === "string" ? handlers.get(name) : undefined
+  if (handler === undefined) {
+    const names = [...handlers.keys()]
+    return new UnknownHandler({
+      field: "handler",
+      value: name ?? o.handler,
+      message: `handler ${Errors.show(name ?? o.handler)} is not registered with this scheduler (registered: ${
+        names.length === 0 ? "none" : names.map((n) => JSON.stringify(n)).join(", ")
+      })`,
+    })
+  }
+  if (o.schedule?._tag === "Custom") return notDurable(o.schedule)
+  if (o.id !== undefined) {
+    const badId = Ids.check("id", o.id)
+    if (badId !== undefined) return badId
+  }
+  const accepted = Rules.validate(o, now, taskKeys)
+  if (!("first" in accepted)) return accepted
+  const timeoutMs =
+    o.timeout === undefined
+      ? 0
+      : Time.toMillisWith(o.timeout, (reason) => optionError("timeout", o.timeout, reason))
+  if (typeof timeoutMs !== "number") return timeoutMs
+  const payload = Payload.encode(handler, o.payload)
+  if (typeof payload !== "string") return payload
+  const encoded = Schedule.encode(o.schedule, accepted)
+  if (Result.isFailure(encoded)) return notDurable(o.schedule, encoded.failure.message)
+  return {
+    id: o.id ?? randomUUID(),
+    handler: handler.name,
+    payload,
+    seq: seq(),
+    schedule: encoded.success,
+    priority: accepted.rank,
+    retry: accepted.retry,
+    missedRuns: accepted.missedRuns,
+    pauseAfter: accepted.pauseAfter,
+    timeoutMs,
+    slot: accepted.first,
+    now,
+  }
+}

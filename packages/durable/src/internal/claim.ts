@@ -1,0 +1,80 @@
+/**
+ * @internal
+ * The claim: up to `limit` due rows (scheduled, or running with an expired lease) of the given
+ * handlers become `running`, leased to one owner under a new fence, in SPEC §4's order. Only
+ * PostgreSQL needs `FOR UPDATE SKIP LOCKED` (several processes claim at once).
+ */
+import { Heap } from "@tickwork/core"
+import { Effect } from "effect"
+import type { SqlClient } from "effect/sql/SqlClient"
+import type { ClaimOptions, TaskRow } from "../TaskStore.ts"
+import { decodeRow, num, type Raw } from "./codec.ts"
+
+/** Claims due rows on `sql` (its dialect `dialect`). */
+export const claim = (sql: SqlClient, dialect: "sqlite" | "pg", o: ClaimOptions) => {
+  /**
+   * The ids of the first `limit` claimable rows in SPEC §4's order (the core's
+   * `Heap.compare`: due time, priority rank, push order), for both dialects.
+   */
+  const due = (o: ClaimOptions) => sql`
+    SELECT id FROM tickwork_tasks
+    WHERE state IN ('scheduled', 'running') AND due_at <= ${o.now}
+      AND handler IN ${sql.in(o.handlers)}
+    ORDER BY due_at, priority, seq LIMIT ${o.limit}`
+
+  const claimSql = (o: ClaimOptions) =>
+    dialect === "pg"
+      ? sql<Raw>`
+        WITH due AS (${due(o)} FOR UPDATE SKIP LOCKED)
+        UPDATE tickwork_tasks t SET state = 'running', lease_owner = ${o.owner},
+          due_at = ${o.now + o.leaseMs}, fence = t.fence + 1,
+          deliveries = t.deliveries + 1, updated_at = ${o.now}
+        FROM due WHERE t.id = due.id
+        RETURNING t.*`
+      : sql<Raw>`
+        UPDATE tickwork_tasks SET state = 'running', lease_owner = ${o.owner},
+          due_at = ${o.now + o.leaseMs}, fence = fence + 1,
+          deliveries = deliveries + 1, updated_at = ${o.now}
+        WHERE id IN (${due(o)})
+        RETURNING *`
+
+  /** Rows that cannot be read (edited by hand, say) end `failed`, saying why. */
+  const failUnreadable = (
+    bad: ReadonlyArray<{ id: string; fence: number; error: string }>,
+    now: number,
+  ) =>
+    Effect.forEach(
+      bad,
+      (b) => sql`UPDATE tickwork_tasks SET state = 'failed', lease_owner = NULL,
+        finished_at = ${now}, updated_at = ${now}, last_error = ${b.error}
+        WHERE id = ${b.id} AND fence = ${b.fence}`,
+      { discard: true },
+    )
+
+  return o.handlers.length === 0 || o.limit <= 0
+    ? Effect.succeed([])
+    : Effect.gen(function* () {
+        const raw = yield* claimSql(o)
+        const rows: Array<TaskRow> = []
+        const bad: Array<{ id: string; fence: number; error: string }> = []
+        for (const r of raw) {
+          try {
+            rows.push(decodeRow(r))
+          } catch (error) {
+            bad.push({
+              id: String(r.id),
+              fence: num(r.fence),
+              error: `the stored row cannot be read: ${error instanceof Error ? error.message : String(error)}`,
+            })
+          }
+        }
+        if (bad.length > 0) yield* failUnreadable(bad, o.now)
+        // RETURNING keeps no order: the rows start in SPEC §4's.
+        return rows.sort((a, b) =>
+          Heap.compare(
+            { slot: a.runAt, rank: a.priority, seq: a.seq },
+            { slot: b.runAt, rank: b.priority, seq: b.seq },
+          ),
+        )
+      })
+}

@@ -1,0 +1,158 @@
+/**
+ * @internal
+ * Row codecs: the columns of `tickwork_tasks`, `tickwork_runs` and `tickwork_events` to and
+ * from the store's types. The schedule column is the core's `Schedule.Encoded`, read back with
+ * `Schedule.decode`.
+ */
+import { type MissedRun, type Retry, Schedule, type Task } from "@tickwork/core"
+import { Result } from "effect"
+import type { EventEntry, EventKind, NewTask, RunEntry, TaskRow } from "../TaskStore.ts"
+
+/** A row as the driver returns it. */
+export type Raw = Record<string, unknown>
+
+/** A number column (PostgreSQL returns `bigint` as `BigInt`). */
+export const num = (u: unknown): number => (typeof u === "number" ? u : Number(u))
+/** A nullable number column. */
+export const numOrNull = (u: unknown): number | null =>
+  u === null || u === undefined ? null : num(u)
+/** A nullable text column. */
+export const strOrNull = (u: unknown): string | null =>
+  u === null || u === undefined ? null : String(u)
+
+/**
+ * Reads a row of `tickwork_tasks` (PostgreSQL returns `bigint` columns as `BigInt`); throws for
+ * a row that cannot be read (edited by hand).
+ */
+export const decodeRow = (r: Raw): TaskRow => {
+  const text = String(r.schedule)
+  const decoded = Schedule.decode(JSON.parse(text))
+  if (Result.isFailure(decoded)) throw new Error(decoded.failure.message)
+  return {
+    id: String(r.id),
+    generation: num(r.generation),
+    handler: String(r.handler),
+    payload: String(r.payload),
+    schedule: decoded.success.encoded,
+    plan: decoded.success.plan,
+    priority: num(r.priority),
+    retry: JSON.parse(String(r.retry)) as Retry.Resolved,
+    missedRuns: String(r.missed_runs) as MissedRun.MissedRunPolicy,
+    pauseAfter: num(r.pause_after),
+    timeoutMs: num(r.timeout_ms),
+    state: String(r.state) as Task.TaskState,
+    slot: num(r.slot),
+    runAt: num(r.run_at),
+    dueAt: num(r.due_at),
+    attempt: num(r.attempt),
+    runNumber: num(r.run_number),
+    consecutiveFailures: num(r.consecutive_failures),
+    deliveries: num(r.deliveries),
+    fence: num(r.fence),
+    leaseOwner: strOrNull(r.lease_owner),
+    seq: num(r.seq),
+    createdAt: num(r.created_at),
+    updatedAt: num(r.updated_at),
+    finishedAt: numOrNull(r.finished_at),
+    lastError: strOrNull(r.last_error),
+    pausedReason: strOrNull(r.paused_reason) as Task.PauseReason | null,
+    resumeFrom: r.resume_from === null || r.resume_from === undefined ? -1 : num(r.resume_from),
+  }
+}
+
+/** Reads a row of `tickwork_runs`. */
+export const decodeRun = (r: Raw): RunEntry => ({
+  taskId: String(r.task_id),
+  generation: num(r.generation),
+  slot: num(r.slot),
+  attempt: num(r.attempt),
+  runAt: num(r.run_at),
+  startedAt: num(r.started_at),
+  finishedAt: num(r.finished_at),
+  outcome: String(r.outcome) as Task.Outcome["kind"],
+  error: strOrNull(r.error),
+  fence: num(r.fence),
+  owner: String(r.owner),
+  delivery: num(r.delivery),
+  state: String(r.state) as Task.TaskState,
+  nextRunAt: numOrNull(r.next_run_at),
+})
+
+/** Reads a row of `tickwork_events`. */
+export const decodeEvent = (r: Raw): EventEntry => ({
+  taskId: String(r.task_id),
+  generation: num(r.generation),
+  kind: String(r.kind) as EventKind,
+  firstSlot: num(r.first_slot),
+  lastSlot: num(r.last_slot),
+  count: num(r.count),
+  cause: strOrNull(r.cause),
+  at: num(r.at),
+  fence: numOrNull(r.fence),
+  owner: strOrNull(r.owner),
+  detail: strOrNull(r.detail),
+})
+
+/** The columns of a new task. */
+export const taskRecord = (t: NewTask) => ({
+  id: t.id,
+  generation: 1,
+  handler: t.handler,
+  payload: t.payload,
+  schedule: JSON.stringify(t.schedule),
+  priority: t.priority,
+  retry: JSON.stringify(t.retry),
+  missed_runs: t.missedRuns,
+  pause_after: t.pauseAfter,
+  timeout_ms: t.timeoutMs,
+  state: "scheduled",
+  slot: t.slot,
+  run_at: t.slot,
+  due_at: t.slot,
+  attempt: 1,
+  run_number: 0,
+  consecutive_failures: 0,
+  deliveries: 0,
+  fence: 0,
+  lease_owner: null,
+  seq: t.seq,
+  created_at: t.now,
+  updated_at: t.now,
+  finished_at: null,
+  last_error: null,
+  paused_reason: null,
+  resume_from: -1,
+})
+
+/** The columns of a run. */
+export const runRecord = (r: RunEntry) => ({
+  task_id: r.taskId,
+  generation: r.generation,
+  slot: r.slot,
+  attempt: r.attempt,
+  run_at: r.runAt,
+  started_at: r.startedAt,
+  finished_at: r.finishedAt,
+  outcome: r.outcome,
+  error: r.error,
+  fence: r.fence,
+  owner: r.owner,
+  delivery: r.delivery,
+  state: r.state,
+  next_run_at: r.nextRunAt,
+})
+
+/** The columns of an event. */
+export const eventRecord = (e: EventEntry) => ({
+  task_id: e.taskId,
+  generation: e.generation,
+  kind: e.kind,
+  first_slot: e.firstSlot,
+  last_slot: e.lastSlot,
+  count: e.count,
+  cause: e.cause,
+  at: e.at,
+  fence: e.fence,
+  owner: e.owner,
+  detail: e.detail,
+})

@@ -1,0 +1,195 @@
+/**
+ * @internal
+ * The dispatcher: one fiber that sleeps until the store's earliest due time (a local timer,
+ * woken by this process's inserts and completions) or a short poll (other processes' inserts),
+ * then claims due rows — as many as it has free workers — and starts each on the worker pool.
+ * A grid task's late first delivery is first decided by the core's take-time rule
+ * (`Rules.take`: the catch-up window, `coalesce`); a row it moves goes back to the store at its
+ * new slot and is claimed again in its turn.
+ */
+import { Rules, type Task } from "@tickwork/core"
+import { Cause, type Context, Effect, Exit } from "effect"
+import type * as Handler from "../Handler.ts"
+import type { Change, EventEntry, TaskRow } from "../TaskStore.ts"
+import type { Env } from "./env.ts"
+import * as Events from "./events.ts"
+import type { Held } from "./held.ts"
+import * as Payload from "./payload.ts"
+import * as Rows from "./rows.ts"
+
+/** The longest single sleep: Node timers overflow above 2^31-1 ms. */
+export const MAX_SLEEP_MS = 2 ** 31 - 1
+
+/**
+ * The take-time decision for a claimed row: `undefined` to run it as it is (a retry, a
+ * re-delivery after a crash, a row on time), or the change that moves it first.
+ */
+const moveOf = (env: Env, row: TaskRow, at: number): Change | undefined => {
+  if (row.attempt !== 1 || row.deliveries !== 1 || row.runAt >= at) return undefined
+  let view = Rows.view(row, env.options.windowMs)
+  const events: Array<EventEntry> = []
+  for (;;) {
+    const take = Rules.take(view, at)
+    if (take._tag === "Start" || take._tag === "Expire") break
+    events.push(
+      take._tag === "Skip"
+        ? Events.window(take.skipped, row, env.owner, at, env.options.windowMs)
+        : Events.coalesced(take.merged, row, env.owner, at, take.slot),
+    )
+    view = { ...view, slot: take.slot, dueAt: take.slot }
+    if (take.slot > at) break
+  }
+  if (events.length === 0) return undefined
+  return {
+    id: row.id,
+    fence: row.fence,
+    update: Rows.moved(row, view.slot, at, env.nextSeq()),
+    events,
+    fencedOut: Events.make("fenced-out", row, at, env.owner, { detail: "claim-time decision" }),
+  }
+}
+
+/** Starts a claimed row's run on the pool (a worker is free: the claim asked for no more). */
+const start = (env: Env, context: Context.Context<never>, row: TaskRow, claimedAt: number) =>
+  Effect.gen(function* () {
+    const handler = env.options.handlers.get(row.handler) as Handler.Any
+    const previous = env.held.ofTask(row.id)
+    if (previous !== undefined && !previous.finished) {
+      // Our own lease on it expired and we claimed it again: the old run is fenced out.
+      previous.lost = true
+      yield* env.pool.interrupt((t) => t === previous)
+    }
+    const runNumber = Rules.start(Rows.view(row, env.options.windowMs)).runNumber
+    const h = env.held.add(row, runNumber, claimedAt)
+    const startedAt = env.now()
+    h.startedAt = startedAt
+    const run: Handler.DurableRun = {
+      id: row.id as Task.TaskId,
+      generation: row.generation,
+      slot: row.slot,
+      scheduledFor: row.runAt,
+      startedAt,
+      attempt: row.attempt,
+      runNumber,
+      tags: [],
+      key: `${row.id}@${row.slot}`,
+      delivery: row.deliveries,
+      fence: row.fence,
+      handler: row.handler,
+    }
+    const job = Effect.suspend(() => {
+      // A lease that lapsed before the run began: it is not ours to run.
+      if (h.lost) return Effect.interrupt
+      h.started = true
+      return Effect.flatMap(Payload.decode(handler, row.id, row.payload), (payload) =>
+        handler.run(payload, run),
+      )
+    })
+    env.pool.start(h, run, {
+      job: job as Effect.Effect<unknown, unknown, unknown>,
+      context,
+      timeoutMs: row.timeoutMs > 0 ? row.timeoutMs : env.options.defaultTimeoutMs,
+      link: undefined,
+    })
+  })
+
+/** Claim-time decisions first (moved rows go back to the store), then the rest start. */
+const startAll = (
+  env: Env,
+  context: Context.Context<never>,
+  rows: ReadonlyArray<TaskRow>,
+  at: number,
+  claimedAt: number,
+) =>
+  Effect.gen(function* () {
+    const moves: Array<Change> = []
+    const toStart: Array<TaskRow> = []
+    for (const row of rows) {
+      const move = moveOf(env, row, at)
+      if (move === undefined) toStart.push(row)
+      else moves.push(move)
+    }
+    if (moves.length > 0) {
+      const results = yield* env.store.commit(moves)
+      for (let k = 0; k < moves.length; k++) {
+        if (results[k] === "applied") for (const e of (moves[k] as Change).events) env.publish(e)
+      }
+      // A moved row may be due at once: claim again before sleeping.
+      env.wakeup.requested = true
+    }
+    for (const row of toStart) yield* start(env, context, row, claimedAt)
+  })
+
+/** The run order the store claims in is SPEC §4's; the pool starts them in that order. */
+const dispatchLoop = (
+  env: Env,
+  context: Context.Context<never>,
+  dropLapsed: Effect.Effect<void>,
+  stopping: () => boolean,
+) =>
+  Effect.gen(function* () {
+    const { store, options, wakeup } = env
+    for (;;) {
+      if (stopping()) return
+      // First, after any wake (a stall included): runs whose lease lapsed stop here.
+      yield* dropLapsed
+      const t = env.now()
+      const free = Math.min(options.workers - env.held.size, env.pool.free)
+      let full = false
+      if (free > 0) {
+        const limit = Math.min(free, options.claimBatch)
+        const claimedAt = env.mono()
+        const rows = yield* store.claim({
+          owner: env.owner,
+          now: t,
+          limit,
+          leaseMs: options.leaseMs,
+          handlers: options.names,
+        })
+        yield* env.outage.worked
+        if (rows.length > 0) yield* startAll(env, context, rows, t, claimedAt)
+        full = rows.length === limit
+      }
+      if (full) {
+        yield* Effect.yieldNow
+        continue
+      }
+      // From here on, any insert wakes us (it may be earlier than what nextDue sees).
+      wakeup.sleepingUntil = Number.POSITIVE_INFINITY
+      let wait = MAX_SLEEP_MS
+      if (env.held.size < options.workers) {
+        const next = yield* store.nextDue(options.names)
+        // Due but not claimed: rows another process is claiming right now.
+        if (next !== undefined) wait = Math.max(1, next - t)
+      }
+      wait = Math.min(wait, options.pollMs, MAX_SLEEP_MS)
+      wakeup.sleepingUntil = t + wait
+      yield* Effect.raceFirst(wakeup.park, Effect.sleep(wait))
+      wakeup.sleepingUntil = Number.NEGATIVE_INFINITY
+    }
+  })
+
+/**
+ * The dispatcher fiber: a failing store (or a bug) never stops it; it says so and tries again.
+ * Runs until `stopping()` holds.
+ */
+export const dispatcher = (
+  env: Env,
+  context: Context.Context<never>,
+  dropLapsed: Effect.Effect<void>,
+  stopping: () => boolean,
+): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    while (!stopping()) {
+      const exit = yield* Effect.exit(dispatchLoop(env, context, dropLapsed, stopping))
+      if (Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause)) {
+        env.wakeup.sleepingUntil = Number.NEGATIVE_INFINITY
+        yield* env.outage.report("claiming", exit.cause)
+        yield* Effect.raceFirst(env.wakeup.park, Effect.sleep(1_000))
+      }
+    }
+  })
+
+/** Interrupts the run of `h` on the pool (if it is still running) and waits for its end. */
+export const interrupt = (env: Env, h: Held): Effect.Effect<number> =>
+  env.pool.interrupt((t) => t === h)

@@ -1,0 +1,96 @@
+/**
+ * @internal
+ * Ledger events: the one constructor of an {@link EventEntry}. Every event names its task
+ * (id, generation), the slots it concerns and the claim it happened under (fence, owner).
+ */
+import type { MissedRun } from "@tickwork/core"
+import type { Ledger } from "@tickwork/runtime"
+import type { EventEntry, EventKind } from "../TaskStore.ts"
+
+/** What an event is about: a task at a fence (a row as stored, or the parts of one). */
+export interface Subject {
+  readonly id: string
+  readonly generation: number
+  readonly slot: number
+  readonly fence: number | null
+}
+
+/**
+ * The event of `kind` about `subject` at `at`, recorded by `owner`. The slots default to the
+ * subject's own slot, one of them.
+ */
+export const make = (
+  kind: EventKind,
+  subject: Subject,
+  at: number,
+  owner: string | null,
+  fields: {
+    readonly slots?: Pick<MissedRun.Dropped, "first" | "last" | "count"> | undefined
+    readonly cause?: string | null | undefined
+    readonly detail?: string | null | undefined
+  } = {},
+): EventEntry => ({
+  taskId: subject.id,
+  generation: subject.generation,
+  kind,
+  firstSlot: fields.slots?.first ?? subject.slot,
+  lastSlot: fields.slots?.last ?? subject.slot,
+  count: fields.slots?.count ?? 1,
+  cause: fields.cause ?? null,
+  at,
+  fence: subject.fence,
+  owner,
+  detail: fields.detail ?? null,
+})
+
+const lowerBound = (slots: MissedRun.Dropped): string | null =>
+  slots.exact ? null : "count is a lower bound"
+
+/** Slots a run's missed-run policy dropped or merged, as the runtime's ledger names them. */
+export const missed = (m: Ledger.Missed, subject: Subject, owner: string): EventEntry =>
+  make(m.kind, subject, m.at, owner, {
+    slots: m,
+    cause: m.cause,
+    detail: m.exact ? null : "count is a lower bound",
+  })
+
+/** Slots skipped at claim time because they were older than the catch-up window. */
+export const window = (
+  skipped: MissedRun.Dropped,
+  subject: Subject,
+  owner: string,
+  at: number,
+  windowMs: number,
+): EventEntry =>
+  make("skipped", subject, at, owner, {
+    slots: skipped,
+    cause: "window",
+    detail: `older than the catch-up window of ${windowMs} ms${skipped.exact ? "" : "; count is a lower bound"}`,
+  })
+
+/** Slots merged at claim time into the run of a later slot (policy `coalesce`). */
+export const coalesced = (
+  merged: MissedRun.Dropped,
+  subject: Subject,
+  owner: string,
+  at: number,
+  into: number,
+): EventEntry =>
+  make("coalesced", subject, at, owner, {
+    slots: merged,
+    cause: "late",
+    detail: `merged into the run of slot ${into}${merged.exact ? "" : "; count is a lower bound"}`,
+  })
+
+/** Slots that passed while a task was paused, skipped when it resumed (SPEC §15). */
+export const paused = (
+  skipped: MissedRun.Dropped,
+  subject: Subject,
+  at: number,
+  nextSlot: number,
+): EventEntry =>
+  make("skipped", subject, at, null, {
+    slots: skipped,
+    cause: "paused",
+    detail: `passed while paused; resumed at slot ${nextSlot}${lowerBound(skipped) === null ? "" : "; count is a lower bound"}`,
+  })

@@ -1,0 +1,118 @@
+/**
+ * @internal
+ * Leases: a claim holds a run for a lease, renewed every third of it while the run goes on. A
+ * run whose lease this process has not renewed for a whole lease (measured on the monotonic
+ * clock: a stalled or suspended process, a store that does not answer) may belong to another
+ * process by now: it is interrupted at once and handed back if the store still says it is ours.
+ * Finished runs whose commit is late are reported once each.
+ */
+import { Effect, Metric } from "effect"
+import type { Env } from "./env.ts"
+import type { Held } from "./held.ts"
+
+/** Finished runs not committed within a lease: counted here, and logged once each. */
+const uncommittedRuns = Metric.counter("tickwork_durable_uncommitted_runs_total", {
+  description:
+    "runs that finished but were not committed within a lease (the store did not answer)",
+})
+
+/**
+ * The guard's check: runs whose lease lapsed are interrupted (their end, an interruption, is
+ * handed back by the completion), before anything else runs.
+ */
+export const dropLapsed = (env: Env): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    if (env.held.size === 0) return Effect.void
+    const at = env.mono()
+    const leaseMs = env.options.leaseMs
+    const lapsed: Array<Held> = []
+    for (const h of env.held.values()) {
+      if (!h.finished && !h.lost && at - h.renewedAt >= leaseMs) lapsed.push(h)
+    }
+    if (lapsed.length === 0) return Effect.void
+    return Effect.forEach(
+      lapsed,
+      (h) =>
+        Effect.gen(function* () {
+          h.lost = true
+          h.releasing = true
+          env.counters.leasesLost++
+          yield* Effect.logWarning(
+            `tickwork durable: the lease of task ${h.row.id} (slot ${h.row.slot}) was not renewed for ${Math.round(at - h.renewedAt)} ms, more than the lease of ${leaseMs} ms (this process stalled or the store did not answer); another process may run it now: interrupting its run`,
+          )
+          yield* env.pool.interrupt((t) => t === h)
+        }),
+      { discard: true },
+    )
+  })
+
+/** Finished runs not committed within a lease: each is reported once. */
+const watchUncommitted = (env: Env): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    const at = env.mono()
+    const leaseMs = env.options.leaseMs
+    const overdue: Array<Held> = []
+    for (const h of env.held.values()) {
+      if (h.finishedAt >= 0 && !h.overdue && at - h.finishedAt >= leaseMs) overdue.push(h)
+    }
+    if (overdue.length === 0) return Effect.void
+    for (const h of overdue) h.overdue = true
+    env.counters.uncommitted += overdue.length
+    return Effect.andThen(
+      Metric.update(uncommittedRuns, overdue.length),
+      Effect.logWarning(
+        `tickwork durable: ${overdue.length} finished run(s) not committed after ${leaseMs} ms (the store does not answer; retrying): ${overdue
+          .slice(0, 5)
+          .map((h) => `${h.row.id}@${h.row.slot}`)
+          .join(", ")}${overdue.length > 5 ? ", …" : ""}`,
+      ),
+    )
+  })
+
+/** Watches held runs on the monotonic clock, every tenth of a lease while runs are held. */
+export const guard = (env: Env): Effect.Effect<never> => {
+  const every = Math.max(10, Math.floor(env.options.leaseMs / 10))
+  return Effect.forever(
+    Effect.gen(function* () {
+      yield* env.held.holding.await
+      yield* Effect.sleep(every)
+      yield* dropLapsed(env)
+      yield* watchUncommitted(env)
+    }),
+  )
+}
+
+/** Renews the leases of the runs in flight, every third of a lease. */
+export const renewer = (env: Env): Effect.Effect<never> =>
+  Effect.forever(
+    Effect.gen(function* () {
+      const leaseMs = env.options.leaseMs
+      yield* Effect.sleep(Math.max(1, Math.floor(leaseMs / 3)))
+      yield* dropLapsed(env)
+      const live = [...env.held.values()].filter((h) => !h.finished && !h.lost)
+      if (live.length === 0) return
+      const sentAt = env.mono()
+      const renewed = yield* env.store
+        .renew(
+          env.owner,
+          live.map((h) => ({ id: h.row.id, fence: h.row.fence })),
+          env.now(),
+          leaseMs,
+        )
+        .pipe(
+          Effect.tap(() => env.outage.worked),
+          Effect.catch((e) => Effect.as(env.outage.failed(e), undefined)),
+        )
+      if (renewed === undefined) return
+      for (const h of live) {
+        if (renewed.has(h.row.id)) h.renewedAt = sentAt
+        else if (!h.finished && !h.lost) {
+          h.lost = true
+          yield* Effect.logWarning(
+            `tickwork durable: lost the lease of task ${h.row.id} (slot ${h.row.slot}); interrupting its run`,
+          )
+          yield* env.pool.interrupt((t) => t === h)
+        }
+      }
+    }),
+  )

@@ -1,0 +1,144 @@
+/**
+ * @internal
+ * The store's migrations, shared by SQLite and PostgreSQL through the generic `Migrator` (it
+ * needs only a `SqlClient`; the few dialect differences are inline). Recorded in
+ * `tickwork_migrations`.
+ */
+import { Effect } from "effect"
+import * as Migrator from "effect/sql/Migrator"
+import { SqlClient } from "effect/sql/SqlClient"
+
+/** Runs the migrations not yet recorded. */
+export const migrate = Migrator.make({})({
+  table: "tickwork_migrations",
+  loader: Migrator.fromRecord({
+    "0001_tasks": Effect.gen(function* () {
+      const sql = yield* SqlClient
+      const serial = sql.onDialectOrElse({
+        pg: () => sql.literal("BIGSERIAL PRIMARY KEY"),
+        orElse: () => sql.literal("INTEGER PRIMARY KEY"),
+      })
+      yield* sql`CREATE TABLE tickwork_tasks (
+        id TEXT PRIMARY KEY,
+        generation INTEGER NOT NULL,
+        handler TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        schedule TEXT NOT NULL,
+        priority INTEGER NOT NULL,
+        retry TEXT NOT NULL,
+        missed_runs TEXT NOT NULL,
+        pause_after INTEGER NOT NULL,
+        timeout_ms BIGINT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('scheduled', 'running', 'done', 'failed', 'cancelled')),
+        slot BIGINT NOT NULL,
+        run_at BIGINT NOT NULL,
+        due_at BIGINT NOT NULL,
+        attempt INTEGER NOT NULL,
+        run_number INTEGER NOT NULL,
+        consecutive_failures INTEGER NOT NULL,
+        deliveries INTEGER NOT NULL,
+        fence BIGINT NOT NULL,
+        lease_owner TEXT,
+        seq BIGINT NOT NULL,
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL,
+        finished_at BIGINT,
+        last_error TEXT
+      )`
+      yield* sql`CREATE INDEX tickwork_tasks_due ON tickwork_tasks (due_at)
+        WHERE state IN ('scheduled', 'running')`
+      yield* sql`CREATE INDEX tickwork_tasks_finished ON tickwork_tasks (finished_at)
+        WHERE finished_at IS NOT NULL`
+      yield* sql`CREATE TABLE tickwork_runs (
+        task_id TEXT NOT NULL,
+        generation INTEGER NOT NULL,
+        slot BIGINT NOT NULL,
+        attempt INTEGER NOT NULL,
+        run_at BIGINT NOT NULL,
+        started_at BIGINT NOT NULL,
+        finished_at BIGINT NOT NULL,
+        outcome TEXT NOT NULL,
+        error TEXT,
+        fence BIGINT NOT NULL,
+        owner TEXT NOT NULL,
+        delivery INTEGER NOT NULL,
+        state TEXT NOT NULL,
+        next_run_at BIGINT,
+        PRIMARY KEY (task_id, generation, slot, attempt)
+      )`
+      yield* sql`CREATE INDEX tickwork_runs_finished ON tickwork_runs (finished_at)`
+      yield* sql`CREATE TABLE tickwork_events (
+        id ${serial},
+        task_id TEXT NOT NULL,
+        generation INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        first_slot BIGINT NOT NULL,
+        last_slot BIGINT NOT NULL,
+        count INTEGER NOT NULL,
+        cause TEXT,
+        at BIGINT NOT NULL,
+        fence BIGINT,
+        owner TEXT,
+        detail TEXT
+      )`
+      yield* sql`CREATE INDEX tickwork_events_task ON tickwork_events (task_id)`
+      yield* sql`CREATE INDEX tickwork_events_at ON tickwork_events (at)`
+    }),
+    "0002_paused": Effect.gen(function* () {
+      const sql = yield* SqlClient
+      // SPEC §5, §7: a recurring task paused by its failure policy (or by hand) is kept as a
+      // live row in state `paused`, with the reason, and where a resumed held retry goes on.
+      yield* sql.onDialectOrElse({
+        pg: () =>
+          Effect.gen(function* () {
+            yield* sql`ALTER TABLE tickwork_tasks DROP CONSTRAINT tickwork_tasks_state_check`
+            yield* sql`ALTER TABLE tickwork_tasks ADD CONSTRAINT tickwork_tasks_state_check
+              CHECK (state IN ('scheduled', 'running', 'paused', 'done', 'failed', 'cancelled'))`
+            yield* sql`ALTER TABLE tickwork_tasks ADD COLUMN paused_reason TEXT`
+            yield* sql`ALTER TABLE tickwork_tasks ADD COLUMN resume_from BIGINT NOT NULL DEFAULT -1`
+          }),
+        // SQLite cannot change a CHECK constraint: the table is rebuilt.
+        orElse: () =>
+          Effect.gen(function* () {
+            yield* sql`CREATE TABLE tickwork_tasks_0002 (
+              id TEXT PRIMARY KEY,
+              generation INTEGER NOT NULL,
+              handler TEXT NOT NULL,
+              payload TEXT NOT NULL,
+              schedule TEXT NOT NULL,
+              priority INTEGER NOT NULL,
+              retry TEXT NOT NULL,
+              missed_runs TEXT NOT NULL,
+              pause_after INTEGER NOT NULL,
+              timeout_ms BIGINT NOT NULL,
+              state TEXT NOT NULL
+                CHECK (state IN ('scheduled', 'running', 'paused', 'done', 'failed', 'cancelled')),
+              slot BIGINT NOT NULL,
+              run_at BIGINT NOT NULL,
+              due_at BIGINT NOT NULL,
+              attempt INTEGER NOT NULL,
+              run_number INTEGER NOT NULL,
+              consecutive_failures INTEGER NOT NULL,
+              deliveries INTEGER NOT NULL,
+              fence BIGINT NOT NULL,
+              lease_owner TEXT,
+              seq BIGINT NOT NULL,
+              created_at BIGINT NOT NULL,
+              updated_at BIGINT NOT NULL,
+              finished_at BIGINT,
+              last_error TEXT,
+              paused_reason TEXT,
+              resume_from BIGINT NOT NULL DEFAULT -1
+            )`
+            yield* sql`INSERT INTO tickwork_tasks_0002 SELECT *, NULL, -1 FROM tickwork_tasks`
+            yield* sql`DROP TABLE tickwork_tasks`
+            yield* sql`ALTER TABLE tickwork_tasks_0002 RENAME TO tickwork_tasks`
+            yield* sql`CREATE INDEX tickwork_tasks_due ON tickwork_tasks (due_at)
+              WHERE state IN ('scheduled', 'running')`
+            yield* sql`CREATE INDEX tickwork_tasks_finished ON tickwork_tasks (finished_at)
+              WHERE finished_at IS NOT NULL`
+          }),
+      })
+    }),
+  }),
+})

@@ -1,0 +1,212 @@
+/**
+ * @internal
+ * Option checks shared by the durable scheduler's layer options, task options and handler
+ * specs: each bad value is an `InvalidOption` naming the field and the value, and an unknown key
+ * (a typo) is one too (SPEC §13, the core's `Errors.unknownKey`).
+ */
+
+import { randomUUID } from "node:crypto"
+import { hostname } from "node:os"
+import { Errors, Time } from "@tickwork/core"
+import type { Scheduler } from "@tickwork/runtime"
+import type * as Handler from "../Handler.ts"
+import * as Ids from "./ids.ts"
+
+/** An `InvalidOption` for `field`: "`field` `rule`, got `value`". */
+export const optionError = (field: string, value: unknown, rule: string): Errors.InvalidOption =>
+  new Errors.InvalidOption({ field, value, message: `${field} ${rule}, got ${Errors.show(value)}` })
+
+/** A whole number >= 1, `fallback` when absent. */
+export const positiveInt = (
+  field: string,
+  value: number | undefined,
+  fallback: number,
+): number | Errors.InvalidOption => {
+  const v = value ?? fallback
+  return Number.isSafeInteger(v) && v >= 1
+    ? v
+    : optionError(field, value, "must be an integer >= 1")
+}
+
+/** Whole ms of a duration; `false` is +Infinity (none), absent is `fallback`. */
+export const millis = (
+  field: string,
+  input: Time.DurationInput | false | undefined,
+  fallback: number,
+  positive = false,
+): number | Errors.InvalidOption => {
+  if (input === false) return Number.POSITIVE_INFINITY
+  if (input === undefined) return fallback
+  const ms = Time.toMillisWith(input, (reason) => optionError(field, input, reason))
+  if (typeof ms === "number" && positive && ms === 0)
+    return optionError(field, input, "must be positive")
+  return ms
+}
+
+/** The first key of `value` not in `known`, as an InvalidOption naming it. */
+export const unknownKey = (
+  value: object,
+  known: ReadonlySet<string>,
+  prefix = "",
+): Errors.InvalidOption | undefined => Errors.unknownKey(value, known, prefix)
+
+/**
+ * The shortest `lease`: 1 second (see `DurableScheduler.MIN_LEASE_MS` for why).
+ */
+export const MIN_LEASE_MS = 1_000
+
+const DAY = 86_400_000
+
+/** The layer options, as given. */
+export interface LayerOptions {
+  readonly handlers: ReadonlyArray<Handler.Any>
+  readonly claim?: boolean | undefined
+  readonly workers?: number | undefined
+  readonly lease?: Time.DurationInput | undefined
+  readonly pollInterval?: Time.DurationInput | false | undefined
+  readonly catchUpWindow?: Time.DurationInput | false | undefined
+  readonly claimBatch?: number | undefined
+  /**
+   * What closing does with the runs this process holds. No new run starts under any policy.
+   * `"drain"` (default) and `"cancel"` let running runs finish for up to `shutdownTimeout`, then
+   * interrupt and hand back the rest; `"interrupt"` interrupts them and hands them back at once.
+   * The tasks themselves are never cancelled: they belong to the store, and another process
+   * runs them. Default: the runtime's `shutdown`, else `"drain"`.
+   */
+  readonly shutdown?: Scheduler.ShutdownPolicy | undefined
+  readonly shutdownTimeout?: Time.DurationInput | undefined
+  readonly retention?: Time.DurationInput | false | undefined
+  readonly seed?: number | undefined
+  readonly owner?: string | undefined
+  readonly streamCapacity?: number | undefined
+  readonly runtime?: Omit<Scheduler.SchedulerOptions, "workers"> | undefined
+}
+
+const layerKeys: ReadonlySet<string> = new Set([
+  "handlers",
+  "claim",
+  "workers",
+  "lease",
+  "pollInterval",
+  "catchUpWindow",
+  "claimBatch",
+  "shutdown",
+  "shutdownTimeout",
+  "retention",
+  "seed",
+  "owner",
+  "streamCapacity",
+  "runtime",
+])
+
+/** The keys of a handler made by `Handler.make`. */
+const handlerKeys: ReadonlySet<string> = new Set(["name", "payload", "run"])
+
+/** The layer options checked, with their defaults. Times are ms; +Infinity means none. */
+export interface Resolved {
+  readonly handlers: ReadonlyMap<string, Handler.Any>
+  /** The handlers' names: the tasks this process may claim. */
+  readonly names: ReadonlyArray<string>
+  readonly claim: boolean
+  readonly workers: number
+  readonly claimBatch: number
+  readonly streamCapacity: number
+  readonly leaseMs: number
+  readonly pollMs: number
+  readonly windowMs: number
+  readonly shutdownMs: number
+  readonly shutdown: Scheduler.ShutdownPolicy
+  readonly retentionMs: number
+  readonly seed: number
+  readonly owner: string
+  readonly runtime: Omit<Scheduler.SchedulerOptions, "workers"> | undefined
+  /** The runtime options' `defaultTimeout`: a durable task without a timeout of its own gets it. */
+  readonly defaultTimeoutMs: number
+}
+
+/**
+ * Checks the layer options: the first bad (or unknown) one is an InvalidOption. `exclusive`
+ * says whether the store has one user (SQLite): then no poll is needed by default.
+ */
+export const resolve = (
+  options: LayerOptions,
+  exclusive: boolean,
+): Resolved | Errors.InvalidOption => {
+  if (typeof options !== "object" || options === null)
+    return optionError("options", options, "must be an object")
+  const unknown = unknownKey(options, layerKeys)
+  if (unknown !== undefined) return unknown
+  const handlers = new Map<string, Handler.Any>()
+  if (!Array.isArray(options.handlers)) {
+    return optionError("handlers", options.handlers, "must be an array of handlers")
+  }
+  for (const h of options.handlers) {
+    if (typeof h?.name !== "string" || h.name === "" || typeof h.run !== "function") {
+      return optionError("handlers", h, "must hold handlers made by Handler.make")
+    }
+    const extra = unknownKey(h, handlerKeys, `handlers[${Errors.show(h.name)}].`)
+    if (extra !== undefined) return extra
+    const badName = Ids.problem(h.name)
+    if (badName !== undefined) {
+      return optionError("handlers", h.name, `must hold handlers whose name ${badName}`)
+    }
+    if (handlers.has(h.name)) {
+      return optionError("handlers", h.name, "must not name a handler twice")
+    }
+    handlers.set(h.name, h)
+  }
+  const workers = positiveInt("workers", options.workers, 4)
+  if (typeof workers !== "number") return workers
+  const claimBatch = positiveInt("claimBatch", options.claimBatch, 100)
+  if (typeof claimBatch !== "number") return claimBatch
+  const streamCapacity = positiveInt("streamCapacity", options.streamCapacity, 10_000)
+  if (typeof streamCapacity !== "number") return streamCapacity
+  const leaseMs = millis("lease", options.lease, 30_000, true)
+  if (typeof leaseMs !== "number") return leaseMs
+  if (!Number.isFinite(leaseMs)) return optionError("lease", false, "must be a duration")
+  if (leaseMs < MIN_LEASE_MS) {
+    return optionError(
+      "lease",
+      options.lease,
+      `must be at least ${MIN_LEASE_MS} ms (1 second; renewals need time on a loaded machine)`,
+    )
+  }
+  const pollMs = millis("pollInterval", options.pollInterval, exclusive ? Infinity : 200, true)
+  if (typeof pollMs !== "number") return pollMs
+  const windowMs = millis("catchUpWindow", options.catchUpWindow, DAY)
+  if (typeof windowMs !== "number") return windowMs
+  const shutdownMs = millis("shutdownTimeout", options.shutdownTimeout, 30_000)
+  if (typeof shutdownMs !== "number") return shutdownMs
+  const shutdown = options.shutdown ?? options.runtime?.shutdown ?? "drain"
+  if (shutdown !== "drain" && shutdown !== "cancel" && shutdown !== "interrupt") {
+    return optionError("shutdown", shutdown, 'must be "drain", "cancel" or "interrupt"')
+  }
+  const retentionMs = millis("retention", options.retention, 7 * DAY, true)
+  if (typeof retentionMs !== "number") return retentionMs
+  const seed = options.seed ?? 0
+  if (!Number.isSafeInteger(seed)) return optionError("seed", seed, "must be an integer")
+  const owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
+  const badOwner = Ids.check("owner", owner)
+  if (badOwner !== undefined) return badOwner
+  const defaultTimeout = options.runtime?.defaultTimeout
+  const defaultTimeoutMs = millis("runtime.defaultTimeout", defaultTimeout, 0)
+  if (typeof defaultTimeoutMs !== "number") return defaultTimeoutMs
+  return {
+    handlers,
+    names: [...handlers.keys()],
+    claim: options.claim !== false,
+    workers,
+    claimBatch,
+    streamCapacity,
+    leaseMs,
+    pollMs,
+    windowMs,
+    shutdownMs,
+    shutdown,
+    retentionMs,
+    seed,
+    owner,
+    runtime: options.runtime,
+    defaultTimeoutMs: Number.isFinite(defaultTimeoutMs) ? defaultTimeoutMs : 0,
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * @internal
+ * Store outages: a failing store is reported once per outage (with its reason) and once when it
+ * works again, never once per failed call; commits are retried until the store answers.
+ */
+import { Cause, Effect, Exit, Option } from "effect"
+import { StoreError, type StoreFailure } from "../Errors.ts"
+import type { Change, ChangeResult, TaskStoreShape } from "../TaskStore.ts"
+import type { Counters } from "./held.ts"
+
+/** The outage reporter of one scheduler. */
+export interface Outage {
+  /** A failed store call: counted, and logged if it starts an outage (or changes its reason). */
+  readonly failed: (e: StoreError) => Effect.Effect<void>
+  /** A store call worked: an outage, if any, ended. */
+  readonly worked: Effect.Effect<void>
+  /** A failed call's cause: a StoreError is an outage; anything else is a bug, logged in full. */
+  readonly report: (what: string, cause: Cause.Cause<unknown>) => Effect.Effect<void>
+  /**
+   * Commits, retrying while the store fails (the fence keeps a late commit safe; an attempt
+   * whose answer was lost is recognised by the store). Each attempt has the store's deadline.
+   */
+  readonly commit: (changes: ReadonlyArray<Change>) => Effect.Effect<ReadonlyArray<ChangeResult>>
+}
+
+/** The outage reporter for `store`, counting failures in `counters`. */
+export const make = (store: TaskStoreShape, counters: Counters): Outage => {
+  let outage: { reason: StoreFailure; failures: number } | undefined
+  const failed = (e: StoreError): Effect.Effect<void> =>
+    Effect.suspend(() => {
+      counters.storeFailures++
+      if (outage !== undefined && outage.reason === e.reason) {
+        outage.failures++
+        return Effect.void
+      }
+      outage = { reason: e.reason, failures: 1 }
+      return Effect.logWarning(
+        `tickwork durable: ${e.message}; retrying until the store works again (logged once per outage)`,
+      ).pipe(Effect.annotateLogs({ reason: e.reason, operation: e.operation }))
+    })
+  const worked: Effect.Effect<void> = Effect.suspend(() => {
+    if (outage === undefined) return Effect.void
+    const { reason, failures } = outage
+    outage = undefined
+    return Effect.logInfo(
+      `tickwork durable: the task store works again (${failures} failed attempt(s), ${reason})`,
+    )
+  })
+  const report = (what: string, cause: Cause.Cause<unknown>): Effect.Effect<void> => {
+    const error = Cause.findErrorOption(cause)
+    return Option.isSome(error) && error.value instanceof StoreError
+      ? failed(error.value)
+      : Effect.logWarning(`tickwork durable: ${what} failed`, cause)
+  }
+  const commit = (changes: ReadonlyArray<Change>): Effect.Effect<ReadonlyArray<ChangeResult>> =>
+    Effect.gen(function* () {
+      for (let k = 0; ; k++) {
+        const exit = yield* Effect.exit(store.commit(changes))
+        if (Exit.isSuccess(exit)) {
+          yield* worked
+          return exit.value
+        }
+        yield* report("completing runs", exit.cause)
+        yield* Effect.sleep(Math.min(5_000, 250 * 2 ** Math.min(k, 5)))
+      }
+    })
+  return { failed, worked, report, commit }
+}

@@ -1,0 +1,104 @@
+/**
+ * @internal
+ * The payload codec: a handler's schema encodes the payload to JSON text when a task is
+ * scheduled (a payload it rejects, or whose encoded form does not decode back from JSON, is an
+ * `InvalidPayload` naming the field) and decodes it before every run (`PayloadDecodeError`).
+ */
+import { Errors } from "@tickwork/core"
+import { Effect, Result, Schema } from "effect"
+import { InvalidPayload, PayloadDecodeError } from "../Errors.ts"
+import type * as Handler from "../Handler.ts"
+
+/** The field path of a schema issue's first problem, e.g. `["to"]`. */
+const issuePath = (issue: unknown): ReadonlyArray<PropertyKey> => {
+  if (typeof issue !== "object" || issue === null) return []
+  const i = issue as {
+    path?: ReadonlyArray<PropertyKey>
+    issue?: unknown
+    issues?: ReadonlyArray<unknown>
+  }
+  if (Array.isArray(i.path) && i.issue !== undefined) return [...i.path, ...issuePath(i.issue)]
+  if (Array.isArray(i.issues) && i.issues.length > 0) return issuePath(i.issues[0])
+  if (i.issue !== undefined) return issuePath(i.issue)
+  return []
+}
+
+const at = (value: unknown, path: ReadonlyArray<PropertyKey>): unknown => {
+  let v = value
+  for (const key of path) {
+    if (typeof v !== "object" || v === null) return undefined
+    v = (v as Record<PropertyKey, unknown>)[key]
+  }
+  return v
+}
+
+const fieldOf = (path: ReadonlyArray<PropertyKey>): string =>
+  `payload${path.map((k) => (typeof k === "number" ? `[${k}]` : `.${String(k)}`)).join("")}`
+
+/** The payload encoded by `handler`'s schema, as the JSON text a row keeps. */
+export const encode = (handler: Handler.Any, payload: unknown): string | InvalidPayload => {
+  const encoded = Schema.encodeUnknownResult(handler.payload)(payload)
+  if (Result.isFailure(encoded)) {
+    const path = issuePath(encoded.failure.issue)
+    const field = fieldOf(path)
+    const value = path.length === 0 ? payload : at(payload, path)
+    const reason = encoded.failure.message.split("\n")[0]
+    return new InvalidPayload({
+      field,
+      value,
+      handler: handler.name,
+      message: `${field} does not match the schema of handler ${Errors.show(handler.name)}: ${reason}, got ${Errors.show(value)}`,
+    })
+  }
+  let text: string | undefined
+  try {
+    text = JSON.stringify(encoded.success)
+  } catch {
+    text = undefined
+  }
+  const back =
+    text === undefined ? undefined : Schema.decodeUnknownResult(handler.payload)(JSON.parse(text))
+  if (text === undefined || back === undefined || Result.isFailure(back)) {
+    return new InvalidPayload({
+      field: "payload",
+      value: payload,
+      handler: handler.name,
+      message: `payload of handler ${Errors.show(handler.name)} cannot be stored: its encoded form is not JSON that decodes back${
+        back !== undefined && Result.isFailure(back)
+          ? ` (${back.failure.message.split("\n")[0]})`
+          : ""
+      }`,
+    })
+  }
+  return text
+}
+
+/** The stored payload `text` of task `taskId`, decoded by `handler`'s schema for a run. */
+export const decode = (
+  handler: Handler.Any,
+  taskId: string,
+  text: string,
+): Effect.Effect<unknown, PayloadDecodeError> => {
+  let raw: unknown
+  try {
+    raw = JSON.parse(text)
+  } catch (error) {
+    return Effect.fail(
+      new PayloadDecodeError({
+        handler: handler.name,
+        taskId,
+        message: `the stored payload of task ${Errors.show(taskId)} is not JSON: ${String(error)}`,
+      }),
+    )
+  }
+  const decoded = Schema.decodeUnknownResult(handler.payload)(raw)
+  return Result.isSuccess(decoded)
+    ? Effect.succeed(decoded.success)
+    : Effect.fail(
+        new PayloadDecodeError({
+          handler: handler.name,
+          taskId,
+          message: `the stored payload of task ${Errors.show(taskId)} no longer matches the schema of handler ${Errors.show(handler.name)}: ${decoded.failure.message}`,
+        }),
+      )
+}

@@ -1,0 +1,137 @@
+/**
+ * @internal
+ * Rows and the core's rules: a stored row read as the rules' `Rules.Row`, and the row updates
+ * that store their decisions. Nothing here decides: every decision is a `Rules` call made by
+ * the caller ("load row → decide → store row").
+ */
+import { Rules, type Task } from "@tickwork/core"
+import type { RowUpdate, TaskRow } from "../TaskStore.ts"
+
+/**
+ * `row` as the rules read it, with the run's number `runNumber` (the START step's, once its run
+ * started). `windowMs` is the layer's catch-up window (+Infinity for none): it applies to
+ * recurring tasks (a one-shot has no deadline here).
+ */
+export const view = (row: TaskRow, windowMs: number, runNumber = row.runNumber): Rules.Row => ({
+  plan: row.plan,
+  slot: row.slot,
+  dueAt: row.runAt,
+  attempt: row.attempt,
+  runNumber,
+  consecutiveFailures: row.consecutiveFailures,
+  retry: row.retry,
+  missedRuns: row.missedRuns,
+  pauseAfter: row.pauseAfter,
+  windowMs: row.plan === undefined || !Number.isFinite(windowMs) ? Rules.NO_WINDOW : windowMs,
+  pauseRequest: row.state === "running" ? (row.pausedReason ?? undefined) : undefined,
+  resumeFrom: row.resumeFrom,
+})
+
+/** The row's fields kept as they are, written back at `now`. */
+const keep = (row: TaskRow, now: number): RowUpdate => ({
+  state: row.state,
+  slot: row.slot,
+  runAt: row.runAt,
+  dueAt: row.runAt,
+  attempt: row.attempt,
+  runNumber: row.runNumber,
+  consecutiveFailures: row.consecutiveFailures,
+  deliveries: row.deliveries,
+  leaseOwner: null,
+  finishedAt: null,
+  lastError: row.lastError,
+  seq: row.seq,
+  updatedAt: now,
+  pausedReason: row.pausedReason,
+  resumeFrom: row.resumeFrom,
+})
+
+/**
+ * The row after its run (run number `runNumber`) was settled at `finishedAt`: `seq` is its push
+ * order if it is due again, `error` the failure rendered.
+ */
+export const settled = (
+  row: TaskRow,
+  s: Rules.Settled,
+  runNumber: number,
+  finishedAt: number,
+  error: string | null,
+  seq: number,
+): RowUpdate => ({
+  state: s.state,
+  slot: s.slot,
+  runAt: s.nextSlot ?? row.runAt,
+  dueAt: s.nextSlot ?? row.runAt,
+  attempt: s.attempt,
+  runNumber,
+  consecutiveFailures: s.consecutiveFailures,
+  deliveries: 0,
+  leaseOwner: null,
+  finishedAt: s.nextSlot === undefined ? finishedAt : null,
+  lastError: error ?? row.lastError,
+  seq: s.nextSlot === undefined ? row.seq : seq,
+  updatedAt: finishedAt,
+  pausedReason: s.pausedReason ?? null,
+  // The schedule's next slot was computed: a resumed retry's skip point is used up.
+  resumeFrom: s.consumed ? -1 : row.resumeFrom,
+})
+
+/** A claimed row handed back unfinished, due again at its `run_at`. */
+export const release = (row: TaskRow, now: number, started: boolean): RowUpdate => ({
+  ...keep(row, now),
+  state: "scheduled",
+  // A run that never started was not delivered.
+  deliveries: started ? row.deliveries : Math.max(0, row.deliveries - 1),
+})
+
+/** A claimed row that cannot be read back into the rules' terms: it ends failed, saying why. */
+export const unreadable = (row: TaskRow, now: number, error: unknown): RowUpdate => ({
+  ...release(row, now, true),
+  state: "failed",
+  finishedAt: now,
+  pausedReason: null,
+  lastError: `the stored task cannot be completed: ${error instanceof Error ? error.message : String(error)}`,
+})
+
+/** A claimed row moved at claim time to `slot` (a new push, `seq`): claimed again in its turn. */
+export const moved = (row: TaskRow, slot: number, now: number, seq: number): RowUpdate => ({
+  ...keep(row, now),
+  state: "scheduled",
+  slot,
+  runAt: slot,
+  dueAt: slot,
+  deliveries: 0,
+  seq,
+})
+
+/** A scheduled row paused (`Rules.pause` said `paused`): it keeps its slot. */
+export const paused = (row: TaskRow, reason: Task.PauseReason, now: number): RowUpdate => ({
+  ...keep(row, now),
+  state: "paused",
+  pausedReason: reason,
+})
+
+/** A running row whose pause is requested (or withdrawn, `null`): its run goes on. */
+export const requested = (
+  row: TaskRow,
+  reason: Task.PauseReason | null,
+  now: number,
+): RowUpdate => ({
+  ...keep(row, now),
+  leaseOwner: row.leaseOwner,
+  dueAt: row.dueAt,
+  pausedReason: reason,
+})
+
+/** A paused row resumed as `r` decided (a new push, `seq`). */
+export const resumed = (row: TaskRow, r: Rules.Resume, now: number, seq: number): RowUpdate => ({
+  ...keep(row, now),
+  state: "scheduled",
+  slot: r.slot,
+  runAt: r.dueAt,
+  dueAt: r.dueAt,
+  consecutiveFailures: r.consecutiveFailures,
+  seq,
+  pausedReason: null,
+  resumeFrom: r.resumeFrom >= 0 ? r.resumeFrom : row.resumeFrom,
+})
