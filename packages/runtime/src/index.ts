@@ -13,6 +13,8 @@ export * as Inspect from "./Inspect.ts"
 export * as Ledger from "./Ledger.ts"
 /** The scheduler's metrics. @since 0.1.0 */
 export * as Metrics from "./Metrics.ts"
+/** A Prometheus scrape endpoint for the metrics (needs `@effect/platform-node`). @since 0.1.0 */
+export * as Prometheus from "./Prometheus.ts"
 /** The recorder of occurrences and the listener it calls. @since 0.1.0 */
 export * as Recorder from "./Recorder.ts"
 /** A run inside Effect: `CurrentRun`, the timeout's failure, outcomes with their Cause. @since 0.1.0 */

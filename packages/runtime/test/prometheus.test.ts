@@ -1,0 +1,251 @@
+/**
+ * `Prometheus.layer` serves the scheduler's metrics in the Prometheus text format, and a real
+ * Prometheus (Debian's `prometheus`, installed by `.ci/setup`) scrapes them: it runs as a child
+ * process with its own config and data directory on a loopback port, and the test asks its HTTP
+ * API for the series. Everything runs on the real clock; waits poll the real processes with
+ * generous deadlines.
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Cause, Effect, Exit, Layer, ManagedRuntime, Option } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Prometheus, Schedule, Scheduler } from "../src/index.ts"
+
+/** A scheduler named `name` running a task every 100 ms, with a scrape endpoint on a free port. */
+const startScheduler = async (name: string, options: Prometheus.Options = {}) => {
+  const runtime = ManagedRuntime.make(
+    Layer.merge(
+      Scheduler.layer({ name, shutdown: "cancel" }),
+      Prometheus.layer({ port: 0, host: "127.0.0.1", ...options }),
+    ),
+  )
+  const endpoint = await runtime.runPromise(
+    Effect.gen(function* () {
+      const scheduler = yield* Scheduler.Scheduler
+      yield* scheduler.schedule({
+        id: "heartbeat",
+        schedule: Schedule.fixedRate("100 millis"),
+        job: Effect.void,
+      })
+      return yield* Prometheus.Endpoint
+    }),
+  )
+  return { runtime, endpoint }
+}
+
+/** Polls `check` until it returns a value, or fails after `deadlineMs` with the last problem. */
+const poll = async <A>(
+  what: string,
+  deadlineMs: number,
+  check: () => Promise<A | undefined>,
+): Promise<A> => {
+  const deadline = Date.now() + deadlineMs
+  let last: unknown
+  for (;;) {
+    try {
+      const value = await check()
+      if (value !== undefined) return value
+    } catch (e) {
+      last = e
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${what}`, { cause: last })
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250))
+  }
+}
+
+describe("Prometheus.layer", () => {
+  it("serves every scheduler series in the text format, labelled with the scheduler", async () => {
+    const { runtime, endpoint } = await startScheduler("text-format")
+    try {
+      expect(endpoint.url).toBe(`http://127.0.0.1:${endpoint.port}/metrics`)
+      const body = await poll("a succeeded run", 30_000, async () => {
+        const res = await fetch(endpoint.url)
+        expect(res.status).toBe(200)
+        expect(res.headers.get("content-type")).toContain("text/plain; version=0.0.4")
+        const text = await res.text()
+        const runs = /^tickwork_runs_total\{scheduler="text-format",outcome="succeeded"\} (\d+)$/m
+        const count = Number(runs.exec(text)?.[1] ?? 0)
+        return count >= 2 ? text : undefined
+      })
+      expect(body).toContain("# TYPE tickwork_runs_total counter")
+      expect(body).toContain("# TYPE tickwork_run_lateness_seconds histogram")
+      expect(body).toMatch(
+        /^tickwork_run_lateness_seconds_bucket\{scheduler="text-format",le="0.01"\} \d+$/m,
+      )
+      expect(body).toMatch(
+        /^tickwork_run_lateness_seconds_bucket\{scheduler="text-format",le="\+Inf"\} \d+$/m,
+      )
+      expect(body).toMatch(/^tickwork_tasks_pending\{scheduler="text-format"\} [01]$/m)
+      expect((await fetch(new URL("/other", endpoint.url))).status).toBe(404)
+    } finally {
+      await runtime.dispose()
+    }
+    // The server closed with the layer.
+    await expect(fetch(endpoint.url)).rejects.toThrow()
+  }, 60_000)
+
+  it("takes a path and a prefix", async () => {
+    const { runtime, endpoint } = await startScheduler("prefixed", {
+      path: "/scrape",
+      prefix: "app",
+    })
+    try {
+      expect(endpoint.url).toBe(`http://127.0.0.1:${endpoint.port}/scrape`)
+      const text = await poll("the prefixed series", 30_000, async () => {
+        const body = await (await fetch(endpoint.url)).text()
+        return body.includes('app_tickwork_runs_total{scheduler="prefixed"') ? body : undefined
+      })
+      expect(text).not.toMatch(/^tickwork_/m)
+    } finally {
+      await runtime.dispose()
+    }
+  }, 60_000)
+
+  it("fails with ServeError when the port is taken", async () => {
+    const { runtime, endpoint } = await startScheduler("first")
+    try {
+      const exit = await Effect.runPromiseExit(
+        Effect.scoped(Layer.build(Prometheus.layer({ port: endpoint.port, host: "127.0.0.1" }))),
+      )
+      expect(Exit.isFailure(exit)).toBe(true)
+      if (Exit.isFailure(exit)) {
+        const error = Cause.findErrorOption(exit.cause)
+        expect(Option.map(error, (e) => e._tag)).toEqual(Option.some("ServeError"))
+      }
+    } finally {
+      await runtime.dispose()
+    }
+  }, 60_000)
+})
+
+describe("a real Prometheus", () => {
+  let dir = ""
+  let prometheus: ChildProcess | undefined
+  let log = ""
+  let scheduler: Awaited<ReturnType<typeof startScheduler>> | undefined
+  let other: Awaited<ReturnType<typeof startScheduler>> | undefined
+  let api = ""
+
+  beforeAll(async () => {
+    let binary: string
+    try {
+      binary = execFileSync("sh", ["-c", "command -v prometheus"], { encoding: "utf8" }).trim()
+    } catch {
+      throw new Error("no prometheus binary: run `bash .ci/setup` (installs Debian's prometheus)")
+    }
+    scheduler = await startScheduler("scraped")
+    // A second scheduler in the process: its series go out through the same endpoint.
+    other = await startScheduler("other")
+    dir = mkdtempSync(join(tmpdir(), "tickwork-prometheus-"))
+    writeFileSync(
+      join(dir, "prometheus.yml"),
+      [
+        "global:",
+        "  scrape_interval: 1s",
+        "  scrape_timeout: 1s",
+        "scrape_configs:",
+        "  - job_name: tickwork",
+        "    static_configs:",
+        `      - targets: ["127.0.0.1:${scheduler.endpoint.port}"]`,
+        "",
+      ].join("\n"),
+    )
+    const port = await freePort()
+    api = `http://127.0.0.1:${port}/api/v1`
+    prometheus = spawn(
+      binary,
+      [
+        `--config.file=${join(dir, "prometheus.yml")}`,
+        `--storage.tsdb.path=${join(dir, "data")}`,
+        `--web.listen-address=127.0.0.1:${port}`,
+        "--log.level=warn",
+      ],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    )
+    prometheus.stdout?.on("data", (d: Buffer) => {
+      log += d.toString()
+    })
+    prometheus.stderr?.on("data", (d: Buffer) => {
+      log += d.toString()
+    })
+    await poll("Prometheus to be ready", 120_000, async () => {
+      if (prometheus?.exitCode !== null) throw new Error(`prometheus exited:\n${log}`)
+      const res = await fetch(`http://127.0.0.1:${port}/-/ready`)
+      return res.ok ? true : undefined
+    })
+  }, 180_000)
+
+  afterAll(async () => {
+    if (prometheus !== undefined && prometheus.exitCode === null) {
+      const exited = new Promise((resolve) => prometheus?.once("exit", resolve))
+      prometheus.kill("SIGTERM")
+      const killer = setTimeout(() => prometheus?.kill("SIGKILL"), 15_000)
+      await exited
+      clearTimeout(killer)
+    }
+    await scheduler?.runtime.dispose()
+    await other?.runtime.dispose()
+    if (dir !== "") rmSync(dir, { recursive: true, force: true })
+  }, 60_000)
+
+  type Series = { metric: Record<string, string>; value: [number, string] }
+  const query = async (promql: string): Promise<Array<Series>> => {
+    const res = await fetch(`${api}/query?query=${encodeURIComponent(promql)}`)
+    const body = (await res.json()) as { status: string; data: { result: Array<Series> } }
+    if (body.status !== "success") throw new Error(`query failed: ${JSON.stringify(body)}`)
+    return body.data.result
+  }
+
+  it("scrapes the run counter and the lateness histogram with the scheduler label", async () => {
+    const runs = await poll("a scraped run count", 120_000, async () => {
+      const result = await query('tickwork_runs_total{scheduler="scraped",outcome="succeeded"}')
+      return result.length > 0 && Number(result[0]?.value[1]) > 0 ? result : undefined
+    })
+    expect(runs.map((s) => s.metric)).toEqual([
+      {
+        __name__: "tickwork_runs_total",
+        instance: `127.0.0.1:${scheduler?.endpoint.port}`,
+        job: "tickwork",
+        outcome: "succeeded",
+        scheduler: "scraped",
+      },
+    ])
+    // The process's other scheduler is a series of its own, scraped from the same endpoint.
+    const otherRuns = await poll("the other scheduler's runs", 120_000, async () => {
+      const result = await query(
+        `tickwork_runs_total{instance="127.0.0.1:${scheduler?.endpoint.port}",scheduler="other"}`,
+      )
+      return result.length > 0 ? result : undefined
+    })
+    expect(otherRuns.map((s) => s.metric.outcome)).toEqual(["succeeded"])
+
+    const buckets = await query('tickwork_run_lateness_seconds_bucket{scheduler="scraped"}')
+    const byLe = new Map(buckets.map((s) => [s.metric.le, Number(s.value[1])]))
+    expect([...byLe.keys()]).toEqual(expect.arrayContaining(["0.001", "0.1", "1", "300", "+Inf"]))
+    expect(byLe.get("+Inf")).toBeGreaterThan(0)
+    // Cumulative buckets: the count never decreases as `le` grows.
+    const bound = (le: string | undefined) => (le === "+Inf" ? Infinity : Number(le))
+    const ordered = [...byLe].sort(([a], [b]) => bound(a) - bound(b)).map(([, v]) => v)
+    expect(ordered).toEqual([...ordered].sort((a, b) => a - b))
+
+    const up = await query('up{job="tickwork"}')
+    expect(up.map((s) => s.value[1])).toEqual(["1"])
+  }, 180_000)
+})
+
+/** A TCP port free on the loopback interface right now. */
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      server.close(() => resolve(port))
+    })
+  })
