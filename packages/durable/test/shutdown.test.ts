@@ -1,8 +1,7 @@
 /**
- * Closing the scheduler, per shutdown policy, with one claim running and one claimed but not
- * started (its worker is taken by an in-memory task). No policy starts a new run while closing:
- * the unstarted claim is handed back at once, due again for any process, without waiting for
- * the drain. `drain` and `cancel` let the running run finish; `interrupt` hands it back at once.
+ * Closing the scheduler, per shutdown policy, with two runs in flight and a third task waiting
+ * for a worker. No policy starts a new run while closing: the waiting task stays due for any
+ * process. `drain` and `cancel` let the running runs finish; `interrupt` hands them back at once.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Schedule } from "@tickwork/core"
@@ -20,7 +19,7 @@ const until = (what: string, check: Effect.Effect<boolean, unknown>) =>
     }
   })
 
-describe("closing with a running and an unstarted claim", () => {
+describe("closing with runs in flight", () => {
   for (const policy of ["drain", "cancel", "interrupt"] as const) {
     it.live(
       `shutdown "${policy}"`,
@@ -29,7 +28,6 @@ describe("closing with a running and an unstarted claim", () => {
           const dir = tempDir()
           const file = dir.file()
           const gate = yield* Deferred.make<void>()
-          const busy = yield* Deferred.make<void>()
           const started: Array<string> = []
           const slow = Handler.make("slow", Schema.Struct({}), (_, run) =>
             Effect.andThen(
@@ -39,24 +37,15 @@ describe("closing with a running and an unstarted claim", () => {
           )
           const scope = yield* Scope.make()
           const store = yield* Layer.buildWithScope(sqlite(file), scope)
-          const { durable, runtime } = yield* DurableScheduler.make({
+          const { durable } = yield* DurableScheduler.make({
             handlers: [slow],
             workers: 2,
             shutdown: policy,
             shutdownTimeout: "10 minutes",
           }).pipe(Scope.provide(scope), Effect.provide(store))
-          // One of the two workers is taken: of the two claims, one runs and one waits.
-          yield* runtime.schedule({
-            id: "busy",
-            schedule: Schedule.once(0),
-            job: Deferred.await(busy),
-          })
-          yield* until(
-            "the busy task to start",
-            Effect.map(runtime.status("busy"), (s) => s === "running"),
-          )
+          // Two runs take both workers; a third task waits for one.
           yield* durable.scheduleAll(
-            ["t1", "t2"].map((id) => ({
+            ["t1", "t2", "t3"].map((id) => ({
               id,
               handler: slow,
               payload: {},
@@ -64,53 +53,52 @@ describe("closing with a running and an unstarted claim", () => {
             })),
           )
           yield* until(
-            "two claims, one started",
-            Effect.map(durable.stats, (s) => s.inFlight === 2 && started.length === 1),
+            "two runs to start",
+            Effect.map(durable.stats, (s) => s.inFlight === 2 && started.length === 2),
           )
-          const running = started[0] as string
-          const waiting = running === "t1" ? "t2" : "t1"
+          const running = [...started].sort()
+          const waiting = ["t1", "t2", "t3"].find((id) => !running.includes(id)) as string
 
           const closing = yield* Effect.forkChild(Scope.close(scope, Exit.void), {
             startImmediately: true,
           })
           if (policy !== "interrupt") {
-            // Handed back while the running run still holds its worker.
-            yield* until(
-              "the unstarted claim to be released",
-              Effect.map(durable.status(waiting), (s) => s === "scheduled"),
-            )
-            expect(yield* durable.status(running)).toBe("running")
-            // A free worker starts nothing; the running run may finish.
-            yield* Deferred.succeed(busy, undefined)
+            // The runs finish; the freed workers start nothing while closing.
+            for (const id of running) expect(yield* durable.status(id)).toBe("running")
             yield* Deferred.succeed(gate, undefined)
           }
           // Under "interrupt" nothing is awaited: the close ends by itself.
           yield* Fiber.join(closing)
 
-          expect(started).toEqual([running])
+          expect([...started].sort()).toEqual(running)
           const found = yield* withScheduler(
             sqlite(file),
             { handlers: [slow], claim: false },
             (api) =>
               Effect.all({
-                waiting: api.ledger(waiting),
-                running: api.ledger(running),
-                states: Effect.all([api.status(waiting), api.status(running)]),
+                ledgers: Effect.all(running.map((id) => api.ledger(id))),
+                states: Effect.all(running.map((id) => api.status(id))),
+                waiting: api.status(waiting),
+                waitingLedger: api.ledger(waiting),
               }),
           )
-          expect(
-            found.waiting.map((o) => [o.kind, o.kind === "ran" ? o.outcome : o.cause]),
-          ).toEqual([["released", "not started"]])
+          // The task that never got a worker is untouched, due for any process.
+          expect(found.waiting).toBe("scheduled")
+          expect(found.waitingLedger).toEqual([])
           if (policy === "interrupt") {
-            expect(found.running.map((o) => [o.kind, o.kind === "ran" ? "" : o.cause])).toEqual([
-              ["released", "interrupted"],
-            ])
+            for (const ledger of found.ledgers) {
+              expect(ledger.map((o) => [o.kind, o.kind === "ran" ? "" : o.cause])).toEqual([
+                ["released", "interrupted"],
+              ])
+            }
             expect(found.states).toEqual(["scheduled", "scheduled"])
           } else {
-            expect(
-              found.running.map((o) => [o.kind, o.kind === "ran" ? o.outcome : o.cause]),
-            ).toEqual([["ran", "succeeded"]])
-            expect(found.states).toEqual(["scheduled", "done"])
+            for (const ledger of found.ledgers) {
+              expect(ledger.map((o) => [o.kind, o.kind === "ran" ? o.outcome : o.cause])).toEqual([
+                ["ran", "succeeded"],
+              ])
+            }
+            expect(found.states).toEqual(["done", "done"])
           }
           dir.cleanup()
         }),
