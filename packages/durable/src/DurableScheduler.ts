@@ -37,7 +37,7 @@ import {
   Task,
   type Time,
 } from "@tickwork/core"
-import { Run, Scheduler, WorkerPool } from "@tickwork/runtime"
+import { Metrics, Run, Scheduler, WorkerPool } from "@tickwork/runtime"
 import {
   Clock,
   Context,
@@ -321,6 +321,9 @@ export const make = <H extends Handler.Any>(
     const held = yield* Held.make(counters)
     const mono = (): number => Number(clock.currentTimeNanosUnsafe()) / 1e6
     const runtimeOptions = resolved.runtime ?? {}
+    const runMetrics = Metrics.forScheduler(runtimeOptions.name ?? "default")
+    // The metric registry the layer was built with.
+    const metricContext = yield* Effect.context<never>()
     const spans =
       runtimeOptions.spans === undefined || runtimeOptions.spans === "auto"
         ? (yield* Tracer.Tracer) !== Tracer.nativeTracer
@@ -352,12 +355,18 @@ export const make = <H extends Handler.Any>(
         onEnd: (h, exit, finishedAt) => {
           h.finished = true
           h.finishedAt = mono()
-          Queue.offerUnsafe(finished, {
-            held: h,
-            outcome: Run.outcome(exit),
-            startedAt: h.startedAt,
-            finishedAt,
-          })
+          const outcome = Run.outcome(exit)
+          // The runtime's run metrics, under the scheduler's name: durable runs count as runs.
+          runMetrics.runs[outcome.kind].updateUnsafe(1, metricContext)
+          runMetrics.lateness.updateUnsafe(
+            Math.max(0, h.startedAt - h.row.runAt) / 1000,
+            metricContext,
+          )
+          runMetrics.duration.updateUnsafe(
+            Math.max(0, finishedAt - h.startedAt) / 1000,
+            metricContext,
+          )
+          Queue.offerUnsafe(finished, { held: h, outcome, startedAt: h.startedAt, finishedAt })
         },
       }),
       finished,

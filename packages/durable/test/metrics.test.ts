@@ -1,0 +1,47 @@
+/**
+ * Durable runs are runs: the runtime's run metrics (runs by outcome, lateness, duration) count
+ * them under the scheduler's name, as they count in-memory runs.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Schedule } from "@tickwork/core"
+import { Metrics } from "@tickwork/runtime"
+import { Effect, Metric, Schema } from "effect"
+import { Handler } from "../src/index.ts"
+import { advance, sqlite, tempDir, withScheduler } from "./helpers.ts"
+
+describe("durable run metrics", () => {
+  it.effect(
+    "count each run by outcome, with its lateness and duration, under the scheduler's name",
+    () =>
+      Effect.gen(function* () {
+        const t = tempDir()
+        const job = Handler.make("job", Schema.Struct({ fail: Schema.Boolean }), (p) =>
+          p.fail ? Effect.fail("no") : Effect.sleep(20),
+        )
+        yield* withScheduler(
+          sqlite(t.file()),
+          { handlers: [job], runtime: { name: "billing" } },
+          (d) =>
+            Effect.gen(function* () {
+              yield* d.schedule({
+                handler: job,
+                payload: { fail: false },
+                schedule: Schedule.once(10),
+              })
+              yield* d.schedule({
+                handler: job,
+                payload: { fail: true },
+                schedule: Schedule.once(10),
+              })
+              for (let k = 0; k < 5; k++) yield* advance(d, 10)
+            }),
+        )
+        const m = Metrics.forScheduler("billing")
+        expect((yield* Metric.value(m.runs.succeeded)).count).toBe(1)
+        expect((yield* Metric.value(m.runs.failed)).count).toBe(1)
+        expect((yield* Metric.value(m.duration)).max).toBe(0.02)
+        expect((yield* Metric.value(m.lateness)).count).toBe(2)
+        t.cleanup()
+      }).pipe(Effect.provideService(Metric.MetricRegistry, new Map())),
+  )
+})
