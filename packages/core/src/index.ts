@@ -20,6 +20,8 @@ export * as Kernel from "./Kernel.ts"
 export * as Lifecycle from "./Lifecycle.ts"
 /** Missed-run policies. @since 0.1.0 */
 export * as MissedRun from "./MissedRun.ts"
+/** Option checks shared by every layer: typed errors naming the field and value. @since 0.3.0 */
+export * as Options from "./Options.ts"
 /** Seedable randomness. @since 0.1.0 */
 export * as Random from "./Random.ts"
 /** Retry backoff and jitter. @since 0.1.0 */

@@ -115,7 +115,7 @@ export const watch = (
   id: string,
 ): Effect.Effect<Option.Option<TaskActor>, never, Scope.Scope> =>
   Effect.suspend(() => {
-    const inspection = internal.registry.get(scheduler)
+    const inspection = internal.hubOf(scheduler)
     if (inspection === undefined) {
       return Effect.die(
         new Error(
@@ -145,7 +145,7 @@ export const snapshot = (
   scheduler: SchedulerShape,
   id: string,
 ): Effect.Effect<Option.Option<TaskSnapshot>> =>
-  Effect.sync(() => Option.fromNullishOr(internal.registry.get(scheduler)?.snapshotOf(id)))
+  Effect.sync(() => Option.fromNullishOr(internal.hubOf(scheduler)?.snapshotOf(id)))
 
 /**
  * The machine event a finished run stands for: `SUCCEED` for a `succeeded` outcome, `FAIL` for

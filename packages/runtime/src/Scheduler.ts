@@ -29,7 +29,7 @@
  *
  * @since 0.1.0
  */
-import { type Breaker, Errors, Kernel, Random, type Task, Time } from "@tickwork/core"
+import { type Breaker, Errors, Kernel, Options, Random, type Task, type Time } from "@tickwork/core"
 import {
   Clock,
   Context,
@@ -43,7 +43,7 @@ import {
   Tracer,
 } from "effect"
 import { type Clocks, TimingActor } from "./internal/actor.ts"
-import { combine, Inspection, type InspectObserver, registry } from "./internal/inspection.ts"
+import { attach, combine, Inspection, type InspectObserver } from "./internal/inspection.ts"
 import * as Ledger from "./Ledger.ts"
 import * as Metrics from "./Metrics.ts"
 import { type Listener, Recorder } from "./Recorder.ts"
@@ -344,20 +344,10 @@ export class Scheduler extends Context.Service<Scheduler, SchedulerShape>()(
 /** A fresh 32-bit seed for a scheduler's jitter. */
 const randomSeed = (): number => crypto.getRandomValues(new Uint32Array(1))[0] as number
 
-const optionError = (field: string, value: unknown, rule: string) =>
-  new Errors.InvalidOption({ field, value, message: `${field} ${rule}, got ${Errors.show(value)}` })
-
-const positiveInt = (field: string, value: number | undefined, fallback: number, min = 1) => {
-  const v = value ?? fallback
-  return Number.isSafeInteger(v) && v >= min
-    ? v
-    : optionError(field, value, `must be an integer >= ${min}`)
-}
-
+const optionError = Options.invalid
+const positiveInt = Options.integer
 const millis = (field: string, input: Time.DurationInput | undefined, fallback: number) =>
-  input === undefined
-    ? fallback
-    : Time.toMillisWith(input, (reason) => optionError(field, input, reason))
+  Options.millis(field, input, fallback)
 
 /**
  * Fiber-local values a caller's context carries that must not follow a task into its runs
@@ -660,7 +650,7 @@ export const make = (
       })),
       nextSlot: Effect.sync(() => Option.fromNullishOr(kernel.nextSlot())),
     })
-    if (inspection !== undefined) registry.set(service, inspection)
+    if (inspection !== undefined) attach(service, inspection)
     return service
   })
 

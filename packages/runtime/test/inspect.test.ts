@@ -3,7 +3,7 @@ import { Effect, Exit, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { createActor, type InspectionEvent, waitFor } from "xstate"
 import { Inspect, Lifecycle, Schedule, Scheduler, type Task } from "../src/index.ts"
-import { registry } from "../src/internal/inspection.ts"
+import { hubOf } from "../src/internal/inspection.ts"
 
 /** What the comparison looks at: type, event, action, snapshot value, context and status. */
 const view = (e: InspectionEvent) => {
@@ -313,7 +313,7 @@ describe("actors", () => {
   it.effect("final tasks leave no inspection state behind", () =>
     Effect.gen(function* () {
       const { s } = yield* inspected({ workers: 3 })
-      const hub = registry.get(s)
+      const hub = hubOf(s)
       for (let i = 0; i < 200; i++) {
         yield* s.schedule({ schedule: Schedule.once(i % 20), job: Effect.sleep(i % 7) })
       }
@@ -344,7 +344,7 @@ describe("off and on", () => {
       yield* s.schedule({ id: "a", schedule: Schedule.once(1), job: Effect.void })
       yield* TestClock.adjust(5)
       expect(calls).toEqual(["accepted a", "started a", "completed a"])
-      expect(registry.get(s)).toBeUndefined()
+      expect(hubOf(s)).toBeUndefined()
       expect(yield* Inspect.snapshot(s, "a")).toEqual(Option.none())
       const exit = yield* Effect.exit(Effect.scoped(Inspect.watch(s, "a")))
       expect(Exit.isFailure(exit) && String(exit.cause)).toContain("`inspect` option")

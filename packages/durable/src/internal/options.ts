@@ -7,48 +7,26 @@
 
 import { randomUUID } from "node:crypto"
 import { hostname } from "node:os"
-import { Errors, Time } from "@tickwork/core"
+import { Options as CoreOptions, Errors, type Time } from "@tickwork/core"
 import type { Scheduler } from "@tickwork/runtime"
 import type * as Handler from "../Handler.ts"
 import * as Ids from "./ids.ts"
 
-/** An `InvalidOption` for `field`: "`field` `rule`, got `value`". */
-export const optionError = (field: string, value: unknown, rule: string): Errors.InvalidOption =>
-  new Errors.InvalidOption({ field, value, message: `${field} ${rule}, got ${Errors.show(value)}` })
+/** An `InvalidOption` for `field`: "`field` `rule`, got `value`" (the core's wording). */
+export const optionError = CoreOptions.invalid
 
 /** A whole number >= 1, `fallback` when absent. */
 export const positiveInt = (
   field: string,
   value: number | undefined,
   fallback: number,
-): number | Errors.InvalidOption => {
-  const v = value ?? fallback
-  return Number.isSafeInteger(v) && v >= 1
-    ? v
-    : optionError(field, value, "must be an integer >= 1")
-}
+): number | Errors.InvalidOption => CoreOptions.integer(field, value, fallback)
 
 /** Whole ms of a duration; `false` is +Infinity (none), absent is `fallback`. */
-export const millis = (
-  field: string,
-  input: Time.DurationInput | false | undefined,
-  fallback: number,
-  positive = false,
-): number | Errors.InvalidOption => {
-  if (input === false) return Number.POSITIVE_INFINITY
-  if (input === undefined) return fallback
-  const ms = Time.toMillisWith(input, (reason) => optionError(field, input, reason))
-  if (typeof ms === "number" && positive && ms === 0)
-    return optionError(field, input, "must be positive")
-  return ms
-}
+export const millis = CoreOptions.millis
 
 /** The first key of `value` not in `known`, as an InvalidOption naming it. */
-export const unknownKey = (
-  value: object,
-  known: ReadonlySet<string>,
-  prefix = "",
-): Errors.InvalidOption | undefined => Errors.unknownKey(value, known, prefix)
+export const unknownKey = CoreOptions.unknownKey
 
 /**
  * The shortest `lease`: 1 second (see `DurableScheduler.MIN_LEASE_MS` for why).

@@ -388,5 +388,14 @@ export const combine = (inspection: Inspection, listener: Listener | undefined):
   }
 }
 
-/** The hub of each inspected scheduler, by its service value (for `Inspect.watch`). */
-export const registry = new WeakMap<object, Inspection>()
+/** Where an inspected scheduler's service value carries its hub (for `Inspect.watch`). */
+const hubKey: unique symbol = Symbol.for("@tickwork/runtime/Inspection")
+
+/** Attaches the hub to the scheduler's service value: no table outside the service. */
+export const attach = (service: object, inspection: Inspection): void => {
+  Object.defineProperty(service, hubKey, { value: inspection, enumerable: false })
+}
+
+/** The hub of an inspected scheduler, or `undefined` when it was built without `inspect`. */
+export const hubOf = (service: object): Inspection | undefined =>
+  (service as { readonly [hubKey]?: Inspection })[hubKey]
