@@ -380,6 +380,26 @@ describe("metrics per scheduler", () => {
     ),
   )
 
+  it.effect("the pending gauge follows schedule and cancel calls that do not wake the actor", () =>
+    isolated(
+      Effect.gen(function* () {
+        const s = yield* Scheduler.make({ name: "g" })
+        const pending = Metrics.forScheduler("g").pending
+        const flushed = Effect.promise(() => Promise.resolve()) // the refresh is a microtask
+        yield* s.schedule({ id: "far", schedule: Schedule.once("1 hour"), job: Effect.void })
+        yield* flushed
+        expect((yield* Metric.value(pending)).value).toBe(1)
+        // Later than the slot the actor sleeps toward: it is not woken, the gauge still moves.
+        yield* s.schedule({ id: "farther", schedule: Schedule.once("2 hours"), job: Effect.void })
+        yield* flushed
+        expect((yield* Metric.value(pending)).value).toBe(2)
+        yield* s.cancel("farther")
+        yield* flushed
+        expect((yield* Metric.value(pending)).value).toBe(1)
+      }),
+    ),
+  )
+
   it.effect("retries and missed slots are counted by cause and policy", () =>
     isolated(
       Effect.gen(function* () {

@@ -107,6 +107,8 @@ export class TimingActor {
   private wakeRequested = false
   /** Inserts with a slot before this wake the actor; -Infinity while it is busy or the pool is full. */
   private wakeBefore = Number.NEGATIVE_INFINITY
+  /** A gauge refresh is queued (see {@link refreshGauges}). */
+  private gaugesQueued = false
   /** Runs already reported as slow. */
   private readonly reportedSlow = new WeakSet<Run>()
   /** Set by shutdown: take no more runs; end once nothing is in flight. */
@@ -190,6 +192,7 @@ export class TimingActor {
   pause(id: string): boolean {
     const done = this.kernel.pause(id, this.now())
     this.flush()
+    this.refreshGauges()
     return done
   }
 
@@ -237,8 +240,23 @@ export class TimingActor {
     this.recorder.occurred(this.kernel.drainOccurrences(), (id) => this.kernel.rowOf(id))
   }
 
+  /**
+   * Refreshes the pending and in-flight gauges after a command, once per burst of commands (a
+   * microtask): a schedule call that does not wake the actor must not leave them stale until its
+   * next wake, and a loop of a million schedule calls must not pay a gauge update each.
+   */
+  private refreshGauges(): void {
+    if (this.gaugesQueued) return
+    this.gaugesQueued = true
+    queueMicrotask(() => {
+      this.gaugesQueued = false
+      this.recorder.gauges(this.kernel.stats().scheduled, this.pool.inFlight)
+    })
+  }
+
   /** Wakes the actor if the earliest slot moved before the one it sleeps toward. */
   private nudge(): void {
+    this.refreshGauges()
     if (this.wakeBefore !== Number.NEGATIVE_INFINITY) {
       const next = this.kernel.nextSlot()
       if (next !== undefined && next < this.wakeBefore) this.wake()
@@ -287,6 +305,7 @@ export class TimingActor {
     const at = this.now()
     this.kernel.cancel(id, at)
     this.flush()
+    this.refreshGauges()
     const interrupting = info.state === "running" && interrupt
     this.recorder.cancelled(row, {
       kind: "cancelled",
