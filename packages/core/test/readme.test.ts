@@ -8,26 +8,13 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import ts from "typescript"
+import { CodeBlocks } from "@tickwork/testkit"
 import { afterAll, describe, expect, it } from "vitest"
 
 const readme = readFileSync(fileURLToPath(new URL("../README.md", import.meta.url)), "utf8")
 const dir = fileURLToPath(new URL(`./.readme-${process.pid}/`, import.meta.url))
 
-/** Each ts block with the heading it sits under. */
-const blocks: Array<{ name: string; code: string }> = []
-let heading = "(top)"
-let count = 0
-for (const part of readme.split(/^(```ts\n[\s\S]*?^```)$/m)) {
-  if (part.startsWith("```ts\n")) {
-    count++
-    blocks.push({ name: `${heading} #${count}`, code: part.slice("```ts\n".length, -3) })
-  } else {
-    const headings = [...part.matchAll(/^#{1,6} (.+)$/gm)]
-    const last = headings.at(-1)
-    if (last !== undefined) heading = last[1] as string
-  }
-}
+const blocks = CodeBlocks.fromMarkdown(readme)
 
 afterAll(() => {
   rmSync(dir, { recursive: true, force: true })
@@ -63,28 +50,8 @@ describe("README examples", () => {
 
   it("every block type-checks with the package's compiler settings", () => {
     const root = fileURLToPath(new URL("../", import.meta.url))
-    const config = ts.readConfigFile(join(root, "tsconfig.json"), ts.sys.readFile)
-    const { options } = ts.parseJsonConfigFileContent(config.config, ts.sys, root)
-    const checkDir = join(dir, "check")
-    mkdirSync(checkDir, { recursive: true })
-    // `export {}` keeps each block a module of its own, as it is when run.
-    const files = blocks.map((b, i) => {
-      const file = join(checkDir, `block${i}.ts`)
-      writeFileSync(file, `${b.code}\nexport {}\n`)
-      return file
-    })
-    const program = ts.createProgram(files, {
-      ...options,
-      noEmit: true,
-      composite: false,
-      incremental: false,
-      declaration: false,
-      declarationMap: false,
-    })
-    const problems = ts.getPreEmitDiagnostics(program).map((d) => {
-      const where = d.file === undefined ? "" : `${d.file.fileName.slice(checkDir.length + 1)}: `
-      return where + ts.flattenDiagnosticMessageText(d.messageText, "\n")
-    })
-    expect(problems).toEqual([])
+    expect(CodeBlocks.typecheck(blocks, root, join(dir, "check"), { unusedLocals: true })).toEqual(
+      [],
+    )
   }, 120_000)
 })

@@ -1,0 +1,9 @@
+/**
+ * Test support shared by the workspace's packages (not published): the code examples of READMEs
+ * and TSDoc, read and type-checked the same way by every package's docs tests.
+ *
+ * @since 0.1.0
+ */
+
+/** Reading code examples out of markdown and TSDoc, and type-checking them. @since 0.1.0 */
+export * as CodeBlocks from "./CodeBlocks.ts"
