@@ -223,6 +223,48 @@ describe("a shared circuit breaker (SPEC §7)", () => {
         expect((yield* s.breakers).map((b) => b.name)).toContain("smtp")
       }),
   )
+  for (const control of ["cancel", "pause"] as const)
+    it.effect(
+      `${control === "cancel" ? "cancelling" : "pausing"} the half-open breaker's probe lets the next held task through at once`,
+      () =>
+        Effect.gen(function* () {
+          const s = yield* Scheduler.make({
+            breakers: { smtp: { failures: 1, coolDown: "1 minute" } },
+            logFailures: false,
+          })
+          yield* s.schedule({
+            id: "digest",
+            breaker: "smtp",
+            priority: "high",
+            schedule: Schedule.fixedRate(10_000),
+            retry: { maxRetries: 1, base: "30 seconds" },
+            job: Effect.fail("smtp down"),
+          })
+          yield* s.schedule({
+            id: "receipt",
+            breaker: "smtp",
+            priority: "low",
+            schedule: Schedule.fixedRate(10_000),
+            job: Effect.void,
+          })
+          // digest fails at 0 and its retry at 30 s (before receipt's slot 30 s, by priority):
+          // open until 90 s, both held.
+          yield* TestClock.adjust(30_000)
+          expect(Option.getOrThrow(yield* s.breaker("smtp")).state).toBe("open")
+          // At 90 s (both resume on their grid, digest first by priority) digest probes, fails
+          // and waits for its retry at 120 s: still the probe.
+          yield* TestClock.adjust(70_000)
+          const half = Option.getOrThrow(yield* s.breaker("smtp"))
+          expect(half.state).toBe("half-open")
+          expect(half.probe).toBe("digest")
+          expect(yield* s.status("receipt")).toBe("paused")
+          expect(yield* control === "cancel" ? s.cancel("digest") : s.pause("digest")).toBe(true)
+          // receipt is the probe now and due at once: it must not wait for digest's old wake-up.
+          yield* TestClock.adjust(1)
+          expect(starts(yield* s.ledger("receipt"))).toEqual([0, 10_000, 20_000, 100_000])
+          expect(Option.getOrThrow(yield* s.breaker("smtp")).state).toBe("closed")
+        }),
+    )
 })
 
 describe("explain (SPEC §15)", () => {

@@ -192,7 +192,8 @@ export class TimingActor {
   pause(id: string): boolean {
     const done = this.kernel.pause(id, this.now())
     this.flush()
-    this.refreshGauges()
+    // Pausing a half-open breaker's probe lets another held task through as the probe, now.
+    this.nudge()
     return done
   }
 
@@ -305,7 +306,6 @@ export class TimingActor {
     const at = this.now()
     this.kernel.cancel(id, at)
     this.flush()
-    this.refreshGauges()
     const interrupting = info.state === "running" && interrupt
     this.recorder.cancelled(row, {
       kind: "cancelled",
@@ -316,6 +316,8 @@ export class TimingActor {
       interrupted: interrupting,
       at,
     })
+    // Cancelling a half-open breaker's probe lets another held task through as the probe, now.
+    this.nudge()
     return { row, generation: info.generation, interrupt: interrupting }
   }
 
