@@ -27,6 +27,9 @@
  */
 import { Metric } from "effect"
 
+/** A series' attributes. */
+type Attributes = Readonly<Record<string, string>>
+
 /** Bucket bounds in seconds: 1 ms to 5 minutes. */
 const secondsBoundaries = [
   0, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 300,
@@ -43,6 +46,13 @@ export const lateness = Metric.histogram("tickwork_run_lateness_seconds", {
   boundaries: secondsBoundaries,
 })
 
+const latenessOf = (attributes: Attributes) =>
+  Metric.histogram("tickwork_run_lateness_seconds", {
+    description: "how late each run started after it was due, in seconds",
+    boundaries: secondsBoundaries,
+    attributes,
+  })
+
 /**
  * Run duration, `finishedAt - startedAt`, in seconds.
  *
@@ -53,6 +63,13 @@ export const duration = Metric.histogram("tickwork_run_duration_seconds", {
   description: "how long each run took, in seconds",
   boundaries: secondsBoundaries,
 })
+
+const durationOf = (attributes: Attributes) =>
+  Metric.histogram("tickwork_run_duration_seconds", {
+    description: "how long each run took, in seconds",
+    boundaries: secondsBoundaries,
+    attributes,
+  })
 
 /**
  * The kinds of run outcome (SPEC §6).
@@ -73,6 +90,13 @@ export const runs = Metric.counter("tickwork_runs_total", {
   incremental: true,
 })
 
+const runsOf = (attributes: Attributes) =>
+  Metric.counter("tickwork_runs_total", {
+    description: "runs finished, by outcome",
+    incremental: true,
+    attributes,
+  })
+
 /**
  * Failed runs followed by a retry of the same slot.
  *
@@ -83,6 +107,13 @@ export const retries = Metric.counter("tickwork_retries_total", {
   description: "retries scheduled after a failed run",
   incremental: true,
 })
+
+const retriesOf = (attributes: Attributes) =>
+  Metric.counter("tickwork_retries_total", {
+    description: "retries scheduled after a failed run",
+    incremental: true,
+    attributes,
+  })
 
 /**
  * Slots that got no run of their own, by `cause` (`late`, `overlap`, `late-and-overlap`, or
@@ -96,6 +127,13 @@ export const slotsMissed = Metric.counter("tickwork_slots_missed_total", {
   incremental: true,
 })
 
+const slotsMissedOf = (attributes: Attributes) =>
+  Metric.counter("tickwork_slots_missed_total", {
+    description: "grid slots coalesced or skipped, by cause and policy",
+    incremental: true,
+    attributes,
+  })
+
 /**
  * Tasks in `scheduled`.
  *
@@ -106,6 +144,12 @@ export const pending = Metric.gauge("tickwork_tasks_pending", {
   description: "tasks waiting for their slot",
 })
 
+const pendingOf = (attributes: Attributes) =>
+  Metric.gauge("tickwork_tasks_pending", {
+    description: "tasks waiting for their slot",
+    attributes,
+  })
+
 /**
  * Runs in flight.
  *
@@ -115,6 +159,12 @@ export const pending = Metric.gauge("tickwork_tasks_pending", {
 export const running = Metric.gauge("tickwork_runs_in_flight", {
   description: "runs handed to workers and not finished",
 })
+
+const runningOf = (attributes: Attributes) =>
+  Metric.gauge("tickwork_runs_in_flight", {
+    description: "runs handed to workers and not finished",
+    attributes,
+  })
 
 /**
  * One scheduler's series of every metric: the metrics above with `scheduler: name` (and the
@@ -143,31 +193,33 @@ export interface SchedulerMetrics {
  * @since 0.1.0
  */
 export const forScheduler = (name: string): SchedulerMetrics => {
+  // The attributes are the metrics' own, not laid on with `Metric.withAttributes`: that one
+  // copies the fiber's context on every update, which cost a quarter of a microsecond per run.
   const scheduler = { scheduler: name }
-  const runsOf = (outcome: OutcomeKind) => Metric.withAttributes(runs, { ...scheduler, outcome })
+  const outcomeOf = (outcome: OutcomeKind) => runsOf({ ...scheduler, outcome })
   const missed = new Map<string, Metric.Counter<number>>()
   return {
     name,
-    lateness: Metric.withAttributes(lateness, scheduler),
-    duration: Metric.withAttributes(duration, scheduler),
+    lateness: latenessOf(scheduler),
+    duration: durationOf(scheduler),
     runs: {
-      succeeded: runsOf("succeeded"),
-      failed: runsOf("failed"),
-      defect: runsOf("defect"),
-      interrupted: runsOf("interrupted"),
-      "timed-out": runsOf("timed-out"),
+      succeeded: outcomeOf("succeeded"),
+      failed: outcomeOf("failed"),
+      defect: outcomeOf("defect"),
+      interrupted: outcomeOf("interrupted"),
+      "timed-out": outcomeOf("timed-out"),
     },
-    retries: Metric.withAttributes(retries, scheduler),
+    retries: retriesOf(scheduler),
     slotsMissed: (cause, policy) => {
       const key = `${cause}/${policy}`
       let metric = missed.get(key)
       if (metric === undefined) {
-        metric = Metric.withAttributes(slotsMissed, { ...scheduler, cause, policy })
+        metric = slotsMissedOf({ ...scheduler, cause, policy })
         missed.set(key, metric)
       }
       return metric
     },
-    pending: Metric.withAttributes(pending, scheduler),
-    running: Metric.withAttributes(running, scheduler),
+    pending: pendingOf(scheduler),
+    running: runningOf(scheduler),
   }
 }
