@@ -7,7 +7,7 @@ import { ceiling } from "./ceiling.ts"
 import { coreDriver, coreKernel } from "./core.ts"
 import { effectTestClock } from "./effectTestClock.ts"
 import { objectHeap } from "./objectHeap.ts"
-import { realtimeContenders as baselines } from "./realtime.ts"
+import { realtimeContenders as baselines, singleTimer, withLoad } from "./realtime.ts"
 import { runtimeRealtime, runtimeVirtual } from "./runtime.ts"
 import type { VirtualContender } from "./virtual.ts"
 import { xstateActor } from "./xstateActor.ts"
@@ -26,5 +26,13 @@ export const virtualContenders: ReadonlyArray<VirtualContender> = [
 /** Part 4: the virtual contenders that can cancel. */
 export const cancelContenders: ReadonlyArray<VirtualContender> = [ceiling, objectHeap, coreDriver]
 
-/** Part 3, in row order; the first is the limit. */
-export const realtimeContenders = [...baselines, runtimeRealtime(8)]
+/**
+ * Part 3, in row order; the first is the limit. The last two rows repeat the limit and the
+ * runtime with a competing CPU load.
+ */
+export const realtimeContenders = [
+  ...baselines,
+  runtimeRealtime(8),
+  withLoad(singleTimer),
+  withLoad(runtimeRealtime(8)),
+]

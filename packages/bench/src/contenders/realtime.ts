@@ -11,6 +11,7 @@
  * and `{ "path": "../runtime" }` to the references in tsconfig.json. An "inspection on/off"
  * comparison is two such rows built with different layer options.
  */
+import { spawn } from "node:child_process"
 import { Effect, type Fiber } from "effect"
 import { TypedHeap } from "../baselines/TypedHeap.ts"
 import { epochNow } from "../lib/env.ts"
@@ -112,6 +113,26 @@ export const effectSleepPerTask: RealtimeContender = {
     }
   },
 }
+
+/**
+ * The same contender with a competing CPU load: a second process spinning on one core from
+ * arming until `stop`, so the row shows the headroom left when the machine is shared (on a
+ * 2-core machine, one core is then left for everything else).
+ */
+export const withLoad = (c: RealtimeContender): RealtimeContender => ({
+  key: `${c.key}+load`,
+  name: `${c.name} + a spinning process`,
+  start: (slots, started) => {
+    const spinner = spawn(process.execPath, ["-e", "for(;;){}"], { stdio: "ignore" })
+    const run = c.start(slots, started)
+    return {
+      stop: () => {
+        run.stop()
+        spinner.kill("SIGKILL")
+      },
+    }
+  },
+})
 
 export const realtimeContenders: ReadonlyArray<RealtimeContender> = [
   singleTimer,

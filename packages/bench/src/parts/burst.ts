@@ -6,7 +6,11 @@
  *   then the clock moved to it; rows for 1 and 8 workers, the inspection hook on and off, and
  *   with the ledger and log annotations off (what the default observability costs);
  * - beside it, on the real clock with every task due now: one setTimeout over a heap (the
- *   limit), a setTimeout per task, and an Effect fiber per task (`Effect.sleep(0)`).
+ *   limit), a setTimeout per task, an Effect fiber per task (`Effect.sleep(0)`: the fibers exist
+ *   before the tasks fall due and only wake), and an Effect fiber per task forked when due.
+ *
+ * Beside the rate: the end-to-end rate (n over schedule + run time), the share of the run phase
+ * spent in garbage collection and the JS heap bytes allocated per task in it (lib/gc.ts).
  */
 import { Schedule, type Scheduler } from "@tickwork/runtime"
 import { Effect, type Fiber } from "effect"
@@ -16,6 +20,7 @@ import { finished, scheduleAll, testClockEnv } from "../contenders/runtime.ts"
 import { Budget, progress } from "../lib/budget.ts"
 import { quiesce } from "../lib/env.ts"
 import { count, fixed, ms, rate, spread, table } from "../lib/format.ts"
+import { startGcReading } from "../lib/gc.ts"
 import { type Summary, summarize } from "../lib/stats.ts"
 
 /** One burst trial: schedule (untimed for the baselines, which arm synchronously), then run. */
@@ -24,6 +29,10 @@ export interface BurstTrial {
   readonly scheduleMs: number
   readonly runMs: number
   readonly finished: number
+  /** Share of the run phase spent in garbage collection, 0–1. */
+  readonly gcShare: number
+  /** JS heap bytes allocated per task during the run phase. */
+  readonly bytesPerRun: number
 }
 
 export interface BurstContender {
@@ -46,14 +55,25 @@ const runtimeRow = (
     try {
       const t0 = performance.now()
       await scheduleAll(env, n, () => Schedule.at(1), Effect.void)
+      const gc = startGcReading()
       const t1 = performance.now()
       await env.run(TestClock.adjust(1))
       const done = await finished(env)
-      return { rep: 0, scheduleMs: t1 - t0, runMs: performance.now() - t1, finished: done }
+      const runMs = performance.now() - t1
+      return { rep: 0, scheduleMs: t1 - t0, runMs, finished: done, ...perRun(gc.stop(), n) }
     } finally {
       await env.close()
     }
   },
+})
+
+/** The GC columns of a trial of n tasks. */
+const perRun = (
+  gc: { readonly gcShare: number; readonly allocatedBytes: number },
+  n: number,
+): { gcShare: number; bytesPerRun: number } => ({
+  gcShare: gc.gcShare,
+  bytesPerRun: gc.allocatedBytes / n,
 })
 
 /** A promise for the n-th call of the returned callback. */
@@ -75,6 +95,7 @@ const singleTimerBurst: BurstContender = {
     const t0 = performance.now()
     for (let k = 0; k < n; k++) heap.push(0, k, k)
     const [done, all] = countdown(n)
+    const gc = startGcReading()
     const t1 = performance.now()
     setTimeout(() => {
       while (heap.size > 0) {
@@ -83,7 +104,8 @@ const singleTimerBurst: BurstContender = {
       }
     }, 0)
     await all
-    return { rep: 0, scheduleMs: t1 - t0, runMs: performance.now() - t1, finished: n }
+    const runMs = performance.now() - t1
+    return { rep: 0, scheduleMs: t1 - t0, runMs, finished: n, ...perRun(gc.stop(), n) }
   },
 }
 
@@ -94,9 +116,11 @@ const timeoutPerTaskBurst: BurstContender = {
     const [done, all] = countdown(n)
     const t0 = performance.now()
     for (let k = 0; k < n; k++) setTimeout(done, 0)
+    const gc = startGcReading()
     const t1 = performance.now()
     await all
-    return { rep: 0, scheduleMs: t1 - t0, runMs: performance.now() - t1, finished: n }
+    const runMs = performance.now() - t1
+    return { rep: 0, scheduleMs: t1 - t0, runMs, finished: n, ...perRun(gc.stop(), n) }
   },
 }
 
@@ -109,9 +133,32 @@ const effectSleepBurst: BurstContender = {
     const fibers: Array<Fiber.Fiber<void>> = new Array(n)
     const t0 = performance.now()
     for (let k = 0; k < n; k++) fibers[k] = Effect.runFork(job)
+    const gc = startGcReading()
     const t1 = performance.now()
     await all
-    return { rep: 0, scheduleMs: t1 - t0, runMs: performance.now() - t1, finished: n }
+    const runMs = performance.now() - t1
+    return { rep: 0, scheduleMs: t1 - t0, runMs, finished: n, ...perRun(gc.stop(), n) }
+  },
+}
+
+/**
+ * A fiber per task forked when the tasks fall due (what a scheduler that forks each run does),
+ * beside `effect-sleep`, whose fibers exist before the clock starts and only wake.
+ */
+const effectForkBurst: BurstContender = {
+  key: "effect-fork",
+  name: "Effect fiber per task, forked when due",
+  trial: async (n) => {
+    const [done, all] = countdown(n)
+    const job = Effect.sync(done)
+    const gc = startGcReading()
+    const t1 = performance.now()
+    setTimeout(() => {
+      for (let k = 0; k < n; k++) Effect.runFork(job)
+    }, 0)
+    await all
+    const runMs = performance.now() - t1
+    return { rep: 0, scheduleMs: 0, runMs, finished: n, ...perRun(gc.stop(), n) }
   },
 }
 
@@ -120,6 +167,7 @@ export const burstContenders: ReadonlyArray<BurstContender> = [
   singleTimerBurst,
   timeoutPerTaskBurst,
   effectSleepBurst,
+  effectForkBurst,
   runtimeRow("runtime-1", "tickwork runtime, 1 worker", { workers: 1 }),
   runtimeRow("runtime-8", "tickwork runtime, 8 workers", { workers: 8 }),
   runtimeRow("runtime-8-inspect", "  … with inspect on (a no-op observer)", {
@@ -190,6 +238,10 @@ export interface BurstSummary {
   readonly scheduleMs: Summary
   readonly runMs: Summary
   readonly vsLimit: Summary
+  /** End to end: n / (schedule + run time). */
+  readonly endToEnd: Summary
+  readonly gcShare: Summary
+  readonly bytesPerRun: Summary
   readonly complete: boolean
   readonly note: string | undefined
 }
@@ -211,6 +263,9 @@ export const summarizeBurst = (rows: ReadonlyArray<BurstRow>): Array<BurstSummar
       scheduleMs: summarize(row.trials.map((t) => t.scheduleMs)),
       runMs: summarize(row.trials.map((t) => t.runMs)),
       vsLimit: summarize(vs),
+      endToEnd: summarize(row.trials.map((t) => (row.n / (t.scheduleMs + t.runMs)) * 1000)),
+      gcShare: summarize(row.trials.map((t) => t.gcShare)),
+      bytesPerRun: summarize(row.trials.map((t) => t.bytesPerRun)),
       complete: row.trials.every((t) => t.finished === row.n),
       note: row.skipped,
     }
@@ -225,6 +280,9 @@ export const burstTable = (summaries: ReadonlyArray<BurstSummary>): string =>
       { title: "vs limit" },
       { title: "schedule ms" },
       { title: "run ms" },
+      { title: "end to end /s" },
+      { title: "GC %" },
+      { title: "B/run" },
       { title: "note", align: "left" },
     ],
     summaries.map((s) => [
@@ -234,6 +292,9 @@ export const burstTable = (summaries: ReadonlyArray<BurstSummary>): string =>
       `${fixed(s.vsLimit.median, 2)}×`,
       ms(s.scheduleMs.median),
       ms(s.runMs.median),
+      rate(s.endToEnd.median),
+      fixed(s.gcShare.median * 100, 1),
+      fixed(s.bytesPerRun.median, 0),
       [s.complete ? "" : "not all finished", s.note ?? ""].filter((x) => x !== "").join("; "),
     ]),
   )

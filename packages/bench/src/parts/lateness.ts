@@ -9,6 +9,7 @@ import type { RealtimeContender } from "../contenders/realtime.ts"
 import { Budget, progress } from "../lib/budget.ts"
 import { epochNow, quiesce } from "../lib/env.ts"
 import { count, fixed, int, ms, spread, table } from "../lib/format.ts"
+import { startGcReading } from "../lib/gc.ts"
 import { seeded } from "../lib/random.ts"
 import { quantile, type Summary, summarize } from "../lib/stats.ts"
 
@@ -34,6 +35,10 @@ export interface LatenessTrial {
   readonly min: number
   readonly early: number
   readonly earlyShare: number
+  /** Share of the window (and grace) spent in garbage collection, 0–1. */
+  readonly gcShare: number
+  /** JS heap bytes allocated per started task from arming's end to the last start. */
+  readonly bytesPerRun: number
 }
 
 export interface LatenessRow {
@@ -98,6 +103,7 @@ const runTrial = async (
   const armMs = performance.now() - t0
   const overrunMs = Math.max(0, epochNow() - windowStart)
   const graceMs = graceFor(windowMs)
+  const gc = startGcReading()
   let timer: ReturnType<typeof setTimeout> | undefined
   await Promise.race([
     done,
@@ -106,6 +112,7 @@ const runTrial = async (
     }),
   ])
   if (timer !== undefined) clearTimeout(timer)
+  const reading = gc.stop()
   handle.stop()
   const lateness = new Float64Array(started)
   let j = 0
@@ -131,6 +138,8 @@ const runTrial = async (
     min: lateness.length > 0 ? (lateness[0] as number) : Number.NaN,
     early,
     earlyShare: early / Math.max(1, started),
+    gcShare: reading.gcShare,
+    bytesPerRun: reading.allocatedBytes / Math.max(1, started),
   }
 }
 
@@ -240,6 +249,8 @@ export interface LatenessSummary {
   readonly earlyShare: Summary
   readonly min: Summary
   readonly armMs: Summary
+  readonly gcShare: Summary
+  readonly bytesPerRun: Summary
   readonly missed: number
   readonly overruns: number
   readonly skipped?: string | undefined
@@ -260,6 +271,8 @@ export const summarizeLateness = (rows: ReadonlyArray<LatenessRow>): Array<Laten
       earlyShare: pick((t) => t.earlyShare),
       min: pick((t) => t.min),
       armMs: pick((t) => t.armMs),
+      gcShare: pick((t) => t.gcShare),
+      bytesPerRun: pick((t) => t.bytesPerRun),
       missed: r.trials.reduce((a, t) => a + t.missed, 0),
       overruns: r.trials.filter((t) => t.overrunMs > 0).length,
       skipped: r.skipped,
@@ -279,6 +292,8 @@ export const latenessTable = (summaries: ReadonlyArray<LatenessSummary>): string
       { title: "early starts (share)" },
       { title: "earliest ms" },
       { title: "arm ms" },
+      { title: "GC %" },
+      { title: "B/run" },
       { title: "note", align: "left" },
     ],
     summaries.map((s) => {
@@ -297,6 +312,8 @@ export const latenessTable = (summaries: ReadonlyArray<LatenessSummary>): string
         has ? `${spread(s.early, int)} (${pct(s.earlyShare.median)})` : "–",
         has ? ms(s.min.median) : "–",
         has ? ms(s.armMs.median) : "–",
+        has ? fixed(s.gcShare.median * 100, 1) : "–",
+        has ? fixed(s.bytesPerRun.median, 0) : "–",
         notes.join("; "),
       ]
     }),
