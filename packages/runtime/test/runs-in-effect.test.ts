@@ -111,6 +111,53 @@ describe("a Scope per run", () => {
   )
 })
 
+describe("a run's finalizers", () => {
+  it.effect("that take time: the outcome waits for them, and the worker stays busy meanwhile", () =>
+    Effect.gen(function* () {
+      const events: Array<string> = []
+      const s = yield* Scheduler.make({
+        workers: 1,
+        listener: { completed: (r) => events.push(`outcome ${r.id}`) },
+      })
+      yield* s.schedule({
+        id: "slow-release",
+        schedule: Schedule.once(0),
+        job: Effect.acquireRelease(Effect.void, () =>
+          Effect.sleep(50).pipe(Effect.andThen(Effect.sync(() => events.push("released")))),
+        ),
+      })
+      yield* s.schedule({
+        id: "next",
+        schedule: Schedule.once(10),
+        job: Effect.sync(() => events.push("next runs")),
+      })
+      yield* TestClock.adjust(20)
+      // Its job ended at 0, but its scope is still closing: one worker, so "next" waits.
+      expect(yield* s.status("slow-release")).toBe("running")
+      expect(yield* s.status("next")).toBe("scheduled")
+      yield* TestClock.adjust(40)
+      expect(events).toEqual(["released", "outcome slow-release", "next runs", "outcome next"])
+      expect(ran((yield* s.ledger("next"))[0]).startedAt).toBe(50)
+    }),
+  )
+
+  it.effect("that fail: the run is a defect whose cause keeps the release's failure", () =>
+    Effect.gen(function* () {
+      const s = yield* Scheduler.make({ logFailures: false })
+      yield* s.schedule({
+        id: "bad-release",
+        schedule: Schedule.once(0),
+        job: Effect.acquireRelease(Effect.void, () => Effect.die("release broke")),
+      })
+      yield* TestClock.adjust(1)
+      const outcome = ran((yield* s.ledger("bad-release"))[0]).outcome
+      expect(outcome.kind).toBe("defect")
+      const cause = outcome.kind === "defect" ? (outcome.cause as Cause.Cause<unknown>) : undefined
+      expect(cause === undefined ? "" : Cause.pretty(cause)).toContain("release broke")
+    }),
+  )
+})
+
 describe("only services are captured at schedule", () => {
   it.effect("the caller's log annotations and span stay with the caller; its services follow", () =>
     Effect.gen(function* () {
@@ -192,9 +239,19 @@ describe("CurrentRun", () => {
 
 describe("failures are kept and logged", () => {
   const capture = () => {
-    const lines: Array<{ level: string; message: string; cause: Cause.Cause<unknown> }> = []
+    const lines: Array<{
+      level: string
+      message: string
+      cause: Cause.Cause<unknown>
+      annotations: Record<string, unknown>
+    }> = []
     const logger = Logger.make((o) => {
-      lines.push({ level: o.logLevel, message: String(o.message), cause: o.cause })
+      lines.push({
+        level: o.logLevel,
+        message: String(o.message),
+        cause: o.cause,
+        annotations: { ...o.fiber.getRef(References.CurrentLogAnnotations) },
+      })
     })
     return { lines, layer: Logger.layer([logger]) }
   }
@@ -210,6 +267,12 @@ describe("failures are kept and logged", () => {
       const warning = lines.find((l) => l.level === "Warn")
       expect(warning?.message).toContain("task fails, slot 1970-01-01T00:00:00.005Z, attempt 1")
       expect(Cause.hasFails(warning?.cause as Cause.Cause<unknown>)).toBe(true)
+      // Logged with the run's annotations, like the job's own logs.
+      expect(warning?.annotations).toMatchObject({
+        "tickwork.task": "fails",
+        "tickwork.slot": 5,
+        "tickwork.attempt": 1,
+      })
       const error = lines.find((l) => l.level === "Error")
       expect(error?.message).toContain("task dies, slot 1970-01-01T00:00:00.007Z, attempt 1")
       expect(Cause.hasDies(error?.cause as Cause.Cause<unknown>)).toBe(true)
