@@ -96,9 +96,15 @@ export class TimingActor {
   /** Wall-clock steps followed (re-anchorings). */
   reanchors = 0
   /** Finished runs not yet applied, in the order they ended (three parallel lists). */
-  private readonly endedRuns: Array<Run> = []
-  private readonly endedExits: Array<Exit.Exit<unknown, unknown>> = []
+  private readonly endedRuns: Array<Run | undefined> = []
+  private readonly endedExits: Array<Exit.Exit<unknown, unknown> | undefined> = []
   private readonly endedAt: Array<number> = []
+  /**
+   * How many of the ended* entries are waiting. The arrays are reused, never truncated:
+   * `length = 0` drops their backing stores, and growing them again after every run cost
+   * ~450 bytes of garbage per run.
+   */
+  private ended = 0
   /** The actor's wake-up, while it is parked. */
   private parked: ((effect: Effect.Effect<void>) => void) | undefined = undefined
   /** The Node timer of a timed park (live clock only). */
@@ -136,9 +142,10 @@ export class TimingActor {
       logFailures: config.logFailures,
       now: () => this.now(),
       onEnd: (run, exit, finishedAt) => {
-        this.endedRuns.push(run)
-        this.endedExits.push(exit)
-        this.endedAt.push(finishedAt)
+        const k = this.ended++
+        this.endedRuns[k] = run
+        this.endedExits[k] = exit
+        this.endedAt[k] = finishedAt
         this.wake()
       },
     })
@@ -341,7 +348,7 @@ export class TimingActor {
             `tickwork: the wall clock stepped by ${step} ms; at and cron tasks keep their calendar times, delays their distance`,
           )
         }
-        if (self.endedRuns.length > 0) self.applyEnded()
+        if (self.ended > 0) self.applyEnded()
         if (self.stopping && pool.inFlight === 0) {
           Deferred.doneUnsafe(self.drained, Effect.void)
           return
@@ -350,7 +357,7 @@ export class TimingActor {
           // A job that finished synchronously has already ended: apply it before taking the
           // next run, so a retry or next slot it pushes competes in SPEC §4 order, and its
           // records come before anything the next run publishes.
-          if (self.endedRuns.length > 0) self.applyEnded()
+          if (self.ended > 0) self.applyEnded()
           // The clock at each take: a run's startedAt is when it really starts, even deep into
           // a backlog (on the live clock; under TestClock time stands still meanwhile).
           const run = self.kernel.takeDue(self.now())
@@ -367,7 +374,7 @@ export class TimingActor {
           yield* Effect.yieldNow
           continue
         }
-        if (self.endedRuns.length > 0) continue
+        if (self.ended > 0) continue
         taken = 0
         const now = self.now()
         self.recorder.gauges(self.kernel.stats().scheduled, pool.inFlight)
@@ -483,12 +490,14 @@ export class TimingActor {
     const runs = this.endedRuns
     const exits = this.endedExits
     const at = this.endedAt
-    for (let k = 0; k < runs.length; k++) {
+    // Applying starts no job, so no run ends meanwhile and `ended` holds still.
+    for (let k = 0; k < this.ended; k++) {
       this.apply(runs[k] as Run, exits[k] as Exit.Exit<unknown, unknown>, at[k] as number)
+      // Dropped at once: the arrays outlive the runs.
+      runs[k] = undefined
+      exits[k] = undefined
     }
-    runs.length = 0
-    exits.length = 0
-    at.length = 0
+    this.ended = 0
   }
 
   private apply(run: Run, exit: Exit.Exit<unknown, unknown>, finishedAt: number): void {
