@@ -16,7 +16,7 @@
  */
 import { Errors } from "@tickwork/core"
 import { type DurableScheduler, StoreAdmin } from "@tickwork/durable"
-import { Console, Effect, Option } from "effect"
+import { Config, Console, Effect, Option } from "effect"
 import { Argument, CliError, Command, Flag } from "effect/cli"
 
 // ------------------------------------------------------------------------------ rendering
@@ -297,8 +297,9 @@ const userError = (error: { readonly message: string }): CliError.UserError =>
 const storeFlag = Flag.String("store").pipe(
   Flag.withMetavar("path|url"),
   Flag.withDescription(
-    'The durable store: a SQLite file path ("./tasks.db") or a PostgreSQL URL ("postgres://user@host/db")',
+    'The durable store: a SQLite file path ("./tasks.db") or a PostgreSQL URL ("postgres://user@host/db"); default: the TICKWORK_STORE environment variable',
   ),
+  Flag.withFallbackConfig(Config.String("TICKWORK_STORE")),
 )
 
 const jsonFlag = Flag.Boolean("json").pipe(
