@@ -7,9 +7,10 @@
  */
 import { createHash } from "node:crypto"
 import { readFileSync } from "node:fs"
+import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
 import { Schedule } from "@tickwork/core"
-import { Effect } from "effect"
+import { Effect, Redacted } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { Postgres, SqliteClient, StoreAdmin } from "../src/index.ts"
 import { advance, recording, sqlite, tempDir, withScheduler } from "./helpers.ts"
@@ -185,10 +186,22 @@ describe("StoreAdmin on PostgreSQL", () => {
               schedule: Schedule.fixedRate(60_000),
             }),
         )
+        // A tags column as PostgreSQL might keep it (JSONB): the filter reads it too.
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            const sql = yield* PgClient.make({ url: Redacted.make(db.url), maxConnections: 1 })
+            yield* sql`ALTER TABLE tickwork_tasks ADD COLUMN tags JSONB`
+            yield* sql`UPDATE tickwork_tasks SET tags = ${'["billing"]'}::jsonb WHERE id = 'r'`
+          }).pipe(Effect.provide(Reactivity.layer)),
+        )
         yield* Effect.scoped(
           Effect.gen(function* () {
             const admin = yield* StoreAdmin.open(db.url, { readOnly: true })
             expect((yield* admin.info("r")).state).toBe("scheduled")
+            expect(
+              (yield* admin.tasks({ tag: "billing" })).tasks.map((x) => [x.id, x.tags]),
+            ).toEqual([["r", ["billing"]]])
+            expect((yield* admin.tasks({ tag: "bill" })).total).toBe(0)
             expect(yield* Effect.flip(admin.cancel("r"))).toMatchObject({ _tag: "ReadOnlyStore" })
           }),
         )

@@ -89,7 +89,9 @@ export const list = (
       ...(filter.state === undefined ? [] : [sql`state = ${filter.state}`]),
       ...(filter.handler === undefined ? [] : [sql`handler = ${filter.handler}`]),
       // A coarse pre-filter; the exact match is made on the parsed tags below.
-      ...(filter.tag === undefined || !tags ? [] : [sql`tags LIKE ${`%${filter.tag}%`}`]),
+      ...(filter.tag === undefined || !tags
+        ? []
+        : [sql`CAST(tags AS TEXT) LIKE ${`%${filter.tag}%`}`]),
     ]
     const where = clauses.length === 0 ? sql.literal("1 = 1") : sql.and(clauses)
     const order =
