@@ -398,7 +398,15 @@ export const status = Command.make(
 ).pipe(Command.withDescription("Show one task: its state, schedule, due time, lease and counters."))
 
 /**
- * `ledger <id> --store <s> [--limit <n>] [--json]`.
+ * How many of a task's latest ledger entries `ledger` shows when no `--limit` is given.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const LEDGER_LIMIT = 100
+
+/**
+ * `ledger <id> --store <s> [--limit <n>] [--json]`: the latest entries, oldest first.
  *
  * @category constructors
  * @since 0.1.0
@@ -411,22 +419,26 @@ export const ledger = Command.make(
     limit: Flag.String("limit").pipe(
       Flag.withMetavar("n"),
       Flag.withDescription(
-        `Show the latest n entries, 1 to ${StoreAdmin.MAX_LIMIT} (default: all)`,
+        `Show the latest n entries, 1 to ${StoreAdmin.MAX_LIMIT} (default: ${LEDGER_LIMIT})`,
       ),
-      Flag.optional,
+      Flag.withDefault(String(LEDGER_LIMIT)),
     ),
     json: jsonFlag,
   },
   (input) =>
     Effect.gen(function* () {
-      const limit = Option.isSome(input.limit) ? parseLimit(input.limit.value) : undefined
-      if (limit !== undefined && typeof limit !== "number") return yield* userError(limit)
+      const limit = parseLimit(input.limit)
+      if (typeof limit !== "number") return yield* userError(limit)
       const entries = yield* withStore(input.store, false, (admin) => admin.ledger(input.id, limit))
-      yield* print(input.json, entries, () => ledgerTable(entries))
+      yield* print(input.json, entries, () =>
+        entries.length < limit
+          ? ledgerTable(entries)
+          : `${ledgerTable(entries)}\nthe latest ${limit} entries (--limit to see more)`,
+      )
     }),
 ).pipe(
   Command.withDescription(
-    "Show a task's ledger, oldest first: its runs and events (skipped, paused, cancelled, …).",
+    "Show a task's latest ledger entries, oldest first: its runs and events (skipped, paused, cancelled, …).",
   ),
 )
 

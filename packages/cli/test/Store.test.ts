@@ -206,6 +206,14 @@ describe("status and ledger (SQLite)", () => {
           yield* tickwork("ledger", "sync-crm", "--store", file, "--limit", "1", "--json"),
         )
         expect(latest).toEqual([entries[3]])
+        const cut = yield* tickwork("ledger", "sync-crm", "--store", file, "--limit", "2")
+        expect(lines(cut).slice(1)).toEqual([
+          "2026-12-01T09:02:00Z  ran: succeeded  2026-12-01T09:02:00Z  1        0ms   worker-a  next 2026-12-01T09:03:00Z",
+          "2026-12-01T09:03:00Z  ran: succeeded  2026-12-01T09:03:00Z  1        0ms   worker-a  next 2026-12-01T09:04:00Z",
+          "the latest 2 entries (--limit to see more)",
+        ])
+        const bad = yield* tickwork("ledger", "sync-crm", "--store", file, "--limit", "-1")
+        expect(typedError(bad)).toMatchObject({ field: "limit", value: "-1" })
       }),
     ),
   )
