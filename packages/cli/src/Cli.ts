@@ -1,11 +1,12 @@
 /**
  * The `tickwork` root command and how to run it. Every tool is a subcommand of the root
- * (`tickwork explain …`); new ones are added to {@link subcommands}.
+ * (`tickwork explain …`, `tickwork tasks --store …`); new ones are added to {@link subcommands}.
  *
  * @since 0.1.0
  */
 import { Command } from "effect/cli"
 import * as Explain from "./Explain.ts"
+import * as Store from "./Store.ts"
 
 /**
  * The CLI's version, shown by `tickwork --version`. Kept equal to the package's version by a test.
@@ -21,7 +22,7 @@ export const version = "0.1.0"
  * @category models
  * @since 0.1.0
  */
-export const subcommands = [Explain.command] as const
+export const subcommands = [Explain.command, ...Store.commands] as const
 
 /**
  * The root command, `tickwork`. It does nothing by itself: without a subcommand it prints help.
@@ -30,7 +31,9 @@ export const subcommands = [Explain.command] as const
  * @since 0.1.0
  */
 export const root = Command.make("tickwork").pipe(
-  Command.withDescription("tickwork: inspect schedules from the command line."),
+  Command.withDescription(
+    "tickwork: inspect schedules, and inspect and control the tasks of a durable store.",
+  ),
   Command.withSubcommands(subcommands),
 )
 

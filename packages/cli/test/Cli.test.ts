@@ -14,20 +14,23 @@ const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url),
 }
 
 describe("tickwork", () => {
-  it.effect("without a subcommand prints help listing explain, and exits 0", () =>
+  it.effect("without a subcommand prints help listing every subcommand, and exits 0", () =>
     Effect.gen(function* () {
       const out = yield* tickwork()
       expect(out.code).toBe(0)
       expect(out.stdout).toContain("USAGE\n  tickwork <subcommand> [flags]")
-      expect(out.stdout).toMatch(/SUBCOMMANDS\n {2}explain {4}List the next slots/)
+      expect(out.stdout).toMatch(/SUBCOMMANDS\n {2}explain +List the next slots/)
+      for (const name of ["tasks", "status", "ledger", "pause", "resume", "cancel", "stats"]) {
+        expect(out.stdout).toMatch(new RegExp(`\\n {2}${name} +[A-Z]`))
+      }
     }),
   )
 
   it.effect("an unknown subcommand is an error, exit code 1", () =>
     Effect.gen(function* () {
-      const out = yield* tickwork("tasks")
+      const out = yield* tickwork("jobs")
       expect(out.code).toBe(1)
-      expect(out.stderr).toContain('Unknown subcommand "tasks" for "tickwork"')
+      expect(out.stderr).toContain('Unknown subcommand "jobs" for "tickwork"')
     }),
   )
 

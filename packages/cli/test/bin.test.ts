@@ -18,9 +18,12 @@ interface Result {
   readonly stderr: string
 }
 
-const run = (...args: ReadonlyArray<string>): Promise<Result> =>
+const run = (...args: ReadonlyArray<string>): Promise<Result> => runWith({}, ...args)
+
+const runWith = (extra: Record<string, string>, ...args: ReadonlyArray<string>): Promise<Result> =>
   new Promise((resolve, reject) => {
-    const { FORCE_COLOR: _, ...env } = process.env
+    const { FORCE_COLOR: _, TICKWORK_STORE: __, ...inherited } = process.env
+    const env = { ...inherited, ...extra }
     execFile(
       process.execPath,
       ["--import", "tsx", "--conditions=@tickwork/source", "src/bin.ts", ...args],
@@ -60,6 +63,23 @@ describe("the tickwork bin", () => {
         stdout: "",
         stderr: '\nERROR\n  count must be a whole number from 1 to 10000, got "0"\n',
       })
+    },
+    TIMEOUT,
+  )
+
+  it(
+    "a store command on a store that does not exist exits 1 naming it; TICKWORK_STORE is the default --store",
+    async () => {
+      const missing = "/nonexistent/tickwork/tasks.db"
+      const flag = await run("tasks", "--store", missing)
+      const fromEnv = await runWith({ TICKWORK_STORE: missing }, "stats")
+      for (const result of [flag, fromEnv]) {
+        expect(result).toEqual({
+          code: 1,
+          stdout: "",
+          stderr: `\nERROR\n  store must be an existing SQLite file or a postgres:// URL, got "${missing}"\n`,
+        })
+      }
     },
     TIMEOUT,
   )

@@ -155,3 +155,25 @@ export type DurableScheduleError =
   | InvalidPayload
   | NotDurable
   | StoreError
+
+/**
+ * An id that names no task in the store (an inspection or a control by an operator, e.g.
+ * `tickwork status <id>`). The scheduler's own `status` answers `"unknown"` instead.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class UnknownTask extends Data.TaggedError("UnknownTask")<FieldError> {}
+
+/**
+ * A write asked of a store opened read-only (`StoreAdmin.open(…, { readOnly: true })`): nothing
+ * was written.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class ReadOnlyStore extends Data.TaggedError("ReadOnlyStore")<{
+  /** The operation refused, e.g. `"pause"`. */
+  readonly operation: string
+  readonly message: string
+}> {}

@@ -41,6 +41,11 @@ export interface SqliteConfig {
   readonly exclusive?: boolean | undefined
   /** How long to wait for another process's lock at open, in ms. Default 0: fail at once. */
   readonly lockTimeoutMs?: number | undefined
+  /**
+   * Open an existing file for reading only (default false): nothing is written, not even the
+   * journal mode or the lock; `exclusive` and `synchronous` are ignored. A missing file fails.
+   */
+  readonly readOnly?: boolean | undefined
 }
 
 /**
@@ -120,6 +125,16 @@ export const make = (
     const db = yield* Effect.acquireRelease(
       Effect.try({
         try: () => {
+          if (config.readOnly === true) {
+            const db = new Database(filename, {
+              readonly: true,
+              fileMustExist: true,
+              timeout: config.lockTimeoutMs ?? 0,
+            })
+            // A reader waits for no writer in WAL mode; only an exclusive lock blocks it for long.
+            db.pragma(`busy_timeout = ${config.lockTimeoutMs ?? 1000}`)
+            return db
+          }
           const db = new Database(filename, { timeout: config.lockTimeoutMs ?? 0 })
           try {
             if (config.exclusive !== false && filename !== ":memory:") {
@@ -128,14 +143,16 @@ export const make = (
             }
             db.pragma("journal_mode = WAL")
             db.pragma(`synchronous = ${config.synchronous === "FULL" ? "FULL" : "NORMAL"}`)
-            // A write takes the exclusive lock now, not at the first task.
-            db.exec(
-              "CREATE TABLE IF NOT EXISTS tickwork_open (id INTEGER PRIMARY KEY, pid INTEGER NOT NULL, opened_at INTEGER NOT NULL)",
-            )
-            db.prepare("INSERT OR REPLACE INTO tickwork_open VALUES (1, ?, ?)").run(
-              process.pid,
-              Date.now(),
-            )
+            if (config.exclusive !== false) {
+              // A write takes the exclusive lock now, not at the first task.
+              db.exec(
+                "CREATE TABLE IF NOT EXISTS tickwork_open (id INTEGER PRIMARY KEY, pid INTEGER NOT NULL, opened_at INTEGER NOT NULL)",
+              )
+              db.prepare("INSERT OR REPLACE INTO tickwork_open VALUES (1, ?, ?)").run(
+                process.pid,
+                Date.now(),
+              )
+            }
             db.pragma("busy_timeout = 5000")
             return db
           } catch (error) {

@@ -445,10 +445,15 @@ export const make = (options: {
    * synchronously on the calling thread and wait for a lock at most its `busy_timeout`.
    */
   readonly deadlineMs?: number | undefined
+  /**
+   * Run the migrations first (default true). A reader that must not write (an inspection of a
+   * store a scheduler migrated) sets it to false.
+   */
+  readonly migrate?: boolean | undefined
 }): Effect.Effect<TaskStoreShape, Migrator.MigrationError | SqlError, SqlClient> =>
   Effect.gen(function* () {
     const sql = yield* SqlClient
-    yield* migrate
+    if (options.migrate !== false) yield* migrate
     const dialect: "sqlite" | "pg" = sql.onDialectOrElse({
       pg: () => "pg" as const,
       orElse: () => "sqlite" as const,

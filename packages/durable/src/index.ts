@@ -18,5 +18,7 @@ export * as Postgres from "./Postgres.ts"
 export * as Sqlite from "./Sqlite.ts"
 /** better-sqlite3 as an effect `SqlClient`. @since 0.1.0 */
 export * as SqliteClient from "./SqliteClient.ts"
+/** A store opened for an operator: inspect and control tasks without a scheduler. @since 0.1.0 */
+export * as StoreAdmin from "./StoreAdmin.ts"
 /** The TaskStore service, its table shape and migrations. @since 0.1.0 */
 export * as TaskStore from "./TaskStore.ts"

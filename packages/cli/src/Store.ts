@@ -1,0 +1,511 @@
+/**
+ * The store commands: `tasks`, `status`, `ledger`, `pause`, `resume`, `cancel` and `stats`, over
+ * a durable store named by `--store` (a SQLite file path or a `postgres://` URL). They open the
+ * store with `@tickwork/durable`'s `StoreAdmin`, which runs no scheduler: nothing is claimed or
+ * run, and the controls are the scheduler's own (the core's rules over the row, in one
+ * transaction, under the row's fence).
+ *
+ * The module has two layers: pure renderers of `StoreAdmin`'s answers as text tables
+ * ({@link tasksTable}, {@link statusText}, {@link ledgerTable}, {@link controlText},
+ * {@link statsText}), and the commands that parse flags, open the store and print. Bad input
+ * (an unknown id, a bad `--state` or `--limit`, a store that cannot be used) is the durable
+ * package's typed error, whose message names the field and the value: the command shows it on
+ * stderr and exits with code 1, having changed nothing.
+ *
+ * @since 0.1.0
+ */
+import { Errors } from "@tickwork/core"
+import { type DurableScheduler, StoreAdmin } from "@tickwork/durable"
+import { Config, Console, Effect, Option } from "effect"
+import { Argument, CliError, Command, Flag } from "effect/cli"
+
+// ------------------------------------------------------------------------------ rendering
+
+/**
+ * An instant as `2026-12-01T09:00:00Z` (milliseconds shown only when not zero); `-` for none.
+ *
+ * @category getters
+ * @since 0.1.0
+ */
+export const instant = (ms: number | null | undefined): string =>
+  ms === null || ms === undefined || !Number.isFinite(ms)
+    ? "-"
+    : new Date(ms).toISOString().replace(/\.000Z$/, "Z")
+
+/** `250ms`, `12s`, `5m`, `1h30m`, `2d`. */
+const duration = (ms: number): string => {
+  if (ms < 1_000 || ms % 1_000 !== 0) return `${ms}ms`
+  const s = ms / 1_000
+  if (s < 60 || s % 60 !== 0) return `${s}s`
+  const m = s / 60
+  if (m < 60 || m % 60 !== 0) return `${m}m`
+  const h = m / 60
+  return h < 24 || h % 24 !== 0 ? `${h}h` : `${h / 24}d`
+}
+
+/**
+ * A schedule in a few words: `cron "0 9 * * *" Europe/Berlin`, `every 1m`, `every 1m after end`,
+ * `once`.
+ *
+ * @category getters
+ * @since 0.1.0
+ */
+export const scheduleText = (schedule: DurableScheduler.DurableTaskInfo["schedule"]): string => {
+  switch (schedule.kind) {
+    case "cron":
+      return `cron "${schedule.expression}" ${schedule.timeZone}`
+    case "fixed-rate":
+      return `every ${duration(schedule.period)}`
+    case "fixed-delay":
+      return `every ${duration(schedule.period)} after end`
+    case "once":
+      return "once"
+  }
+}
+
+/**
+ * Rows as a table: columns padded to their widest cell, two spaces apart, no trailing blanks.
+ *
+ * **Example** (Two columns)
+ *
+ * ```ts
+ * import { Store } from "@tickwork/cli"
+ * Store.table([["ID", "STATE"], ["a", "scheduled"]]) // "ID  STATE\na   scheduled"
+ * ```
+ *
+ * @category getters
+ * @since 0.1.0
+ */
+export const table = (rows: ReadonlyArray<ReadonlyArray<string>>): string => {
+  const widths: Array<number> = []
+  for (const row of rows) {
+    row.forEach((cell, i) => {
+      widths[i] = Math.max(widths[i] ?? 0, cell.length)
+    })
+  }
+  return rows
+    .map((row) =>
+      row
+        .map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+        .join("  ")
+        .trimEnd(),
+    )
+    .join("\n")
+}
+
+const stateText = (t: { readonly state: string; readonly pausedReason: string | null }): string =>
+  t.pausedReason === null
+    ? t.state
+    : t.state === "paused"
+      ? `paused (${t.pausedReason})`
+      : `${t.state} (pause requested)`
+
+/**
+ * A page of tasks as a table: id, state, handler, schedule, when it is due (live) or ended
+ * (final), runs, lease owner, and tags; then how many matched.
+ *
+ * @category getters
+ * @since 0.1.0
+ */
+export const tasksTable = (page: StoreAdmin.TaskPage): string => {
+  if (page.tasks.length === 0) return "no tasks match"
+  const live = (s: string) => s === "scheduled" || s === "running" || s === "paused"
+  const rows = [
+    ["ID", "STATE", "HANDLER", "SCHEDULE", "DUE / ENDED", "RUNS", "OWNER", "TAGS"],
+    ...page.tasks.map((t) => [
+      t.id,
+      stateText(t),
+      t.handler,
+      scheduleText(t.schedule),
+      instant(live(t.state) ? t.scheduledFor : t.finishedAt),
+      String(t.runNumber),
+      t.leaseOwner ?? "-",
+      t.tags.length === 0 ? "-" : t.tags.join(","),
+    ]),
+  ]
+  const footer =
+    page.total > page.tasks.length
+      ? `${page.tasks.length} of ${page.total} tasks (--limit ${page.limit})`
+      : `${page.total} task${page.total === 1 ? "" : "s"}`
+  return `${table(rows)}\n${footer}`
+}
+
+/**
+ * One task as `field  value` lines.
+ *
+ * @category getters
+ * @since 0.1.0
+ */
+export const statusText = (t: StoreAdmin.TaskDetails): string =>
+  table([
+    ["id", t.id],
+    ["state", stateText(t)],
+    ["handler", t.handler],
+    ["schedule", scheduleText(t.schedule)],
+    ["priority", t.priority],
+    ["missed runs", t.missedRuns],
+    ["slot", instant(t.slot)],
+    ["due", instant(t.scheduledFor)],
+    ["attempt", String(t.attempt)],
+    ["runs", String(t.runNumber)],
+    ["failures in a row", String(t.consecutiveFailures)],
+    ["lease owner", t.leaseOwner ?? "-"],
+    ["lease until", instant(t.leaseExpiresAt)],
+    ["tags", t.tags.length === 0 ? "-" : t.tags.join(", ")],
+    ["generation", String(t.generation)],
+    ["created", instant(t.createdAt)],
+    ["updated", instant(t.updatedAt)],
+    ["finished", instant(t.finishedAt)],
+    ["last error", t.lastError ?? "-"],
+    ["payload", JSON.stringify(t.payload)],
+  ])
+
+const slots = (first: number, last: number, count: number): string =>
+  count === 1 ? instant(first) : `${instant(first)} .. ${instant(last)} (${count})`
+
+/**
+ * A ledger as a table, oldest first: when, what (a run's outcome, or the event's kind), the
+ * slot(s), the attempt, lateness, owner, and the cause or error.
+ *
+ * @category getters
+ * @since 0.1.0
+ */
+export const ledgerTable = (
+  ledger: ReadonlyArray<DurableScheduler.DurableOccurrence>,
+  options: { readonly withTask?: boolean } = {},
+): string => {
+  if (ledger.length === 0) return "no runs or events recorded"
+  const withTask = options.withTask === true
+  const rows = [
+    ["AT", ...(withTask ? ["TASK"] : []), "WHAT", "SLOT", "ATTEMPT", "LATE", "OWNER", "DETAIL"],
+    ...ledger.map((o) =>
+      o.kind === "ran"
+        ? [
+            instant(o.finishedAt),
+            ...(withTask ? [o.taskId] : []),
+            `ran: ${o.outcome}`,
+            instant(o.slot),
+            String(o.attempt),
+            `${Math.max(0, o.startedAt - o.runAt)}ms`,
+            o.owner,
+            o.error ?? (o.nextRunAt === null ? `-> ${o.state}` : `next ${instant(o.nextRunAt)}`),
+          ]
+        : [
+            instant(o.at),
+            ...(withTask ? [o.taskId] : []),
+            o.kind,
+            slots(o.firstSlot, o.lastSlot, o.count),
+            "-",
+            "-",
+            o.owner ?? "-",
+            [o.cause, o.detail].filter((x) => x !== null).join(": ") || "-",
+          ],
+    ),
+  ]
+  return table(rows)
+}
+
+/**
+ * What a control did, in a sentence: `paused "sync-crm"` or `"x" was not resumed: it is done`.
+ *
+ * @category getters
+ * @since 0.1.0
+ */
+export const controlText = (
+  operation: "pause" | "resume" | "cancel",
+  r: StoreAdmin.ControlResult,
+): string => {
+  const past = { pause: "paused", resume: "resumed", cancel: "cancelled" }[operation]
+  const id = Errors.show(r.id)
+  if (!r.changed) return `${id} was not ${past}: it is ${stateText(r)}`
+  return r.state === "running"
+    ? `${past} ${id}: its run goes on; ${operation === "pause" ? "it is paused when the run ends" : operation === "resume" ? "the pause asked for is withdrawn" : "it never runs again"}`
+    : `${past} ${id} (now ${stateText(r)})`
+}
+
+/**
+ * The store's figures: tasks by state, overdue tasks, lateness, and the processes seen.
+ *
+ * @category getters
+ * @since 0.1.0
+ */
+export const statsText = (s: StoreAdmin.StoreStats): string => {
+  const states = Object.entries(s.tasks)
+    .map(([state, n]) => `${n} ${state}`)
+    .join(", ")
+  const ms = (v: number | null) => (v === null ? "-" : `${v}ms`)
+  const head = table([
+    ["store", `${s.store} ${s.target}`],
+    ["at", instant(s.at)],
+    ["tasks", `${s.total}: ${states}`],
+    ["overdue", s.overdue === 0 ? "0" : `${s.overdue} (due since ${instant(s.oldestDueAt)})`],
+    [
+      "lateness",
+      s.lateness.runs === 0
+        ? "no runs yet"
+        : `p50 ${ms(s.lateness.p50)}  p90 ${ms(s.lateness.p90)}  p99 ${ms(s.lateness.p99)}  max ${ms(s.lateness.max)}  (last ${s.lateness.runs} runs)`,
+    ],
+  ])
+  const owners =
+    s.owners.length === 0
+      ? `no process holds a lease or ran a task in the last ${duration(s.window)}`
+      : table([
+          ["OWNER", "RUNNING", "LEASE UNTIL", `RUNS (${duration(s.window)})`, "LAST RUN ENDED"],
+          ...s.owners.map((o) => [
+            o.owner,
+            String(o.running),
+            instant(o.leaseExpiresAt),
+            String(o.completed),
+            instant(o.lastFinishedAt),
+          ]),
+        ])
+  return `${head}\n\n${owners}`
+}
+
+// ------------------------------------------------------------------------------ commands
+
+/**
+ * Parses `--limit`: a whole number from 1 to `StoreAdmin.MAX_LIMIT`, in decimal digits.
+ * Anything else is an `InvalidOption` naming `limit` and the text as given.
+ *
+ * **Example** (Valid and invalid limits)
+ *
+ * ```ts
+ * import { Store } from "@tickwork/cli"
+ * Store.parseLimit("20") // 20
+ * Store.parseLimit("ten") // InvalidOption: limit must be a whole number from 1 to 10000, got "ten"
+ * ```
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const parseLimit = (text: string): number | Errors.InvalidOption => {
+  const n = /^[0-9]+$/.test(text) ? Number(text) : Number.NaN
+  return Number.isSafeInteger(n) && n >= 1 && n <= StoreAdmin.MAX_LIMIT
+    ? n
+    : new Errors.InvalidOption({
+        field: "limit",
+        value: text,
+        message: `limit must be a whole number from 1 to ${StoreAdmin.MAX_LIMIT}, got ${Errors.show(text)}`,
+      })
+}
+
+/** Shows a typed error's message (it names the field and the value) and exits with code 1. */
+const userError = (error: { readonly message: string }): CliError.UserError =>
+  new CliError.UserError({ cause: error, userMessage: error.message })
+
+const storeFlag = Flag.String("store").pipe(
+  Flag.withMetavar("path|url"),
+  Flag.withDescription(
+    'The durable store: a SQLite file path ("./tasks.db") or a PostgreSQL URL ("postgres://user@host/db"); default: the TICKWORK_STORE environment variable',
+  ),
+  Flag.withFallbackConfig(Config.String("TICKWORK_STORE")),
+)
+
+const jsonFlag = Flag.Boolean("json").pipe(
+  Flag.withDescription("Print JSON instead of a table"),
+  Flag.withDefault(false),
+)
+
+const idArgument = Argument.String("id").pipe(Argument.withDescription("The task's id"))
+
+const print = (json: boolean, value: unknown, text: () => string) =>
+  Console.log(json ? JSON.stringify(value, null, 2) : text())
+
+/**
+ * Opens the store (read-only unless `write`), runs `body`, closes it; any failure becomes the
+ * user error the CLI prints.
+ */
+const withStore = <A, E extends { readonly message: string }>(
+  store: string,
+  write: boolean,
+  body: (admin: StoreAdmin.StoreAdminShape) => Effect.Effect<A, E>,
+) =>
+  Effect.scoped(
+    Effect.flatMap(StoreAdmin.open(store, { readOnly: !write }), (admin) => body(admin)),
+  ).pipe(Effect.mapError(userError))
+
+/**
+ * `tasks --store <s> [--state <state>] [--handler <name>] [--tag <tag>] [--limit <n>] [--json]`.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const tasks = Command.make(
+  "tasks",
+  {
+    store: storeFlag,
+    state: Flag.String("state").pipe(
+      Flag.withMetavar("state"),
+      Flag.withDescription(
+        "Only tasks in this state: scheduled, running, paused, done, failed or cancelled",
+      ),
+      Flag.optional,
+    ),
+    handler: Flag.String("handler").pipe(
+      Flag.withMetavar("name"),
+      Flag.withDescription("Only tasks of this handler"),
+      Flag.optional,
+    ),
+    tag: Flag.String("tag").pipe(
+      Flag.withMetavar("tag"),
+      Flag.withDescription("Only tasks carrying this tag (stores whose tasks keep tags)"),
+      Flag.optional,
+    ),
+    limit: Flag.String("limit").pipe(
+      Flag.withMetavar("n"),
+      Flag.withDescription(
+        `List at most this many, 1 to ${StoreAdmin.MAX_LIMIT} (default: ${StoreAdmin.DEFAULT_LIMIT})`,
+      ),
+      Flag.withDefault(String(StoreAdmin.DEFAULT_LIMIT)),
+    ),
+    json: jsonFlag,
+  },
+  (input) =>
+    Effect.gen(function* () {
+      const limit = parseLimit(input.limit)
+      if (typeof limit !== "number") return yield* userError(limit)
+      const page = yield* withStore(input.store, false, (admin) =>
+        admin.tasks({
+          state: Option.getOrUndefined(input.state),
+          handler: Option.getOrUndefined(input.handler),
+          tag: Option.getOrUndefined(input.tag),
+          limit,
+        }),
+      )
+      yield* print(input.json, page, () => tasksTable(page))
+    }),
+).pipe(
+  Command.withDescription(
+    "List the store's tasks: live ones in due order, then finished ones, latest first.",
+  ),
+)
+
+/**
+ * `status <id> --store <s> [--json]`.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const status = Command.make(
+  "status",
+  { store: storeFlag, id: idArgument, json: jsonFlag },
+  (input) =>
+    Effect.gen(function* () {
+      const info = yield* withStore(input.store, false, (admin) => admin.info(input.id))
+      yield* print(input.json, info, () => statusText(info))
+    }),
+).pipe(Command.withDescription("Show one task: its state, schedule, due time, lease and counters."))
+
+/**
+ * How many of a task's latest ledger entries `ledger` shows when no `--limit` is given.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const LEDGER_LIMIT = 100
+
+/**
+ * `ledger <id> --store <s> [--limit <n>] [--json]`: the latest entries, oldest first.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const ledger = Command.make(
+  "ledger",
+  {
+    store: storeFlag,
+    id: idArgument,
+    limit: Flag.String("limit").pipe(
+      Flag.withMetavar("n"),
+      Flag.withDescription(
+        `Show the latest n entries, 1 to ${StoreAdmin.MAX_LIMIT} (default: ${LEDGER_LIMIT})`,
+      ),
+      Flag.withDefault(String(LEDGER_LIMIT)),
+    ),
+    json: jsonFlag,
+  },
+  (input) =>
+    Effect.gen(function* () {
+      const limit = parseLimit(input.limit)
+      if (typeof limit !== "number") return yield* userError(limit)
+      const entries = yield* withStore(input.store, false, (admin) => admin.ledger(input.id, limit))
+      yield* print(input.json, entries, () =>
+        entries.length < limit
+          ? ledgerTable(entries)
+          : `${ledgerTable(entries)}\nthe latest ${limit} entries (--limit to see more)`,
+      )
+    }),
+).pipe(
+  Command.withDescription(
+    "Show a task's latest ledger entries, oldest first: its runs and events (skipped, paused, cancelled, …).",
+  ),
+)
+
+const control = (operation: "pause" | "resume" | "cancel", description: string) =>
+  Command.make(operation, { store: storeFlag, id: idArgument, json: jsonFlag }, (input) =>
+    Effect.gen(function* () {
+      const result = yield* withStore(input.store, true, (admin) => admin[operation](input.id))
+      yield* print(input.json, result, () => controlText(operation, result))
+    }),
+  ).pipe(Command.withDescription(description))
+
+/**
+ * `pause <id> --store <s> [--json]`: the scheduler's pause (SPEC §15), stored; workers run
+ * nothing of the task until it is resumed.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const pause = control(
+  "pause",
+  "Pause a task: a scheduled one at once, a running one when its run ends. Workers start no run of it until it is resumed.",
+)
+
+/**
+ * `resume <id> --store <s> [--json]`: the scheduler's resume; the slots that passed while
+ * paused are recorded as skipped.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const resume = control(
+  "resume",
+  "Resume a paused task at its next slot; the slots that passed while it was paused are recorded as skipped.",
+)
+
+/**
+ * `cancel <id> --store <s> [--json]`: the scheduler's cancel; a running run finishes.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const cancel = control(
+  "cancel",
+  "Cancel a task: it never runs again (a run in progress finishes and is recorded).",
+)
+
+/**
+ * `stats --store <s> [--json]`.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const stats = Command.make("stats", { store: storeFlag, json: jsonFlag }, (input) =>
+  Effect.gen(function* () {
+    const s = yield* withStore(input.store, false, (admin) => admin.stats)
+    yield* print(input.json, s, () => statsText(s))
+  }),
+).pipe(
+  Command.withDescription(
+    "Show the store's figures: tasks by state, overdue tasks, lateness of the latest runs, and the processes holding leases or running tasks.",
+  ),
+)
+
+/**
+ * The store commands, in the order help lists them.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const commands = [tasks, status, ledger, pause, resume, cancel, stats] as const

@@ -1,0 +1,817 @@
+/**
+ * A durable store opened for an operator: inspect its tasks, ledger and fleet, and pause, resume
+ * or cancel a task, **without running a scheduler** — no dispatcher, no claims, no worker. The
+ * `tickwork` command line and the live view's dashboard are built on it.
+ *
+ * Writes go through the same code as the `DurableScheduler`'s: pause and resume are the
+ * scheduler's controls (the core's `Rules.pause` / `Rules.resume` over the row, in one
+ * transaction, applied only if the row's fence and state are still the ones read), and cancel
+ * is the store's own `cancel`. A worker holding a run keeps its lease and fence: a pause of a
+ * running task is applied by that worker's completion, a cancel lets the run finish.
+ *
+ * The store is named by a SQLite file path or a PostgreSQL URL (`postgres://…`). A SQLite store
+ * that a scheduler holds with its default exclusive lock cannot be opened beside it
+ * (`StoreLocked`); open it in the scheduler with `Sqlite.layer({ filename, exclusive: false })` to
+ * inspect and control it while it runs. Opened `readOnly`, nothing is written at all (SQLite:
+ * a read-only connection; PostgreSQL: `default_transaction_read_only`), and the controls fail
+ * with `ReadOnlyStore`. The store is never created or migrated here: a path or database no
+ * scheduler has used is an `InvalidOption` naming `store`.
+ *
+ * **Example** (Pause a task in a shared store)
+ *
+ * ```ts
+ * import { Effect } from "effect"
+ * import { StoreAdmin } from "@tickwork/durable"
+ *
+ * const program = Effect.scoped(
+ *   Effect.gen(function* () {
+ *     const admin = yield* StoreAdmin.open("postgres://tickwork@db.internal/tickwork")
+ *     const paused = yield* admin.pause("nightly-import")
+ *     const page = yield* admin.tasks({ state: "paused", limit: 20 })
+ *     return { paused, names: page.tasks.map((t) => t.id) }
+ *   }),
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ */
+import { existsSync, statSync } from "node:fs"
+import { PgClient } from "@effect/sql-pg"
+import { Errors as CoreErrors, Random, Task, type Time } from "@tickwork/core"
+import { WorkerPool } from "@tickwork/runtime"
+import { Clock, Effect, Option, Queue, Redacted, type Scope } from "effect"
+import * as Reactivity from "effect/reactivity/Reactivity"
+import { SqlClient } from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
+import type { DurableOccurrence, DurableTaskInfo } from "./DurableScheduler.ts"
+import {
+  ReadOnlyStore,
+  type StoreError,
+  StoreLocked,
+  StoreUnavailable,
+  UnknownTask,
+} from "./Errors.ts"
+import * as Controls from "./internal/controls.ts"
+import { type Env, type Finished, Wakeup } from "./internal/env.ts"
+import * as Failure from "./internal/failure.ts"
+import * as Held from "./internal/held.ts"
+import * as Ids from "./internal/ids.ts"
+import * as Inspect from "./internal/inspect.ts"
+import * as Ledger from "./internal/ledger.ts"
+import * as Options from "./internal/options.ts"
+import * as Outage from "./internal/outage.ts"
+import * as SqliteClient from "./SqliteClient.ts"
+import { type Counts, make as makeStore, type TaskRow, type TaskStoreShape } from "./TaskStore.ts"
+
+/**
+ * Where a store is: a SQLite file, or a PostgreSQL database.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type Target =
+  | { readonly kind: "sqlite"; readonly filename: string }
+  | {
+      readonly kind: "postgres"
+      readonly url: Redacted.Redacted<string>
+      /** `host:port/database`, for messages (never the password). */
+      readonly where: string
+    }
+
+/** The text as given, with a URL's password replaced by `***`, for messages. */
+const shown = (text: string): string => {
+  try {
+    const u = new URL(text)
+    if (u.password !== "") {
+      u.password = "***"
+      return CoreErrors.show(u.toString())
+    }
+  } catch {
+    // Not a URL: shown as it is.
+  }
+  return CoreErrors.show(text)
+}
+
+const badStore = (text: string, rule: string): CoreErrors.InvalidOption =>
+  new CoreErrors.InvalidOption({
+    field: "store",
+    value: text,
+    message: `store ${rule}, got ${shown(text)}`,
+  })
+
+/**
+ * Reads a store's name: a `postgres://` or `postgresql://` URL, or else a SQLite file path.
+ * Anything else (another URL scheme, a URL that does not parse or names no host, an empty
+ * text) is an `InvalidOption` naming `store` and the text (a password in it is masked).
+ * Whether the file exists is checked by {@link open}.
+ *
+ * **Example** (Two stores and a mistake)
+ *
+ * ```ts
+ * import { StoreAdmin } from "@tickwork/durable"
+ * StoreAdmin.parseTarget("./tasks.db") // { kind: "sqlite", filename: "./tasks.db" }
+ * StoreAdmin.parseTarget("postgres://db.internal/tickwork") // { kind: "postgres", … }
+ * StoreAdmin.parseTarget("mysql://db/x") // InvalidOption: store must be a SQLite file path or …
+ * ```
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const parseTarget = (text: string): Target | CoreErrors.InvalidOption => {
+  if (typeof text !== "string" || text.trim() === "") {
+    return badStore(String(text), "must be a SQLite file path or a postgres:// URL")
+  }
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(text)?.[1]?.toLowerCase()
+  if (scheme === undefined || (scheme.length === 1 && /^[A-Za-z]:[\\/]/.test(text))) {
+    return { kind: "sqlite", filename: text }
+  }
+  if (scheme === "file") {
+    return badStore(text, "must be a SQLite file path (without file:) or a postgres:// URL")
+  }
+  if (scheme !== "postgres" && scheme !== "postgresql") {
+    return badStore(text, "must be a SQLite file path or a postgres:// URL")
+  }
+  let url: URL
+  try {
+    url = new URL(text)
+  } catch {
+    return badStore(text, "must be a valid postgres:// URL")
+  }
+  if (url.hostname === "") return badStore(text, "must be a postgres:// URL naming a host")
+  return {
+    kind: "postgres",
+    url: Redacted.make(text),
+    where: `${url.hostname}:${url.port || "5432"}${url.pathname === "" ? "/" : url.pathname}`,
+  }
+}
+
+/**
+ * What {@link StoreAdminShape.tasks} lists. Every field is optional; an unknown state, a
+ * `limit` that is not a whole number from 1 to {@link MAX_LIMIT}, or a `tag` on a store whose
+ * tasks keep no tags is an `InvalidOption` naming the field.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface TaskFilter {
+  /** One of `scheduled`, `running`, `paused`, `done`, `failed`, `cancelled`. */
+  readonly state?: string | undefined
+  /** Tasks of this handler. */
+  readonly handler?: string | undefined
+  /**
+   * Tasks carrying this tag. Needs a store whose `tickwork_tasks` has a `tags` column (a JSON
+   * array, or comma-separated text); on an older store it is an `InvalidOption`.
+   */
+  readonly tag?: string | undefined
+  /** At most this many tasks (default {@link DEFAULT_LIMIT}). */
+  readonly limit?: number | undefined
+}
+
+/**
+ * The most tasks one listing returns.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const MAX_LIMIT = 10_000
+
+/**
+ * How many tasks a listing returns when no `limit` is given.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const DEFAULT_LIMIT = 50
+
+/**
+ * A task as an operator sees it: the scheduler's `DurableTaskInfo`, plus its schedule's kind,
+ * tags, lease expiry and times.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface TaskDetails extends DurableTaskInfo {
+  /** The schedule's kind: `once`, `fixed-rate`, `fixed-delay` or `cron`. */
+  readonly kind: string
+  /** Its tags (empty on a store whose tasks keep none). */
+  readonly tags: ReadonlyArray<string>
+  /** When the lease of a `running` task runs out, epoch ms; `null` in other states. */
+  readonly leaseExpiresAt: number | null
+  readonly missedRuns: string
+  readonly createdAt: number
+  readonly updatedAt: number
+}
+
+/**
+ * One page of {@link StoreAdminShape.tasks}: the tasks (live ones in due order, then final ones,
+ * latest first) and how many matched in all.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface TaskPage {
+  readonly tasks: ReadonlyArray<TaskDetails>
+  /** How many tasks matched the filter (more than `tasks.length` when the limit cut it). */
+  readonly total: number
+  readonly limit: number
+}
+
+/**
+ * A process seen in the store: the runs it holds under a lease now, and the runs it completed
+ * within the last {@link StoreStats.window}.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Owner {
+  readonly owner: string
+  readonly running: number
+  /** When its latest lease runs out, epoch ms; `null` when it holds none. */
+  readonly leaseExpiresAt: number | null
+  readonly completed: number
+  /** When its last run ended, epoch ms; `null` when none did within the window. */
+  readonly lastFinishedAt: number | null
+}
+
+/**
+ * Lateness (`startedAt - scheduledFor`, ms) of the latest runs: percentiles by the nearest-rank
+ * method; all `null` when there are no runs.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Lateness {
+  readonly runs: number
+  readonly p50: number | null
+  readonly p90: number | null
+  readonly p99: number | null
+  readonly max: number | null
+}
+
+/**
+ * The store at a glance.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface StoreStats {
+  readonly store: "sqlite" | "postgres"
+  /** The file, or `host:port/database`. */
+  readonly target: string
+  /** When these figures were read, epoch ms. */
+  readonly at: number
+  readonly tasks: Counts
+  readonly total: number
+  /** Scheduled tasks already due (none is late by more than a poll in a healthy fleet). */
+  readonly overdue: number
+  /** The earliest due time among them, epoch ms, or `null`. */
+  readonly oldestDueAt: number | null
+  /** Lease owners and recent runners. */
+  readonly owners: ReadonlyArray<Owner>
+  /** How far back `owners` counts completed runs, ms. */
+  readonly window: number
+  /** Lateness of the latest runs (at most {@link LATENESS_SAMPLE}). */
+  readonly lateness: Lateness
+}
+
+/**
+ * How many of the latest runs {@link StoreStats.lateness} is computed over.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const LATENESS_SAMPLE = 1_000
+
+/**
+ * What a control did: whether it changed the task, and the task's state afterwards.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface ControlResult {
+  readonly id: string
+  readonly changed: boolean
+  readonly state: Task.TaskState
+  /** Why it is `paused`, or will be when its run ends; `null` otherwise. */
+  readonly pausedReason: Task.PauseReason | null
+}
+
+/**
+ * The operations on an opened store. Lookups of an id no task has fail with `UnknownTask`
+ * naming `id`; a bad filter with `InvalidOption`; controls on a read-only store with
+ * `ReadOnlyStore`. None of them writes anything when it fails.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface StoreAdminShape {
+  readonly store: "sqlite" | "postgres"
+  /** The file, or `host:port/database`. */
+  readonly target: string
+  readonly readOnly: boolean
+  /** Whether the store's tasks keep tags (its table has a `tags` column). */
+  readonly tags: boolean
+  /** Tasks matching the filter. */
+  readonly tasks: (
+    filter?: TaskFilter,
+  ) => Effect.Effect<TaskPage, CoreErrors.InvalidOption | StoreError>
+  /** One task. */
+  readonly info: (
+    id: string,
+  ) => Effect.Effect<TaskDetails, UnknownTask | CoreErrors.InvalidOption | StoreError>
+  /** One task's runs and events, oldest first; the latest `limit` of them when given. */
+  readonly ledger: (
+    id: string,
+    limit?: number,
+  ) => Effect.Effect<
+    ReadonlyArray<DurableOccurrence>,
+    UnknownTask | CoreErrors.InvalidOption | StoreError
+  >
+  /** The whole store's latest runs and events, newest first. */
+  readonly recent: (limit: number) => Effect.Effect<ReadonlyArray<DurableOccurrence>, StoreError>
+  readonly stats: Effect.Effect<StoreStats, StoreError>
+  /** The scheduler's `pause` (SPEC §15). */
+  readonly pause: (
+    id: string,
+  ) => Effect.Effect<
+    ControlResult,
+    UnknownTask | ReadOnlyStore | CoreErrors.InvalidOption | StoreError
+  >
+  /** The scheduler's `resume`; on PostgreSQL the workers are told at once (`NOTIFY`). */
+  readonly resume: (
+    id: string,
+  ) => Effect.Effect<
+    ControlResult,
+    UnknownTask | ReadOnlyStore | CoreErrors.InvalidOption | StoreError
+  >
+  /** The scheduler's `cancel` (cooperative: a running run finishes and is recorded). */
+  readonly cancel: (
+    id: string,
+  ) => Effect.Effect<
+    ControlResult,
+    UnknownTask | ReadOnlyStore | CoreErrors.InvalidOption | StoreError
+  >
+}
+
+/**
+ * How to open a store.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface OpenOptions {
+  /** Write nothing (default false): the controls then fail with `ReadOnlyStore`. */
+  readonly readOnly?: boolean | undefined
+  /**
+   * The workers' `catchUpWindow`, which `resume` applies as the scheduler would (default: the
+   * scheduler's default, one day).
+   */
+  readonly catchUpWindow?: Time.DurationInput | false | undefined
+}
+
+/** The `LISTEN`/`NOTIFY` channel of `Postgres.layer`: workers look for due work when told. */
+const CHANNEL = "tickwork_due"
+
+/** The statement deadline on PostgreSQL, ms. */
+const STATEMENT_MS = 15_000
+const CONNECT_MS = 5_000
+/** How far back {@link StoreStats.owners} counts completed runs. */
+const OWNER_WINDOW_MS = 10 * 60_000
+
+const percentile = (sorted: ReadonlyArray<number>, p: number): number | null =>
+  sorted.length === 0
+    ? null
+    : (sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? null)
+
+/** A row as an operator sees it. */
+const details = (row: TaskRow, tags: ReadonlyArray<string>): TaskDetails => ({
+  id: row.id as Task.TaskId,
+  generation: row.generation,
+  state: row.state,
+  handler: row.handler,
+  payload: JSON.parse(row.payload),
+  schedule: row.schedule,
+  kind: row.schedule.kind,
+  priority: Task.priorities[row.priority] ?? "normal",
+  slot: row.slot,
+  scheduledFor: row.runAt,
+  attempt: row.attempt,
+  runNumber: row.runNumber,
+  consecutiveFailures: row.consecutiveFailures,
+  deliveries: row.deliveries,
+  leaseOwner: row.state === "running" ? row.leaseOwner : null,
+  leaseExpiresAt: row.state === "running" ? row.dueAt : null,
+  lastError: row.lastError,
+  finishedAt: row.finishedAt,
+  pausedReason: row.pausedReason,
+  tags,
+  missedRuns: row.missedRuns,
+  createdAt: row.createdAt,
+  updatedAt: row.updatedAt,
+})
+
+const STATES: ReadonlyArray<Task.TaskState> = [
+  "scheduled",
+  "running",
+  "paused",
+  "done",
+  "failed",
+  "cancelled",
+]
+
+const checkLimit = (limit: number | undefined): number | CoreErrors.InvalidOption =>
+  limit === undefined
+    ? DEFAULT_LIMIT
+    : Number.isSafeInteger(limit) && limit >= 1 && limit <= MAX_LIMIT
+      ? limit
+      : new CoreErrors.InvalidOption({
+          field: "limit",
+          value: limit,
+          message: `limit must be a whole number from 1 to ${MAX_LIMIT}, got ${CoreErrors.show(limit)}`,
+        })
+
+const unknownTask = (id: string): UnknownTask =>
+  new UnknownTask({
+    field: "id",
+    value: id,
+    message: `id ${Ids.brief(id)} names no task in this store`,
+  })
+
+/** The connection, and how to tell workers that work is due (PostgreSQL). */
+interface Connection {
+  readonly sql: SqlClient
+  readonly notify: Effect.Effect<void, SqlError> | undefined
+  readonly where: string
+}
+
+const notAStore = (store: string): CoreErrors.InvalidOption =>
+  badStore(
+    store,
+    "must name a store a tickwork scheduler has used (it has no tickwork_tasks table)",
+  )
+
+const unavailableSqlite = (filename: string, error: unknown): StoreUnavailable | StoreLocked => {
+  const { reason, detail } = Failure.diagnose(error)
+  if (reason === "locked") {
+    return new StoreLocked({
+      filename,
+      message: `the SQLite store ${CoreErrors.show(filename)} is locked by another process: a scheduler holds it with its default exclusive lock; to inspect or control it while the scheduler runs, open it there with Sqlite.layer({ filename, exclusive: false })`,
+    })
+  }
+  return new StoreUnavailable({
+    store: "sqlite",
+    target: filename,
+    reason,
+    message: `cannot read the SQLite store ${CoreErrors.show(filename)}: ${Failure.headline[reason]}: ${detail}`,
+    cause: error,
+  })
+}
+
+const connectSqlite = (
+  filename: string,
+  readOnly: boolean,
+): Effect.Effect<
+  Connection,
+  CoreErrors.InvalidOption | StoreLocked | StoreUnavailable,
+  Scope.Scope
+> =>
+  Effect.gen(function* () {
+    if (!existsSync(filename)) {
+      return yield* badStore(filename, "must be an existing SQLite file or a postgres:// URL")
+    }
+    if (!statSync(filename).isFile()) {
+      return yield* badStore(filename, "must be a SQLite file, not a directory")
+    }
+    const open = (readOnly: boolean) =>
+      SqliteClient.make({ filename, exclusive: false, readOnly }).pipe(
+        Effect.provide(Reactivity.layer),
+      )
+    // Looked at read-only first: a file that is no store is left as it was.
+    const reader = yield* open(true)
+    const present = yield* Inspect.isStore(reader.client).pipe(
+      Effect.mapError((error) => unavailableSqlite(filename, error)),
+    )
+    if (!present) return yield* notAStore(filename)
+    const { client } = readOnly ? reader : yield* open(false)
+    return { sql: client, notify: undefined, where: filename }
+  })
+
+const connectPostgres = (
+  target: Extract<Target, { kind: "postgres" }>,
+  readOnly: boolean,
+): Effect.Effect<Connection, StoreUnavailable, Scope.Scope> =>
+  Effect.gen(function* () {
+    const client = yield* PgClient.make({
+      url: target.url,
+      connectTimeout: CONNECT_MS,
+      maxConnections: 2,
+      applicationName: readOnly ? "tickwork-dashboard" : "tickwork-admin",
+      startupParameters: {
+        statement_timeout: String(STATEMENT_MS),
+        idle_in_transaction_session_timeout: String(STATEMENT_MS),
+        // The server refuses every write of this session: read-only is not a promise of ours.
+        ...(readOnly ? { default_transaction_read_only: "on" } : {}),
+      },
+    }).pipe(Effect.provide(Reactivity.layer))
+    return { sql: client, notify: client.notify(CHANNEL, ""), where: target.where }
+  }).pipe(
+    Effect.mapError((error) => {
+      const { reason, detail } = Failure.diagnose(error)
+      return new StoreUnavailable({
+        store: "postgres",
+        target: target.where,
+        reason,
+        message: `cannot use the PostgreSQL store at ${target.where}: ${Failure.headline[reason]}: ${detail}`,
+        cause: error,
+      })
+    }),
+  )
+
+/**
+ * Opens a store for inspection and control, in the current scope (the connection closes with
+ * it). Starts no scheduler: nothing is claimed or run. Fails with `InvalidOption` naming
+ * `store` (a bad name, a missing file, a database no scheduler has used), `StoreLocked` (a
+ * SQLite file a scheduler holds exclusively) or `StoreUnavailable`.
+ *
+ * **Example** (The dashboard's read-only view of a file)
+ *
+ * ```ts
+ * import { Effect } from "effect"
+ * import { StoreAdmin } from "@tickwork/durable"
+ *
+ * const stats = Effect.scoped(
+ *   Effect.flatMap(StoreAdmin.open("tasks.db", { readOnly: true }), (admin) => admin.stats),
+ * )
+ * ```
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const open = (
+  store: string | Target,
+  options: OpenOptions = {},
+): Effect.Effect<
+  StoreAdminShape,
+  CoreErrors.InvalidOption | StoreLocked | StoreUnavailable,
+  Scope.Scope
+> =>
+  Effect.gen(function* () {
+    const target = typeof store === "string" ? parseTarget(store) : store
+    if (!("kind" in target)) return yield* target
+    const readOnly = options.readOnly === true
+    const resolved = Options.resolve(
+      {
+        handlers: [],
+        claim: false,
+        owner: `tickwork-admin:${process.pid}`,
+        ...(options.catchUpWindow === undefined ? {} : { catchUpWindow: options.catchUpWindow }),
+      },
+      false,
+    )
+    if (!("workers" in resolved)) return yield* resolved
+    const connection =
+      target.kind === "sqlite"
+        ? yield* connectSqlite(target.filename, readOnly)
+        : yield* connectPostgres(target, readOnly)
+    const { sql } = connection
+    const kind = target.kind
+    const unavailable = (error: unknown) => {
+      const { reason, detail } = Failure.diagnose(error)
+      return new StoreUnavailable({
+        store: kind,
+        target: connection.where,
+        reason,
+        message: `cannot read the ${kind === "sqlite" ? "SQLite" : "PostgreSQL"} store ${kind === "sqlite" ? CoreErrors.show(connection.where) : `at ${connection.where}`}: ${Failure.headline[reason]}: ${detail}`,
+        cause: error,
+      })
+    }
+    const present = yield* Inspect.isStore(sql).pipe(Effect.mapError(unavailable))
+    if (!present) return yield* notAStore(connection.where)
+    const tagged = yield* Inspect.hasTags(sql).pipe(Effect.mapError(unavailable))
+    const taskStore: TaskStoreShape = yield* makeStore({
+      exclusive: false,
+      migrate: false,
+      deadlineMs: kind === "postgres" ? 2 * STATEMENT_MS + CONNECT_MS : undefined,
+    }).pipe(Effect.provideService(SqlClient, sql), Effect.mapError(unavailable))
+
+    const clock = yield* Clock.Clock
+    const now = () => clock.currentTimeMillisUnsafe()
+    let lastSeq = 0
+    const counters: Held.Counters = {
+      claimed: 0,
+      completed: 0,
+      fencedOut: 0,
+      released: 0,
+      recovered: 0,
+      leasesLost: 0,
+      uncommitted: 0,
+      storeFailures: 0,
+    }
+    // The scheduler's environment with nothing running: the controls read the store, the clock,
+    // the push order and the catch-up window from it; no dispatcher, pool run or stream exists.
+    const env: Env = {
+      store: taskStore,
+      options: resolved,
+      owner: resolved.owner,
+      now,
+      mono: () => Number(clock.currentTimeNanosUnsafe()) / 1e6,
+      // The scheduler's push order (SPEC §4): ahead of earlier pushes, from the wall clock.
+      nextSeq: () => {
+        lastSeq = Math.max(lastSeq + 1, now() * 1000)
+        return lastSeq
+      },
+      random: Random.seeded(resolved.seed),
+      counters,
+      held: yield* Held.make(counters),
+      outage: Outage.make(taskStore, counters),
+      wakeup: new Wakeup(),
+      pool: new WorkerPool.WorkerPool<Held.Held>({
+        workers: 1,
+        spans: false,
+        logAnnotations: false,
+        logFailures: false,
+        now,
+        onEnd: () => {},
+      }),
+      finished: yield* Queue.unbounded<Finished>(),
+      publish: () => {},
+      closing: { closed: true },
+    }
+
+    const fail = (operation: string) => (error: SqlError) =>
+      Failure.storeError(operation, error) as StoreError
+    const idError = (id: string) => Ids.check("id", id)
+
+    const row = (id: string) =>
+      Effect.gen(function* () {
+        const bad = idError(id)
+        if (bad !== undefined) return yield* bad
+        const found = yield* taskStore.get(id)
+        if (Option.isNone(found)) return yield* unknownTask(id)
+        return found.value
+      })
+
+    const info: StoreAdminShape["info"] = (id) =>
+      Effect.gen(function* () {
+        const r = yield* row(id)
+        const tags = yield* Inspect.tagsOf(sql, id, tagged).pipe(
+          Effect.mapError(fail("read a task")),
+        )
+        return details(r, tags)
+      })
+
+    const tasks: StoreAdminShape["tasks"] = (filter = {}) =>
+      Effect.gen(function* () {
+        const state = filter.state
+        if (state !== undefined && !STATES.includes(state as Task.TaskState)) {
+          return yield* new CoreErrors.InvalidOption({
+            field: "state",
+            value: state,
+            message: `state must be one of ${STATES.join(", ")}, got ${CoreErrors.show(state)}`,
+          })
+        }
+        const limit = checkLimit(filter.limit)
+        if (typeof limit !== "number") return yield* limit
+        if (filter.handler !== undefined) {
+          const bad = Ids.check("handler", filter.handler)
+          if (bad !== undefined) return yield* bad
+        }
+        if (filter.tag !== undefined) {
+          const bad = Ids.check("tag", filter.tag)
+          if (bad !== undefined) return yield* bad
+          if (!tagged) {
+            return yield* new CoreErrors.InvalidOption({
+              field: "tag",
+              value: filter.tag,
+              message: `tag cannot filter this store: its tasks keep no tags (no tags column), got ${CoreErrors.show(filter.tag)}`,
+            })
+          }
+        }
+        const page = yield* Inspect.list(
+          sql,
+          {
+            state: state as Task.TaskState | undefined,
+            handler: filter.handler,
+            tag: filter.tag,
+            limit,
+          },
+          tagged,
+        ).pipe(
+          Effect.mapError(fail("list tasks")),
+          Effect.catchDefect((defect) =>
+            Effect.fail(Failure.storeError("list tasks", defect) as StoreError),
+          ),
+        )
+        return {
+          tasks: page.rows.map((r) => details(r.row, r.tags)),
+          total: page.total,
+          limit,
+        }
+      })
+
+    const ledger: StoreAdminShape["ledger"] = (id, limit) =>
+      Effect.gen(function* () {
+        const bad = idError(id)
+        if (bad !== undefined) return yield* bad
+        if (limit !== undefined) {
+          const l = checkLimit(limit)
+          if (typeof l !== "number") return yield* l
+        }
+        const [runs, events, state] = yield* Effect.all([
+          taskStore.runs(id),
+          taskStore.events(id),
+          taskStore.state(id),
+        ])
+        if (Option.isNone(state) && runs.length === 0 && events.length === 0) {
+          return yield* unknownTask(id)
+        }
+        const all = Ledger.merge(runs, events)
+        return limit === undefined ? all : all.slice(Math.max(0, all.length - limit))
+      })
+
+    const recent: StoreAdminShape["recent"] = (limit) =>
+      Inspect.recent(sql, Math.max(1, Math.min(limit, MAX_LIMIT))).pipe(
+        Effect.map(({ runs, events }) =>
+          Ledger.merge(runs, events).reverse().slice(0, Math.max(1, limit)),
+        ),
+        Effect.mapError(fail("read the recent ledger")),
+      )
+
+    const stats: StoreAdminShape["stats"] = Effect.gen(function* () {
+      const at = now()
+      const counts = yield* taskStore.counts
+      const [owners, late, due] = yield* Effect.all([
+        Inspect.owners(sql, at - OWNER_WINDOW_MS),
+        Inspect.lateness(sql, LATENESS_SAMPLE),
+        Inspect.overdue(sql, at),
+      ]).pipe(Effect.mapError(fail("read the store's figures")))
+      const sorted = [...late].sort((a, b) => a - b)
+      return {
+        store: kind,
+        target: connection.where,
+        at,
+        tasks: counts,
+        total: Object.values(counts).reduce((a, b) => a + b, 0),
+        overdue: due.count,
+        oldestDueAt: due.since,
+        owners,
+        window: OWNER_WINDOW_MS,
+        lateness: {
+          runs: sorted.length,
+          p50: percentile(sorted, 50),
+          p90: percentile(sorted, 90),
+          p99: percentile(sorted, 99),
+          max: sorted.length === 0 ? null : (sorted[sorted.length - 1] ?? null),
+        },
+      }
+    })
+
+    /** A control: refused when read-only; the task must exist; its state is read back after. */
+    const control =
+      (
+        operation: "pause" | "resume" | "cancel",
+        write: (id: string) => Effect.Effect<boolean, StoreError>,
+      ) =>
+      (id: string) =>
+        Effect.gen(function* () {
+          if (readOnly) {
+            return yield* new ReadOnlyStore({
+              operation,
+              message: `cannot ${operation} task ${Ids.brief(id)}: the store was opened read-only`,
+            })
+          }
+          yield* row(id)
+          const changed = yield* write(id)
+          const after = yield* row(id)
+          return {
+            id,
+            changed,
+            state: after.state,
+            pausedReason: after.pausedReason,
+          } satisfies ControlResult
+        })
+
+    const notify =
+      connection.notify === undefined
+        ? Effect.void
+        : Effect.ignore(connection.notify.pipe(Effect.mapError(fail("notify the workers"))))
+
+    return {
+      store: kind,
+      target: connection.where,
+      readOnly,
+      tags: tagged,
+      tasks,
+      info,
+      ledger,
+      recent,
+      stats,
+      pause: control("pause", (id) => Controls.pause(env, id)),
+      resume: control("resume", (id) =>
+        Effect.tap(Controls.resume(env, id), (ok) => (ok ? notify : Effect.void)),
+      ),
+      cancel: control("cancel", (id) =>
+        Effect.map(taskStore.cancel(id, now()), (found) => Option.isSome(found)),
+      ),
+    } satisfies StoreAdminShape
+  })

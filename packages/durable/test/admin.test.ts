@@ -1,0 +1,219 @@
+/**
+ * `StoreAdmin`: a store opened for an operator, with no scheduler. Read-only opens write nothing
+ * and refuse controls; the controls are the scheduler's (a paused task is seen paused by a
+ * scheduler, a resume skips the slots that passed); tags are filtered when the store has a
+ * `tags` column; bad filters are typed errors naming the field. SQLite in virtual time, and
+ * PostgreSQL (real time) for the read-only session.
+ */
+import { createHash } from "node:crypto"
+import { readFileSync } from "node:fs"
+import { PgClient } from "@effect/sql-pg"
+import { describe, expect, it } from "@effect/vitest"
+import { Schedule } from "@tickwork/core"
+import { Effect, Redacted } from "effect"
+import * as Reactivity from "effect/reactivity/Reactivity"
+import { Postgres, SqliteClient, StoreAdmin } from "../src/index.ts"
+import { advance, recording, sqlite, tempDir, withScheduler } from "./helpers.ts"
+import { freshDatabase } from "./pg.ts"
+
+const sha = (file: string) => createHash("sha256").update(readFileSync(file)).digest("hex")
+
+/** A SQLite store with a fixed-rate task `r` (period 100) that ran twice, and a one-shot `o`. */
+const seeded = (file: string) =>
+  Effect.gen(function* () {
+    const { handler } = recording()
+    yield* withScheduler(sqlite(file), { handlers: [handler] }, (d) =>
+      Effect.gen(function* () {
+        yield* d.schedule({
+          id: "r",
+          handler,
+          payload: { n: 1 },
+          schedule: Schedule.fixedRate(100),
+        })
+        yield* d.schedule({ id: "o", handler, payload: { n: 2 }, schedule: Schedule.once(10_000) })
+        yield* advance(d, 150)
+      }),
+    )
+    return handler
+  })
+
+describe("StoreAdmin on SQLite", () => {
+  it.effect("read-only: reads the store, writes nothing, and refuses the controls", () =>
+    Effect.gen(function* () {
+      const t = tempDir()
+      const file = t.file()
+      yield* seeded(file)
+      const before = sha(file)
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const admin = yield* StoreAdmin.open(file, { readOnly: true })
+          expect([admin.store, admin.readOnly, admin.tags]).toEqual(["sqlite", true, false])
+          const page = yield* admin.tasks()
+          expect(page.tasks.map((x) => [x.id, x.state, x.runNumber])).toEqual([
+            ["r", "scheduled", 2],
+            ["o", "scheduled", 0],
+          ])
+          const refused = yield* Effect.flip(admin.pause("r"))
+          expect(refused).toMatchObject({ _tag: "ReadOnlyStore", operation: "pause" })
+          const stats = yield* admin.stats
+          expect(stats.tasks.scheduled).toBe(2)
+          expect(stats.lateness.runs).toBe(2)
+          const recent = yield* admin.recent(10)
+          expect(recent.map((o) => o.kind)).toEqual(["ran", "ran"])
+        }),
+      )
+      expect(sha(file)).toBe(before)
+      t.cleanup()
+    }),
+  )
+
+  it.effect(
+    "a pause is the scheduler's: a scheduler that opens the store later runs nothing of it until resumed",
+    () =>
+      Effect.gen(function* () {
+        const t = tempDir()
+        const file = t.file()
+        const handler = yield* seeded(file)
+        const admin = (body: (a: StoreAdmin.StoreAdminShape) => Effect.Effect<unknown, unknown>) =>
+          Effect.scoped(Effect.flatMap(StoreAdmin.open(file), body))
+        yield* admin((a) =>
+          Effect.map(a.pause("r"), (r) =>
+            expect(r).toEqual({ id: "r", changed: true, state: "paused", pausedReason: "manual" }),
+          ),
+        )
+        const { seen, handler: again } = recording(handler.name)
+        yield* withScheduler(sqlite(file), { handlers: [again] }, (d) =>
+          Effect.gen(function* () {
+            yield* advance(d, 500)
+            expect(seen.filter((s) => s.id === "r")).toEqual([])
+            expect(yield* d.status("r")).toBe("paused")
+          }),
+        )
+        // It is 650 now: slots 200…600 passed while paused; resume goes on at 700.
+        yield* admin((a) =>
+          Effect.gen(function* () {
+            const r = yield* a.resume("r")
+            expect(r.state).toBe("scheduled")
+            const ledger = yield* a.ledger("r")
+            const skipped = ledger.find((o) => o.kind === "skipped")
+            expect(skipped).toMatchObject({
+              cause: "paused",
+              firstSlot: 200,
+              lastSlot: 600,
+              count: 5,
+            })
+            expect((yield* a.info("r")).scheduledFor).toBe(700)
+          }),
+        )
+        yield* withScheduler(sqlite(file), { handlers: [again] }, (d) => advance(d, 100))
+        expect(seen.filter((s) => s.id === "r").map((s) => s.slot)).toEqual([700])
+        t.cleanup()
+      }),
+  )
+
+  it.effect("filters by tag when the store's tasks keep tags; bad filters name the field", () =>
+    Effect.gen(function* () {
+      const t = tempDir()
+      const file = t.file()
+      yield* seeded(file)
+      // A store whose table has a tags column (as a later migration adds it).
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const { client } = yield* SqliteClient.make({ filename: file, exclusive: false })
+          yield* client`ALTER TABLE tickwork_tasks ADD COLUMN tags TEXT`
+          yield* client`UPDATE tickwork_tasks SET tags = ${'["billing","nightly"]'} WHERE id = 'r'`
+          yield* client`UPDATE tickwork_tasks SET tags = ${"billing-eu"} WHERE id = 'o'`
+        }).pipe(Effect.provide(Reactivity.layer)),
+      )
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const admin = yield* StoreAdmin.open(file, { readOnly: true })
+          expect(admin.tags).toBe(true)
+          const billing = yield* admin.tasks({ tag: "billing" })
+          expect(billing.tasks.map((x) => [x.id, x.tags])).toEqual([["r", ["billing", "nightly"]]])
+          expect(billing.total).toBe(1)
+          expect((yield* admin.tasks({ tag: "billing-eu" })).tasks.map((x) => x.id)).toEqual(["o"])
+          expect((yield* admin.info("o")).tags).toEqual(["billing-eu"])
+          for (const [filter, field] of [
+            [{ state: "asleep" }, "state"],
+            [{ limit: 0 }, "limit"],
+            [{ limit: 1.5 }, "limit"],
+            [{ handler: "" }, "handler"],
+          ] as const) {
+            const error = yield* Effect.flip(admin.tasks(filter))
+            expect(error).toMatchObject({ _tag: "InvalidOption", field })
+          }
+          expect(yield* Effect.flip(admin.info("nope"))).toMatchObject({
+            _tag: "UnknownTask",
+            field: "id",
+            value: "nope",
+          })
+        }),
+      )
+      t.cleanup()
+    }),
+  )
+
+  it("parseTarget: a path, a postgres URL, or an InvalidOption naming store", () => {
+    expect(StoreAdmin.parseTarget("./tasks.db")).toEqual({ kind: "sqlite", filename: "./tasks.db" })
+    expect(StoreAdmin.parseTarget("C:\\data\\tasks.db")).toMatchObject({ kind: "sqlite" })
+    expect(StoreAdmin.parseTarget("postgresql://u:p@db:6543/app")).toMatchObject({
+      kind: "postgres",
+      where: "db:6543/app",
+    })
+    for (const bad of ["mysql://db/x", "file:tasks.db", "postgres://", "  "]) {
+      expect(StoreAdmin.parseTarget(bad)).toMatchObject({ _tag: "InvalidOption", field: "store" })
+    }
+  })
+})
+
+describe("StoreAdmin on PostgreSQL", () => {
+  it.live(
+    "a read-only open reads the shared store and refuses the controls; a writable one cancels",
+    () =>
+      Effect.gen(function* () {
+        const db = yield* Effect.promise(() => freshDatabase())
+        const { handler } = recording()
+        // The store is created by a scheduler (claim: false: it only writes the task).
+        yield* withScheduler(
+          Postgres.layer({ url: db.url }),
+          { handlers: [handler], claim: false },
+          (d) =>
+            d.schedule({
+              id: "r",
+              handler,
+              payload: { n: 1 },
+              schedule: Schedule.fixedRate(60_000),
+            }),
+        )
+        // A tags column as PostgreSQL might keep it (JSONB): the filter reads it too.
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            const sql = yield* PgClient.make({ url: Redacted.make(db.url), maxConnections: 1 })
+            yield* sql`ALTER TABLE tickwork_tasks ADD COLUMN tags JSONB`
+            yield* sql`UPDATE tickwork_tasks SET tags = ${'["billing"]'}::jsonb WHERE id = 'r'`
+          }).pipe(Effect.provide(Reactivity.layer)),
+        )
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            const admin = yield* StoreAdmin.open(db.url, { readOnly: true })
+            expect((yield* admin.info("r")).state).toBe("scheduled")
+            expect(
+              (yield* admin.tasks({ tag: "billing" })).tasks.map((x) => [x.id, x.tags]),
+            ).toEqual([["r", ["billing"]]])
+            expect((yield* admin.tasks({ tag: "bill" })).total).toBe(0)
+            expect(yield* Effect.flip(admin.cancel("r"))).toMatchObject({ _tag: "ReadOnlyStore" })
+          }),
+        )
+        const writable = yield* Effect.scoped(
+          Effect.gen(function* () {
+            const admin = yield* StoreAdmin.open(db.url)
+            return yield* admin.cancel("r")
+          }),
+        )
+        expect(writable).toEqual({ id: "r", changed: true, state: "cancelled", pausedReason: null })
+        yield* Effect.promise(() => db.drop())
+      }),
+    120_000,
+  )
+})
