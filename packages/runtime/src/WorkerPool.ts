@@ -119,7 +119,10 @@ export class WorkerPool<T> {
     const scope = this.scopes[slot] as Scope.Closeable
     this.scopes[slot] = undefined
     const finalize = Scope.closeUnsafe(scope, exit)
-    if (finalize === undefined) return this.report(slot, exit)
+    if (finalize === undefined) {
+      this.report(slot, exit)
+      return
+    }
     const context = this.contexts[slot] as Context.Context<never>
     const fiber = Effect.runForkWith(context)(Effect.exit(Effect.uninterruptible(finalize)))
     // A shutdown's interrupt waits for the finalizers (they cannot be interrupted).
