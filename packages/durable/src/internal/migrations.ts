@@ -140,5 +140,48 @@ export const migrate = Migrator.make({})({
           }),
       })
     }),
+    "0003_controls": Effect.gen(function* () {
+      const sql = yield* SqlClient
+      // SPEC §3, §7, §15: per-task catch-up window, tags, circuit breakers and updates in place.
+      // Columns added with defaults keep every 0002 row valid as it is (no rebuild needed).
+      yield* sql`ALTER TABLE tickwork_tasks ADD COLUMN tags TEXT NOT NULL DEFAULT '[]'`
+      // The task's own catch-up window, ms; NULL: the layer's `catchUpWindow` applies.
+      yield* sql`ALTER TABLE tickwork_tasks ADD COLUMN window_ms BIGINT`
+      // The key of its row in tickwork_breakers; NULL: no breaker.
+      yield* sql`ALTER TABLE tickwork_tasks ADD COLUMN breaker TEXT`
+      // A schedule change waiting for the slot in progress to end (JSON), or NULL.
+      yield* sql`ALTER TABLE tickwork_tasks ADD COLUMN restart TEXT`
+      // Raised by every update: a completion decided on an older revision is decided again.
+      yield* sql`ALTER TABLE tickwork_tasks ADD COLUMN revision INTEGER NOT NULL DEFAULT 0`
+      yield* sql`CREATE INDEX tickwork_tasks_breaker ON tickwork_tasks (breaker)
+        WHERE breaker IS NOT NULL`
+      // One row per (tag, task): tasks({ tag }) reads an index, not every task.
+      yield* sql`CREATE TABLE tickwork_tags (
+        tag TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        PRIMARY KEY (tag, task_id)
+      )`
+      yield* sql`CREATE INDEX tickwork_tags_task ON tickwork_tags (task_id)`
+      // Circuit breakers (SPEC §7), shared by the processes of a fleet: a row is changed only in
+      // the transaction of the completion (or half-open step) that moves it.
+      yield* sql`CREATE TABLE tickwork_breakers (
+        key TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        shared INTEGER NOT NULL,
+        policy TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('closed', 'open', 'half-open')),
+        failures INTEGER NOT NULL,
+        opens INTEGER NOT NULL,
+        opened_at BIGINT,
+        half_open_at BIGINT,
+        probe TEXT,
+        probe_generation INTEGER,
+        updated_at BIGINT NOT NULL
+      )`
+      yield* sql`CREATE INDEX tickwork_breakers_half_open ON tickwork_breakers (half_open_at)
+        WHERE state = 'open'`
+      // Breaker transitions are ledger events too: which breaker.
+      yield* sql`ALTER TABLE tickwork_events ADD COLUMN breaker TEXT`
+    }),
   }),
 })
