@@ -121,6 +121,8 @@ const decideUpdate = (
   now: number,
 ): Modification | Rejected<UpdateError> => {
   const reject = (e: UpdateError) => ({ rejected: e })
+  // A custom schedule's next() cannot be stored: said before the rules call it.
+  if (changes.schedule?._tag === "Custom") return reject(notDurable(changes.schedule))
   const valid = Rules.validateChanges(changes, now, {
     plan: row.plan,
     windowMs: row.windowMs ?? Rules.NO_WINDOW,
@@ -131,7 +133,6 @@ const decideUpdate = (
   let slot: number | undefined
   const waits = row.state === "running" || row.attempt > 1
   if (valid.resolved !== undefined && changes.schedule !== undefined) {
-    if (changes.schedule._tag === "Custom") return reject(notDurable(changes.schedule))
     const encoded = Schedule.encode(changes.schedule, valid.resolved)
     if (Result.isFailure(encoded))
       return reject(notDurable(changes.schedule, encoded.failure.message))
