@@ -569,6 +569,11 @@ export interface Modification {
         readonly own?:
           | { readonly key: string; readonly name: string; readonly policy: Breaker.Resolved }
           | undefined
+        /**
+         * The task stays in this breaker but can no longer be its probe (it was paused by hand):
+         * a half-open breaker lets another held task through.
+         */
+        readonly unprobe?: string | undefined
       }
     | undefined
 }
@@ -861,7 +866,12 @@ export const make = (options: {
             if (!(yield* Write.row(sql, row, u))) return false
             yield* Write.events(sql, change.events)
             const moves = change.breaker
-            if (moves !== undefined) {
+            if (moves?.unprobe !== undefined) {
+              const tx: Breakers.Tx = { sql, dialect, seq: () => u.seq, owner: null }
+              const key = moves.unprobe
+              yield* Write.events(sql, yield* Breakers.unprobe(tx, key, row, u.updatedAt))
+            }
+            if (moves !== undefined && (moves.leave !== null || moves.join !== null)) {
               const now = u.updatedAt
               const tx: Breakers.Tx = { sql, dialect, seq: () => u.seq, owner: null }
               if (moves.leave !== null) {

@@ -189,6 +189,45 @@ describe("circuit breakers on SQLite, across a restart", () => {
   )
 })
 
+describe("pauses by hand and breakers on SQLite", () => {
+  it.effect("a held task paused by hand stays paused when the breaker closes", () =>
+    inFile((file) =>
+      Effect.gen(function* () {
+        const { runs, failing, handler } = mail()
+        failing.add("f")
+        const options = {
+          handlers: [handler],
+          breakers: { smtp: { failures: 1, coolDown: 100 } },
+        }
+        yield* withScheduler(sqlite(file), options, (d) =>
+          Effect.gen(function* () {
+            const p = { handler, payload: {}, breaker: "smtp" }
+            yield* d.schedule({ ...p, id: "f", schedule: Schedule.once(0) })
+            yield* d.schedule({ ...p, id: "g", schedule: Schedule.fixedRate(100, { delay: 50 }) })
+            yield* advance(d, 10)
+            expect(Option.getOrThrow(yield* d.info("g")).pausedReason).toBe("breaker")
+            // Already paused (by the breaker): false, as the kernel says, but now by hand.
+            expect(yield* d.pause("g")).toBe(false)
+            expect(Option.getOrThrow(yield* d.info("g")).pausedReason).toBe("manual")
+            // 100: half-open with nothing held by it to probe; the next task to come probes.
+            yield* advance(d, 100)
+            const half = Option.getOrThrow(yield* d.breaker("smtp"))
+            expect([half.state, half.probe]).toEqual(["half-open", undefined])
+            yield* d.schedule({ ...p, id: "h", schedule: Schedule.once(40) })
+            expect(Option.getOrThrow(yield* d.breaker("smtp")).probe).toBe("h")
+            yield* advance(d, 100)
+            expect(Option.getOrThrow(yield* d.breaker("smtp")).state).toBe("closed")
+            expect(yield* d.status("g")).toBe("paused")
+            expect(yield* d.resume("g")).toBe(true)
+            yield* advance(d, 100)
+          }),
+        )
+        expect(runs).toEqual(["f@0", "h@150", "g@250"])
+      }),
+    ),
+  )
+})
+
 describe("a shared breaker across a fleet on PostgreSQL", () => {
   let db: { url: string; drop: () => Promise<void> }
   beforeEach(async () => {

@@ -301,6 +301,31 @@ describe("update in place on SQLite, across a restart", () => {
     ),
   )
 
+  it.effect("a retry policy changed while a run goes on decides that run's failure", () =>
+    inFile((file) =>
+      Effect.gen(function* () {
+        const runs: Array<string> = []
+        const handler = Handler.make("once-flaky", Schema.Struct({}), (_, run) =>
+          Effect.andThen(
+            Effect.sync(() => runs.push(`${run.attempt}@${run.startedAt}`)),
+            Effect.andThen(Effect.sleep(50), run.attempt === 1 ? Effect.fail("x") : Effect.void),
+          ),
+        )
+        yield* withScheduler(sqlite(file), { handlers: [handler] }, (d) =>
+          Effect.gen(function* () {
+            yield* d.schedule({ id: "t", handler, payload: {}, schedule: Schedule.once(0) })
+            yield* advance(d, 10)
+            expect(yield* d.update("t", { retry: { maxRetries: 1, base: 5 } })).toBe(true)
+            yield* advance(d, 200)
+            expect(yield* d.status("t")).toBe("done")
+          }),
+        )
+        // Failed at 50 with a retry now allowed: due 5 ms later.
+        expect(runs).toEqual(["1@0", "2@55"])
+      }),
+    ),
+  )
+
   it.effect("a bad change is a typed error naming the field and value, and changes nothing", () =>
     inFile((file) =>
       Effect.gen(function* () {

@@ -343,7 +343,33 @@ export const leave = (tx: Tx, key: string, task: Pick<TaskRow, "id" | "generatio
       yield* tx.sql`DELETE FROM tickwork_breakers WHERE key = ${key}`
       return []
     }
-    if (!isProbe(b, task)) return []
+    return yield* replaceProbe(tx, b, task, now)
+  })
+
+/**
+ * Task `task` stays in breaker `key` but cannot be its probe (it was paused by hand): a
+ * half-open breaker whose probe it was lets another held task through.
+ */
+export const unprobe = (
+  tx: Tx,
+  key: string,
+  task: Pick<TaskRow, "id" | "generation">,
+  now: number,
+) =>
+  Effect.gen(function* () {
+    const b = yield* load(tx, key)
+    return b === undefined ? ([] as Array<EventEntry>) : yield* replaceProbe(tx, b, task, now)
+  })
+
+/** If `task` is `b`'s probe, another held task probes instead (none while not half-open). */
+const replaceProbe = (
+  tx: Tx,
+  b: BreakerRow,
+  task: Pick<TaskRow, "id" | "generation">,
+  now: number,
+) =>
+  Effect.gen(function* () {
+    if (!isProbe(b, task)) return [] as Array<EventEntry>
     if (b.state !== "half-open") {
       yield* save(tx, { ...b, probe: null, probeGeneration: null }, now)
       return []

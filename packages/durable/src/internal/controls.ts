@@ -34,21 +34,39 @@ import * as Rows from "./rows.ts"
 
 /**
  * Pauses a task by hand: a scheduled one at once (it keeps its slot), a running one when its run
- * ends. False for a task already paused (or going to be), final or unknown.
+ * ends. False for a task already paused (or going to be), final or unknown. A task its breaker
+ * holds (or will hold when its run ends) that is paused by hand stays paused until resumed: the
+ * breaker's closing no longer releases it. A half-open breaker whose probe is paused by hand
+ * lets another held task through.
  */
 export const pause = (env: Env, id: string): Effect.Effect<boolean, StoreError> => {
   const now = env.now()
-  return env.store.modify(id, (row) => {
-    const decision = Rules.pause(row.state, row.state === "running" && row.pausedReason !== null)
-    if (decision === "ignored") {
-      // Paused by its failure policy: a pause by hand outranks it (only resume releases it).
-      return undefined
-    }
-    const event = Events.make("paused", row, now, null, { cause: "manual" })
-    return decision === "paused"
-      ? { update: Rows.paused(row, "manual", now), events: [event] }
-      : { update: Rows.requested(row, "manual", now), events: [] }
-  })
+  let outranked = false
+  return Effect.map(
+    env.store.modify(id, (row) => {
+      const decision = Rules.pause(row.state, row.state === "running" && row.pausedReason !== null)
+      if (decision === "ignored") {
+        // Already paused or going to be: a pause by hand outranks the breaker's (and, like the
+        // failure policy's, only resume releases it).
+        if (row.pausedReason !== "breaker") return undefined
+        outranked = true
+        return row.state === "running"
+          ? { update: Rows.requested(row, "manual", now), events: [] }
+          : { update: Rows.paused(row, "manual", now), events: [] }
+      }
+      const event = Events.make("paused", row, now, null, { cause: "manual" })
+      return decision === "paused"
+        ? {
+            update: Rows.paused(row, "manual", now),
+            events: [event],
+            // A probe paused by hand: another held task probes instead.
+            breaker:
+              row.breaker === null ? undefined : { leave: null, join: null, unprobe: row.breaker },
+          }
+        : { update: Rows.requested(row, "manual", now), events: [] }
+    }),
+    (wrote) => wrote && !outranked,
+  )
 }
 
 /**

@@ -90,7 +90,7 @@ const start = (env: Env, context: Context.Context<never>, row: TaskRow, claimedA
       startedAt,
       attempt: row.attempt,
       runNumber,
-      tags: [],
+      tags: row.tags,
       key: `${row.id}@${row.slot}`,
       delivery: row.deliveries,
       fence: row.fence,
