@@ -741,7 +741,11 @@ export const make = (options: {
                 // A reused id's old tags go; a task's own breaker starts closed.
                 yield* Write.tags(
                   sql,
-                  tasks.map((t) => ({ id: t.id, tags: t.tags ?? [] })),
+                  tasks.map((t, k) => ({
+                    id: t.id,
+                    generation: gs[k] as number,
+                    tags: t.tags ?? [],
+                  })),
                 )
                 const tx: Breakers.Tx = { sql, dialect, seq: () => 0, owner: null }
                 const now = tasks[0].now
@@ -854,8 +858,18 @@ export const make = (options: {
       sql
         .withTransaction(
           Effect.gen(function* () {
-            const rows = yield* sql<Raw>`SELECT * FROM tickwork_tasks
-              WHERE id = ${id} AND state IN ('scheduled', 'running', 'paused')`
+            if (dialect === "pg") {
+              // Its breaker first, then the row (the lock order of every breaker step), and
+              // the row locked while the decision is made on it.
+              yield* sql`SELECT key FROM tickwork_breakers WHERE key =
+                (SELECT breaker FROM tickwork_tasks WHERE id = ${id}) FOR UPDATE`
+            }
+            const rows =
+              dialect === "pg"
+                ? yield* sql<Raw>`SELECT * FROM tickwork_tasks
+                    WHERE id = ${id} AND state IN ('scheduled', 'running', 'paused') FOR UPDATE`
+                : yield* sql<Raw>`SELECT * FROM tickwork_tasks
+                    WHERE id = ${id} AND state IN ('scheduled', 'running', 'paused')`
             const raw = rows[0]
             if (raw === undefined) return false
             const row = decodeRow(raw)
@@ -919,7 +933,9 @@ export const make = (options: {
       // The stored schedule is the core's encoded form, written with its kind first.
       if (q.kind !== undefined) where.push(sql`schedule LIKE ${`{"kind":"${q.kind}"%`}`)
       if (q.tag !== undefined)
-        where.push(sql`id IN (SELECT task_id FROM tickwork_tags WHERE tag = ${q.tag})`)
+        where.push(
+          sql`(id, generation) IN (SELECT task_id, generation FROM tickwork_tags WHERE tag = ${q.tag})`,
+        )
       if (q.after !== undefined) where.push(sql`id > ${q.after}`)
       return sql<Raw>`SELECT * FROM tickwork_tasks WHERE ${sql.and(where)}
         ORDER BY id LIMIT ${q.limit}`.pipe(
@@ -1108,13 +1124,14 @@ export const make = (options: {
           Effect.all([
             sql`DELETE FROM tickwork_runs WHERE finished_at < ${before}`,
             sql`DELETE FROM tickwork_events WHERE at < ${before}`,
-            sql`DELETE FROM tickwork_tags WHERE task_id IN (SELECT id FROM tickwork_tasks
-              WHERE state IN ('done', 'failed', 'cancelled') AND finished_at < ${before})`,
             sql`DELETE FROM tickwork_breakers WHERE shared = 0 AND NOT EXISTS (
               SELECT 1 FROM tickwork_tasks t WHERE t.breaker = tickwork_breakers.key
                 AND t.state IN ('scheduled', 'running', 'paused'))`,
             sql`DELETE FROM tickwork_tasks
               WHERE state IN ('done', 'failed', 'cancelled') AND finished_at < ${before}`,
+            // Tags of pruned tasks, and of earlier generations of reused ids.
+            sql`DELETE FROM tickwork_tags WHERE NOT EXISTS (SELECT 1 FROM tickwork_tasks t
+              WHERE t.id = tickwork_tags.task_id AND t.generation = tickwork_tags.generation)`,
           ]),
         )
         .pipe(Effect.asVoid, Effect.mapError(fail("prune the ledger")))

@@ -71,6 +71,23 @@ describe("tags, tasks(filter) and the bulk controls on SQLite, across a restart"
             expect(yield* ids({ limit: 2, after: "b" })).toEqual(["c", "d"])
             const b = (yield* d.tasks({ tag: "eu" }))[0]
             expect([b?.tags, b?.kind]).toEqual([["billing", "eu"], "once"])
+            // A reused id's new task does not carry its old task's tags.
+            yield* d.cancel("d")
+            yield* d.schedule({
+              handler: other,
+              payload: { n: 3 },
+              id: "d",
+              schedule: Schedule.once(9),
+            })
+            yield* d.update("d", { tags: ["eu"] })
+            yield* d.cancel("d")
+            yield* d.schedule({
+              handler: other,
+              payload: { n: 4 },
+              id: "d",
+              schedule: Schedule.once(9),
+            })
+            expect(yield* ids({ tag: "eu" })).toEqual(["b"])
             const bad = yield* Effect.flip(d.tasks({ limit: 0 }))
             expect([bad._tag, (bad as { field?: string }).field]).toEqual([
               "InvalidOption",

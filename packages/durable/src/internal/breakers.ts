@@ -160,7 +160,8 @@ export const afterSlot = (
 export const hold = (tx: Tx, key: string, except: string | null, now: number) =>
   Effect.gen(function* () {
     const rows = yield* tx.sql<Raw>`SELECT id, generation, slot, state, fence, paused_reason
-      FROM tickwork_tasks WHERE breaker = ${key} AND state IN ('scheduled', 'running')`
+      FROM tickwork_tasks WHERE breaker = ${key} AND state IN ('scheduled', 'running')
+      ORDER BY id`
     const events: Array<EventEntry> = []
     for (const r of rows) {
       const id = String(r.id)
@@ -210,7 +211,7 @@ export const releaseTask = (tx: Tx, row: TaskRow, now: number) =>
 export const release = (tx: Tx, key: string, except: string | null, now: number) =>
   Effect.gen(function* () {
     const rows = yield* tx.sql<Raw>`SELECT * FROM tickwork_tasks WHERE breaker = ${key}
-      AND state IN ('paused', 'running') AND paused_reason = 'breaker'`
+      AND state IN ('paused', 'running') AND paused_reason = 'breaker' ORDER BY id`
     const events: Array<EventEntry> = []
     for (const raw of rows) {
       const row = decodeRow(raw)

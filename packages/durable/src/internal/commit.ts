@@ -92,9 +92,12 @@ export const commitAll = (
     Effect.gen(function* () {
       const asking = changes.filter((c) => c.redecide !== undefined)
       const need = new Set<string>()
+      const breakers = new Set<string>()
       for (const chunk of Arr.chunksOf(asking, 200)) {
+        // Rows never updated, with no breaker and no pause asked for are not even returned.
         const rows = yield* sql<Raw>`SELECT id, fence, paused_reason, breaker, revision
-          FROM tickwork_tasks WHERE state = 'running' AND id IN ${sql.in(chunk.map((c) => c.id))}`
+          FROM tickwork_tasks WHERE state = 'running' AND id IN ${sql.in(chunk.map((c) => c.id))}
+            AND (paused_reason IS NOT NULL OR breaker IS NOT NULL OR revision <> 0)`
         const byKey = new Map(rows.map((r) => [`${String(r.id)}:${num(r.fence)}`, r]))
         for (const c of chunk) {
           const r = byKey.get(`${c.id}:${c.fence}`)
@@ -105,9 +108,10 @@ export const commitAll = (
             num(r.revision) !== (c.revision ?? 0)
           )
             need.add(`${c.id}:${c.fence}`)
+          if (r.breaker !== null) breakers.add(String(r.breaker))
         }
       }
-      return need
+      return { need, breakers: [...breakers].sort() }
     })
 
   /**
@@ -146,7 +150,13 @@ export const commitAll = (
 
   return Effect.gen(function* () {
     const tx: Breakers.Tx = { sql, dialect, seq: context.seq, owner: context.owner }
-    const need = yield* needing(requested)
+    const { need, breakers } = yield* needing(requested)
+    // Breakers first, in key order, then task rows: the lock order of every step that moves a
+    // breaker, so two processes completing runs of one breaker wait for each other, never deadlock.
+    if (dialect === "pg" && breakers.length > 0) {
+      yield* sql`SELECT key FROM tickwork_breakers WHERE key IN ${sql.in(breakers)}
+        ORDER BY key FOR UPDATE`
+    }
     const decided: Array<Decided> = requested.map((c) => ({
       update: c.update,
       run: c.run,

@@ -153,11 +153,13 @@ export const migrations = {
     yield* sql`ALTER TABLE tickwork_tasks ADD COLUMN revision INTEGER NOT NULL DEFAULT 0`
     yield* sql`CREATE INDEX tickwork_tasks_breaker ON tickwork_tasks (breaker)
         WHERE breaker IS NOT NULL`
-    // One row per (tag, task): tasks({ tag }) reads an index, not every task.
+    // One row per (tag, task): tasks({ tag }) reads an index, not every task. A row counts only
+    // for the task's generation: a reused id's old tags never match its new task.
     yield* sql`CREATE TABLE tickwork_tags (
         tag TEXT NOT NULL,
         task_id TEXT NOT NULL,
-        PRIMARY KEY (tag, task_id)
+        generation INTEGER NOT NULL,
+        PRIMARY KEY (tag, task_id, generation)
       )`
     yield* sql`CREATE INDEX tickwork_tags_task ON tickwork_tags (task_id)`
     // Circuit breakers (SPEC §7), shared by the processes of a fleet: a row is changed only in

@@ -16,7 +16,11 @@ const CHUNK = 400
  * Writes `u` to task `row.id` if it is still in `row.state` under `row.fence`; returns whether
  * it did.
  */
-export const row = (sql: SqlClient, r: Pick<TaskRow, "id" | "fence" | "state">, u: RowUpdate) =>
+export const row = (
+  sql: SqlClient,
+  r: Pick<TaskRow, "id" | "fence" | "state" | "generation">,
+  u: RowUpdate,
+) =>
   Effect.gen(function* () {
     const d = u.define
     const written = yield* sql<{ id: string }>`UPDATE tickwork_tasks SET state = ${u.state},
@@ -42,7 +46,7 @@ export const row = (sql: SqlClient, r: Pick<TaskRow, "id" | "fence" | "state">, 
         restart = ${d.restart === undefined ? null : JSON.stringify(d.restart)},
         revision = revision + 1
         WHERE id = ${r.id}`
-      yield* tags(sql, [{ id: r.id, tags: d.tags }])
+      yield* tags(sql, [{ id: r.id, generation: r.generation, tags: d.tags }])
     }
     return true
   })
@@ -50,14 +54,20 @@ export const row = (sql: SqlClient, r: Pick<TaskRow, "id" | "fence" | "state">, 
 /** Replaces the tag rows of these tasks (an insert that reused an id, an update). */
 export const tags = (
   sql: SqlClient,
-  tasks: ReadonlyArray<{ readonly id: string; readonly tags: ReadonlyArray<string> }>,
+  tasks: ReadonlyArray<{
+    readonly id: string
+    readonly generation: number
+    readonly tags: ReadonlyArray<string>
+  }>,
 ) =>
   Effect.gen(function* () {
     if (tasks.length === 0) return
     for (const chunk of Arr.chunksOf(tasks, CHUNK)) {
       yield* sql`DELETE FROM tickwork_tags WHERE task_id IN ${sql.in(chunk.map((t) => t.id))}`
     }
-    const rows = tasks.flatMap((t) => t.tags.map((tag) => ({ tag, task_id: t.id })))
+    const rows = tasks.flatMap((t) =>
+      t.tags.map((tag) => ({ tag, task_id: t.id, generation: t.generation })),
+    )
     for (const chunk of Arr.chunksOf(rows, CHUNK)) {
       yield* sql`INSERT INTO tickwork_tags ${sql.insert(chunk)}`
     }
