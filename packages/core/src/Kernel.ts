@@ -831,7 +831,7 @@ export class Kernel<J> {
       repush = true
     }
     if (resolved !== undefined && changes.schedule !== undefined) {
-      if (s === RUNNING || this.t.attempt(i) > 1) {
+      if (Rules.scheduleChangeWaits(Lifecycle.states[s] as TaskState, this.t.attempt(i))) {
         // The slot in progress (a run, or a pending retry of it) ends first.
         extra.restart = changes.schedule
       } else {
@@ -1641,9 +1641,10 @@ export class Kernel<J> {
       case "Expire": {
         this.load(i, extra)
         Lifecycle.step(SCHEDULED, EXPIRE, this.args)
-        this.t.setState(i, FAILED)
+        const expired = Lifecycle.states.indexOf(Rules.expire())
+        this.t.setState(i, expired)
         this.bump(SCHEDULED, -1)
-        this.bump(FAILED, 1)
+        this.bump(expired, 1)
         this.emit({
           kind: "expired",
           id: this.idOf(i),

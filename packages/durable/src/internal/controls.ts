@@ -149,7 +149,7 @@ const decideUpdate = (
   let schedule = row.schedule
   let restart = row.restart
   let slot: number | undefined
-  const waits = row.state === "running" || row.attempt > 1
+  const waits = Rules.scheduleChangeWaits(row.state, row.attempt)
   if (valid.resolved !== undefined && changes.schedule !== undefined) {
     const encoded = Schedule.encode(changes.schedule, valid.resolved)
     if (Result.isFailure(encoded))

@@ -148,10 +148,13 @@ export const resumed = (row: TaskRow, r: Rules.Resume, now: number, seq: number)
   resumeFrom: r.resumeFrom >= 0 ? r.resumeFrom : row.resumeFrom,
 })
 
-/** A claimed one-shot taken past its deadline (`Rules.take` said `Expire`): it ends failed. */
+/**
+ * A claimed one-shot taken past its deadline (`Rules.take` said `Expire`): it ends as the
+ * EXPIRE step says (`Rules.expire`: failed), its run not started.
+ */
 export const expired = (row: TaskRow, now: number, deadline: number): RowUpdate => ({
   ...keep(row, now),
-  state: "failed",
+  state: Rules.expire(),
   deliveries: Math.max(0, row.deliveries - 1),
   finishedAt: now,
   pausedReason: null,
