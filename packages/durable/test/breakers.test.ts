@@ -309,4 +309,44 @@ describe("a shared breaker across a fleet on PostgreSQL", () => {
       }),
     60_000,
   )
+
+  it.live(
+    "two processes failing tasks of one breaker at once move it in turn, without store errors",
+    () =>
+      Effect.gen(function* () {
+        const boom = mail("boom")
+        for (const id of ["t0", "t1", "t2", "t3", "t4", "t5"]) boom.failing.add(id)
+        const options = {
+          handlers: [boom.handler],
+          pollInterval: 50,
+          breakers: { smtp: { failures: 2, coolDown: 200 } },
+        }
+        yield* withScheduler(Postgres.layer({ url: db.url }), options, (one) =>
+          withScheduler(Postgres.layer({ url: db.url }), options, (two) =>
+            Effect.gen(function* () {
+              for (const id of boom.failing) {
+                yield* one.schedule({
+                  id,
+                  handler: boom.handler,
+                  payload: {},
+                  schedule: Schedule.fixedRate(100),
+                  breaker: "smtp",
+                })
+              }
+              yield* Effect.sleep(2_500)
+              const stats = [yield* one.stats, yield* two.stats]
+              // Lock order (breaker, then rows): no deadlock, no failed commit.
+              expect(stats.map((x) => x.storeFailures)).toEqual([0, 0])
+              const b = Option.getOrThrow(yield* two.breaker("smtp"))
+              expect(["open", "half-open"]).toContain(b.state)
+              expect(b.opens).toBeGreaterThanOrEqual(1)
+              for (const h of b.held) expect(b.tasks).toContain(h)
+              const events = (yield* Effect.forEach([...boom.failing], one.ledger)).flat()
+              expect(events.some((o) => o.kind === "breaker" && o.cause === "open")).toBe(true)
+            }),
+          ),
+        )
+      }),
+    60_000,
+  )
 })
