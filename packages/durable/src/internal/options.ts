@@ -42,6 +42,7 @@ export interface LayerOptions {
   readonly workers?: number | undefined
   readonly lease?: Time.DurationInput | undefined
   readonly pollInterval?: Time.DurationInput | false | undefined
+  /** The catch-up window of recurring tasks that give no `window` of their own. */
   readonly catchUpWindow?: Time.DurationInput | false | undefined
   readonly claimBatch?: number | undefined
   /**
@@ -58,6 +59,11 @@ export interface LayerOptions {
   readonly owner?: string | undefined
   readonly streamCapacity?: number | undefined
   readonly runtime?: Omit<Scheduler.SchedulerOptions, "workers"> | undefined
+  /**
+   * Circuit breakers shared by name (SPEC §7): a task joins one with `breaker: "smtp"`. Each is
+   * stored once for the whole fleet; giving a policy again (a process started with a new one)
+   * replaces the stored policy, not the breaker's state.
+   */
   readonly breakers?: Readonly<Record<string, Breaker.BreakerPolicy>> | undefined
 }
 
