@@ -5,7 +5,7 @@
  * processes of a fleet (real time, outcomes only, generous deadlines).
  */
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
-import { Schedule } from "@tickwork/core"
+import { Kernel, Schedule, Task } from "@tickwork/core"
 import { Effect, Option, Schema } from "effect"
 import { type DurableScheduler, Handler, Postgres } from "../src/index.ts"
 import { advance, sqlite, tempDir, withScheduler } from "./helpers.ts"
@@ -43,6 +43,24 @@ const transitions = (d: DurableScheduler.DurableSchedulerShape, ids: ReadonlyArr
       .sort((a, b) => a.at - b.at)
       .map((o) => `${o.breaker} ${o.cause}@${o.at} (${o.taskId})`),
   )
+
+/** The core kernel's trace of the shared-breaker test's tasks (`a` fails before 250). */
+const kernelTrace = (steps: ReadonlyArray<number>) => {
+  const k = new Kernel.Kernel<string>({
+    breakers: { smtp: { failures: 2, coolDown: 100, factor: 2, maxCoolDown: 300 } },
+  })
+  k.schedule({ id: "a", job: "a", schedule: Schedule.fixedRate(100), breaker: "smtp" }, 0)
+  k.schedule({ id: "b", job: "b", schedule: Schedule.once(250), breaker: "smtp" }, 0)
+  const out: Array<string> = []
+  for (const now of steps) {
+    for (let run = k.takeDue(now); run !== undefined; run = k.takeDue(now)) {
+      out.push(`${run.job}@${run.startedAt}`)
+      const fails = run.job === "a" && run.startedAt < 250
+      k.complete(run, fails ? Task.failed("smtp down") : Task.succeeded, now, false)
+    }
+  }
+  return out
+}
 
 describe("circuit breakers on SQLite, across a restart", () => {
   it.effect(
@@ -114,8 +132,10 @@ describe("circuit breakers on SQLite, across a restart", () => {
               expect(skipped).toEqual([[300, 300, 1, "breaker"]])
             }),
           )
-          // The held one-shot was not lost: it ran as the probe.
+          // The held one-shot was not lost: it ran as the probe. The core kernel, given the same
+          // tasks and outcomes, runs the same trace.
           expect(runs).toEqual(["a@0", "a@100", "a@200", "b@400", "a@400"])
+          expect(runs).toEqual(kernelTrace([0, 100, 200, 400]))
         }),
       ),
   )
