@@ -337,6 +337,11 @@ export interface Decided {
   readonly run?: RunEntry | undefined
   readonly events: ReadonlyArray<EventEntry>
   readonly slot?: { readonly ended: boolean; readonly failed: boolean } | undefined
+  /**
+   * The task ended without a slot its breaker counts (a one-shot expired): it leaves its
+   * breaker, and a half-open breaker whose probe it was lets another held task through.
+   */
+  readonly leaves?: boolean | undefined
 }
 
 /**

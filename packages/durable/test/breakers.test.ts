@@ -209,6 +209,34 @@ describe("circuit breakers on SQLite, across a restart", () => {
   )
 })
 
+describe("a probe that expires on SQLite", () => {
+  it.effect("a one-shot probe past its deadline ends failed and another held task probes", () =>
+    inFile((file) =>
+      Effect.gen(function* () {
+        const { runs, failing, handler } = mail()
+        failing.add("f")
+        const options = { handlers: [handler], breakers: { smtp: { failures: 1, coolDown: 100 } } }
+        yield* withScheduler(sqlite(file), options, (d) =>
+          Effect.gen(function* () {
+            const p = { handler, payload: {}, breaker: "smtp" }
+            yield* d.schedule({ ...p, id: "f", schedule: Schedule.once(0) })
+            yield* d.schedule({ ...p, id: "w", schedule: Schedule.once(50), window: 20 })
+            yield* d.schedule({ ...p, id: "x", schedule: Schedule.once(150) })
+            // 100: half-open; w (due 50) would run first and probes, but its deadline was 70.
+            yield* advance(d, 100)
+            expect(yield* d.status("w")).toBe("failed")
+            expect(Option.getOrThrow(yield* d.breaker("smtp")).probe).toBe("x")
+            yield* advance(d, 100)
+            expect(Option.getOrThrow(yield* d.breaker("smtp")).state).toBe("closed")
+            expect(yield* d.status("x")).toBe("done")
+          }),
+        )
+        expect(runs).toEqual(["f@0", "x@150"])
+      }),
+    ),
+  )
+})
+
 describe("pauses by hand and breakers on SQLite", () => {
   it.effect("a held task paused by hand stays paused when the breaker closes", () =>
     inFile((file) =>

@@ -135,16 +135,15 @@ export const commitAll = (
         breaker === undefined ? undefined : () => Breakers.opensOnFailure(breaker, fresh),
       )
       if (!(yield* Write.row(sql, fresh, decided.update))) return undefined
+      const at = decided.update.updatedAt
       const moved =
-        breaker !== undefined && decided.slot?.ended === true
-          ? yield* Breakers.afterSlot(
-              tx,
-              breaker,
-              fresh,
-              decided.slot.failed,
-              decided.update.updatedAt,
-            )
-          : []
+        breaker === undefined
+          ? []
+          : decided.slot?.ended === true
+            ? yield* Breakers.afterSlot(tx, breaker, fresh, decided.slot.failed, at)
+            : decided.leaves === true
+              ? yield* Breakers.leave(tx, breaker.key, fresh, at)
+              : []
       return { decided, held: fresh.pausedReason !== null, moved }
     })
 

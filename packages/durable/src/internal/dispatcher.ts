@@ -35,9 +35,7 @@ const moveOf = (env: Env, row: TaskRow, at: number): Change | undefined => {
     if (take._tag === "Start") break
     if (take._tag === "Expire") {
       // A one-shot past its deadline (its own window, SPEC §3): it does not run, it ends failed.
-      return {
-        id: row.id,
-        fence: row.fence,
+      const expired = {
         update: Rows.expired(row, at, take.deadline),
         events: [
           ...events,
@@ -45,6 +43,17 @@ const moveOf = (env: Env, row: TaskRow, at: number): Change | undefined => {
             detail: `attempt ${row.attempt} due at ${row.runAt}; deadline ${take.deadline}`,
           }),
         ],
+      }
+      return {
+        id: row.id,
+        fence: row.fence,
+        ...expired,
+        // With a breaker, the commit has it leave (a probe that expired is replaced).
+        redecide: (fresh) => ({
+          ...expired,
+          update: Rows.expired(fresh, at, take.deadline),
+          leaves: true,
+        }),
         fencedOut: Events.make("fenced-out", row, at, env.owner, {
           detail: "claim-time decision",
         }),
@@ -129,10 +138,14 @@ const startAll = (
       else moves.push(move)
     }
     if (moves.length > 0) {
-      const { results } = yield* env.store.commit(moves, { seq: env.nextSeq, owner: env.owner })
+      const committed = yield* env.store.commit(moves, { seq: env.nextSeq, owner: env.owner })
       for (let k = 0; k < moves.length; k++) {
-        if (results[k] === "applied") for (const e of (moves[k] as Change).events) env.publish(e)
+        if (committed.results[k] === "applied") {
+          for (const e of committed.decided[k]?.events ?? []) env.publish(e)
+        }
       }
+      // A breaker whose probe expired let another held task through.
+      for (const e of committed.events) env.publish(e)
       // A moved row may be due at once: claim again before sleeping.
       env.wakeup.requested = true
     }
