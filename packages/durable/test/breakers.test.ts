@@ -209,6 +209,48 @@ describe("circuit breakers on SQLite, across a restart", () => {
   )
 })
 
+describe("a held retry on SQLite", () => {
+  it.effect("a retry pending when the breaker opens is held, not lost, and runs as the probe", () =>
+    inFile((file) =>
+      Effect.gen(function* () {
+        const runs: Array<string> = []
+        const handler = Handler.make("flaky", Schema.Struct({}), (_, run) =>
+          Effect.suspend(() => {
+            runs.push(`${run.id}#${run.attempt}@${run.startedAt}`)
+            return run.id === "f" || run.attempt === 1 ? Effect.fail("down") : Effect.void
+          }),
+        )
+        const options = { handlers: [handler], breakers: { smtp: { failures: 1, coolDown: 100 } } }
+        yield* withScheduler(sqlite(file), options, (d) =>
+          Effect.gen(function* () {
+            const p = { handler, payload: {}, breaker: "smtp" }
+            yield* d.schedule({
+              ...p,
+              id: "r",
+              schedule: Schedule.once(0),
+              retry: { maxRetries: 1, base: 50 },
+            })
+            yield* d.schedule({ ...p, id: "f", schedule: Schedule.once(10) })
+            // r@0 failed with a retry due at 50 (its slot goes on); f@10 failed: open until 110.
+            yield* advance(d, 20)
+            const held = Option.getOrThrow(yield* d.info("r"))
+            expect([held.state, held.pausedReason, held.attempt, held.scheduledFor]).toEqual([
+              "paused",
+              "breaker",
+              2,
+              50,
+            ])
+            yield* advance(d, 100)
+            expect(yield* d.status("r")).toBe("done")
+            expect(Option.getOrThrow(yield* d.breaker("smtp")).state).toBe("closed")
+          }),
+        )
+        expect(runs).toEqual(["r#1@0", "f#1@10", "r#2@110"])
+      }),
+    ),
+  )
+})
+
 describe("a probe that expires on SQLite", () => {
   it.effect("a one-shot probe past its deadline ends failed and another held task probes", () =>
     inFile((file) =>
