@@ -180,3 +180,58 @@ export const afterSlot = (
         : { state: "closed", failures: 0, opens: 0 }
   }
 }
+
+/**
+ * An opening of the breaker at `now` (its `opens`-th since it last closed): its cool-down
+ * ({@link coolDownOf}) and when it goes half-open, epoch ms, capped at the end of time. Pure.
+ *
+ * @category combinators
+ * @since 0.3.0
+ */
+export const opening = (
+  policy: Resolved,
+  opens: number,
+  now: number,
+): { readonly coolDown: number; readonly halfOpenAt: number } => {
+  const coolDown = coolDownOf(policy, opens)
+  return { coolDown, halfOpenAt: Math.min(now + coolDown, MAX_MS) }
+}
+
+/**
+ * What happens to a task that joins a breaker in `state` (it is scheduled, or names the breaker
+ * in an update): nothing while it is closed; while half-open with no probe, a `scheduled` task
+ * becomes the probe; otherwise it is held (`paused`, reason `breaker`). Pure.
+ *
+ * @category combinators
+ * @since 0.3.0
+ */
+export const onJoin = (
+  state: BreakerState,
+  hasProbe: boolean,
+  scheduled: boolean,
+): "none" | "probe" | "hold" =>
+  state === "closed" ? "none" : state === "half-open" && !hasProbe && scheduled ? "probe" : "hold"
+
+/**
+ * Whether held task `a` goes before `b` as a half-open breaker's probe: the one that would run
+ * first — the earlier due time if resumed now, then the higher priority (lower rank). Ties keep
+ * the caller's order (the kernel's table order, a store's id order). Pure.
+ *
+ * @category combinators
+ * @since 0.3.0
+ */
+export const probeBefore = (
+  a: { readonly dueAt: number; readonly rank: number },
+  b: { readonly dueAt: number; readonly rank: number },
+): boolean => a.dueAt < b.dueAt || (a.dueAt === b.dueAt && a.rank < b.rank)
+
+/**
+ * Whether a task its breaker holds is released when it leaves that breaker (an update naming
+ * another breaker, or none) for one in `joined` (`undefined`: none): only an open or half-open
+ * breaker keeps holding it. Pure.
+ *
+ * @category combinators
+ * @since 0.3.0
+ */
+export const releasedOnLeave = (joined: BreakerState | undefined): boolean =>
+  joined === undefined || joined === "closed"

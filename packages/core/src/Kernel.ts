@@ -831,7 +831,7 @@ export class Kernel<J> {
       repush = true
     }
     if (resolved !== undefined && changes.schedule !== undefined) {
-      if (s === RUNNING || this.t.attempt(i) > 1) {
+      if (Rules.scheduleChangeWaits(Lifecycle.states[s] as TaskState, this.t.attempt(i))) {
         // The slot in progress (a run, or a pending retry of it) ends first.
         extra.restart = changes.schedule
       } else {
@@ -856,7 +856,7 @@ export class Kernel<J> {
       // Held by the breaker it left, and the new one (if any) does not hold it: released (or,
       // while it runs, the breaker's pause request is withdrawn).
       const cell = extra.breaker as BreakerCell | undefined
-      if (cell === undefined || cell.status.state === "closed") {
+      if (Breaker.releasedOnLeave(cell?.status.state)) {
         const state = this.t.state(i)
         if (state === PAUSED && extra.pausedReason === "breaker") this.release(i, now)
         else if (state === RUNNING && extra.pauseRequest === "breaker") {
@@ -1641,9 +1641,10 @@ export class Kernel<J> {
       case "Expire": {
         this.load(i, extra)
         Lifecycle.step(SCHEDULED, EXPIRE, this.args)
-        this.t.setState(i, FAILED)
+        const expired = Lifecycle.states.indexOf(Rules.expire())
+        this.t.setState(i, expired)
         this.bump(SCHEDULED, -1)
-        this.bump(FAILED, 1)
+        this.bump(expired, 1)
         this.emit({
           kind: "expired",
           id: this.idOf(i),
@@ -1768,9 +1769,9 @@ export class Kernel<J> {
     }
     cell.members.add(i)
     extra.breaker = cell
-    const state = cell.status.state
-    if (state === "closed") return
-    if (state === "half-open" && cell.probe < 0 && this.t.state(i) === SCHEDULED) {
+    const join = Breaker.onJoin(cell.status.state, cell.probe >= 0, this.t.state(i) === SCHEDULED)
+    if (join === "none") return
+    if (join === "probe") {
       // A half-open breaker with nothing held to probe: the first task to come is the probe.
       cell.probe = i
       cell.probeGen = this.t.gen(i)
@@ -1802,9 +1803,9 @@ export class Kernel<J> {
     cell.probe = -1
     const cause = this.idOf(i)
     if (after.state === "open") {
-      const coolDown = Breaker.coolDownOf(cell.policy, after.opens)
+      const { coolDown, halfOpenAt } = Breaker.opening(cell.policy, after.opens, now)
       cell.openedAt = now
-      cell.halfOpenAt = Math.min(now + coolDown, MAX_MS)
+      cell.halfOpenAt = halfOpenAt
       this.updateBreakerTimer()
       this.emit({
         kind: "breaker",
@@ -1878,8 +1879,10 @@ export class Kernel<J> {
       const slot = Rules.resume(this.rowView(m, extra), now).dueAt
       if (
         best < 0 ||
-        slot < bestSlot ||
-        (slot === bestSlot && this.t.rank(m) < this.t.rank(best))
+        Breaker.probeBefore(
+          { dueAt: slot, rank: this.t.rank(m) },
+          { dueAt: bestSlot, rank: this.t.rank(best) },
+        )
       ) {
         best = m
         bestSlot = slot

@@ -408,6 +408,42 @@ export const start = (row: Pick<Row, "attempt" | "runNumber">): { readonly runNu
 
 const START_EVENT: Lifecycle.TaskEvent = { type: "START" }
 
+/**
+ * The EXPIRE step (SPEC §3): the state a one-shot ends in when {@link take} says `Expire` (its
+ * run is not started). Pure.
+ *
+ * @category combinators
+ * @since 0.3.0
+ */
+export const expire = (): TaskState => {
+  const context: Lifecycle.TaskContext = {
+    attempt: 1,
+    maxRetries: 0,
+    runNumber: 0,
+    consecutiveFailures: 0,
+    pauseAfter: 0,
+  }
+  const edge = Lifecycle.step(Lifecycle.SCHEDULED, Lifecycle.EXPIRE, {
+    context,
+    event: EXPIRE_EVENT,
+  }) as Lifecycle.Edge
+  return Lifecycle.states[edge.target] as TaskState
+}
+
+const EXPIRE_EVENT: Lifecycle.TaskEvent = { type: "EXPIRE" }
+
+/**
+ * Whether a schedule change to a live task in `state` at `attempt` waits for the slot in
+ * progress to end (SPEC §15): a running task, or one with a retry of its slot pending, finishes
+ * that slot first and starts the new schedule when the slot ends, as if scheduled then (pass it
+ * to {@link settle} as {@link Row.restart}); otherwise the new schedule starts now. Pure.
+ *
+ * @category combinators
+ * @since 0.3.0
+ */
+export const scheduleChangeWaits = (state: TaskState, attempt: number): boolean =>
+  state === "running" || attempt > 1
+
 // ------------------------------------------------------------------------------ settle
 
 /**

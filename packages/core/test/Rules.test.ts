@@ -155,3 +155,17 @@ describe("pause and resume", () => {
     })
   })
 })
+
+describe("expire and schedule changes", () => {
+  it("SPEC §3: a one-shot taken past its deadline ends failed, as the machine's EXPIRE says", () => {
+    expect(Rules.expire()).toBe("failed")
+  })
+
+  it("SPEC §15: a schedule change waits for a run or a pending retry; otherwise it starts now", () => {
+    expect(Rules.scheduleChangeWaits("running", 1)).toBe(true)
+    expect(Rules.scheduleChangeWaits("scheduled", 2)).toBe(true)
+    expect(Rules.scheduleChangeWaits("paused", 3)).toBe(true)
+    expect(Rules.scheduleChangeWaits("scheduled", 1)).toBe(false)
+    expect(Rules.scheduleChangeWaits("paused", 1)).toBe(false)
+  })
+})

@@ -67,24 +67,28 @@ import * as Options from "./internal/options.ts"
 import * as Outage from "./internal/outage.ts"
 import * as Upkeep from "./internal/upkeep.ts"
 import {
+  type BreakerView,
   type Counts,
   type EventEntry,
   type NewTask,
   type RunEntry,
+  type TaskRow,
   TaskStore,
 } from "./TaskStore.ts"
 
 /**
  * What to schedule: a registered handler (the object, whose payload type then checks the
  * payload, or its name) with its payload, a schedule that can be stored, and the same policies
- * as an in-memory task. A per-task catch-up window, tags and breakers are not kept for durable
- * tasks (the layer's `catchUpWindow` applies); an unknown key is an `InvalidOption`.
+ * as an in-memory task: priority, retry, missed-run policy, failure policy, a catch-up `window`
+ * (the layer's `catchUpWindow` applies to recurring tasks that give none), `tags`, and a
+ * `breaker` (its own policy, or the name of one in the layer's `breakers`). An unknown key is
+ * an `InvalidOption`.
  *
  * @category models
  * @since 0.1.0
  */
 export interface DurableTaskOptions<H extends Handler.Any | string = Handler.Any | string>
-  extends Omit<Kernel.TaskOptions<unknown>, "job" | "id" | "window" | "tags" | "breaker"> {
+  extends Omit<Kernel.TaskOptions<unknown>, "job" | "id"> {
   readonly handler: H
   readonly payload: Handler.PayloadOf<H>
   /** A caller-supplied id; a random UUID when absent. */
@@ -124,7 +128,57 @@ export interface DurableTaskInfo {
   readonly finishedAt: number | null
   /** Why it is `paused` (or will be when its run ends). */
   readonly pausedReason: Task.PauseReason | null
+  /** The schedule's kind: `once` (also `at`), `fixed-rate`, `fixed-delay`, `cron`. */
+  readonly kind: Task.TaskInfo["kind"]
+  /** Its tags; empty when it has none. */
+  readonly tags: ReadonlyArray<string>
+  /** Its own catch-up window, ms; `undefined`: the layer's `catchUpWindow` applies. */
+  readonly window: number | undefined
+  /** Its circuit breaker: a shared breaker's name, or the task's id for its own. */
+  readonly breaker: string | undefined
+  /** Its run timeout, ms; 0: none of its own. */
+  readonly timeoutMs: number
 }
+
+/**
+ * Which tasks `tasks`, `pauseAll`, `resumeAll` and `cancelAll` touch: those matching every
+ * given field (SPEC §15), plus the handler. `tasks` reads one page of at most `limit` (default
+ * 1,000, at most 10,000) in id order, after the id `after`; the bulk controls walk every match.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface DurableTaskFilter extends Kernel.TaskFilter {
+  readonly handler?: string | undefined
+  /** The page size of `tasks`: 1 to 10,000, default 1,000. */
+  readonly limit?: number | undefined
+  /** Only ids after this one: the last id of the previous page. */
+  readonly after?: string | undefined
+}
+
+/**
+ * What `update` may change (SPEC §15): schedule, priority, retry, missed-run policy, failure
+ * policy, window, timeout, tags, breaker and payload (checked by the task's handler). Absent or
+ * `undefined` keys change nothing; `window: null` returns the task to the layer's
+ * `catchUpWindow`, `breaker: null` removes its breaker, `tags: []` clears its tags.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface DurableChanges extends Omit<Kernel.UpdateOptions<unknown>, "job"> {
+  readonly timeout?: Time.DurationInput | undefined
+  /** A new payload, encoded by the task's handler's schema. */
+  readonly payload?: unknown
+}
+
+/**
+ * The typed errors of `update`: a bad change (the core's errors, `InvalidPayload`, `NotDurable`,
+ * `UnknownHandler` when this process lacks the task's handler) or the store's.
+ *
+ * @category errors
+ * @since 0.3.0
+ */
+export type DurableUpdateError = Controls.UpdateError | StoreError
 
 /**
  * A run recorded in the ledger.
@@ -227,6 +281,42 @@ export interface DurableSchedulerShape {
     id: string,
     options?: { readonly interrupt?: boolean },
   ) => Effect.Effect<boolean, StoreError>
+  /**
+   * Changes a live (scheduled, running or paused) task in place (SPEC §15), stored: its id,
+   * generation, run count and ledger stay. A new schedule starts as if scheduled now; a running
+   * task (or one with a retry pending) takes it when its slot ends. False for an unknown or final
+   * task; a bad change is the typed error naming its field and value, and changes nothing.
+   */
+  readonly update: (
+    id: string,
+    changes: DurableChanges,
+  ) => Effect.Effect<boolean, DurableUpdateError>
+  /**
+   * One page of the tasks matching `filter` (live and retained final ones), in id order: one
+   * indexed query (by tag through `tickwork_tags`), at most `filter.limit` rows.
+   */
+  readonly tasks: (
+    filter?: DurableTaskFilter,
+  ) => Effect.Effect<ReadonlyArray<DurableTaskInfo>, StoreError | CoreErrors.InvalidOption>
+  /** Pauses every task the filter matches (see `pause`); returns the ids it paused. O(matches). */
+  readonly pauseAll: (
+    filter: DurableTaskFilter,
+  ) => Effect.Effect<ReadonlyArray<Task.TaskId>, StoreError>
+  /** Resumes every task the filter matches (see `resume`); returns the ids it resumed. */
+  readonly resumeAll: (
+    filter: DurableTaskFilter,
+  ) => Effect.Effect<ReadonlyArray<Task.TaskId>, StoreError>
+  /** Cancels every task the filter matches (see `cancel`); returns the ids it cancelled. */
+  readonly cancelAll: (
+    filter: DurableTaskFilter,
+  ) => Effect.Effect<ReadonlyArray<Task.TaskId>, StoreError>
+  /**
+   * Every circuit breaker (SPEC §7), as stored and shared by the fleet: the layer's shared ones,
+   * then the own breakers of live tasks.
+   */
+  readonly breakers: Effect.Effect<ReadonlyArray<Kernel.BreakerInfo>, StoreError>
+  /** One breaker: a shared breaker by name, or a task's own by the task's id. */
+  readonly breaker: (name: string) => Effect.Effect<Option.Option<Kernel.BreakerInfo>, StoreError>
   /** The task's state, or `"unknown"`. */
   readonly status: (id: string) => Effect.Effect<Task.TaskState | "unknown", StoreError>
   readonly info: (id: string) => Effect.Effect<Option.Option<DurableTaskInfo>, StoreError>
@@ -384,6 +474,10 @@ export const make = <H extends Handler.Any>(
     const context = yield* Effect.context<Handler.Services<H>>()
 
     // ---------------------------------------------------------------- start
+    yield* store.defineBreakers(
+      [...resolved.breakers].map(([name, policy]) => ({ name, policy })),
+      now(),
+    )
     if (store.exclusive) {
       counters.recovered = yield* store.recover(now())
       if (counters.recovered > 0) {
@@ -443,7 +537,13 @@ export const make = <H extends Handler.Any>(
     const prepare = (o: DurableTaskOptions, t: number) =>
       env.closing.closed
         ? closedError
-        : Accept.prepare(o as Accept.TaskOptions, t, resolved.handlers, env.nextSeq)
+        : Accept.prepare(
+            o as Accept.TaskOptions,
+            t,
+            resolved.handlers,
+            env.nextSeq,
+            resolved.breakers,
+          )
 
     /**
      * After an insert: wakes the dispatcher if the new work is due before it would look again,
@@ -504,31 +604,73 @@ export const make = <H extends Handler.Any>(
         return true
       })
 
+    const toInfo = (row: TaskRow): DurableTaskInfo => ({
+      id: row.id as Task.TaskId,
+      generation: row.generation,
+      state: row.state,
+      handler: row.handler,
+      payload: JSON.parse(row.payload),
+      schedule: row.schedule,
+      priority: Task.priorities[row.priority] ?? "normal",
+      slot: row.slot,
+      scheduledFor: row.runAt,
+      attempt: row.attempt,
+      runNumber: row.runNumber,
+      consecutiveFailures: row.consecutiveFailures,
+      deliveries: row.deliveries,
+      leaseOwner: row.state === "running" ? row.leaseOwner : null,
+      lastError: row.lastError,
+      finishedAt: row.finishedAt,
+      pausedReason: row.pausedReason,
+      kind: row.schedule.kind,
+      tags: row.tags,
+      window: row.windowMs ?? undefined,
+      breaker: row.breaker === null ? undefined : row.breaker.slice(row.breaker.indexOf(":") + 1),
+      timeoutMs: row.timeoutMs,
+    })
     const info: DurableSchedulerShape["info"] = (id) =>
-      Effect.map(
-        store.get(id),
-        Option.map(
-          (row): DurableTaskInfo => ({
-            id: row.id as Task.TaskId,
-            generation: row.generation,
-            state: row.state,
-            handler: row.handler,
-            payload: JSON.parse(row.payload),
-            schedule: row.schedule,
-            priority: Task.priorities[row.priority] ?? "normal",
-            slot: row.slot,
-            scheduledFor: row.runAt,
-            attempt: row.attempt,
-            runNumber: row.runNumber,
-            consecutiveFailures: row.consecutiveFailures,
-            deliveries: row.deliveries,
-            leaseOwner: row.state === "running" ? row.leaseOwner : null,
-            lastError: row.lastError,
-            finishedAt: row.finishedAt,
-            pausedReason: row.pausedReason,
-          }),
-        ),
-      )
+      Effect.map(store.get(id), Option.map(toInfo))
+
+    const queryOf = (filter: DurableTaskFilter | undefined) => ({
+      state: filter?.state,
+      tag: filter?.tag,
+      kind: filter?.kind,
+      handler: filter?.handler,
+    })
+    const tasks: DurableSchedulerShape["tasks"] = (filter) =>
+      Effect.suspend((): ReturnType<DurableSchedulerShape["tasks"]> => {
+        const limit = Options.positiveInt("limit", filter?.limit, 1_000)
+        if (typeof limit !== "number") return Effect.fail(limit)
+        if (limit > 10_000)
+          return Effect.fail(Options.optionError("limit", limit, "must be at most 10000"))
+        return Effect.map(store.list({ ...queryOf(filter), after: filter?.after, limit }), (rows) =>
+          rows.map(toInfo),
+        )
+      })
+
+    const breakerInfo = (v: BreakerView): Kernel.BreakerInfo => {
+      const b = v.breaker
+      return {
+        name: b.name,
+        shared: b.shared,
+        state: b.state,
+        failures: b.failures,
+        policy: b.policy,
+        opens: b.opens,
+        openedAt: b.openedAt ?? undefined,
+        halfOpenAt: b.state === "open" ? (b.halfOpenAt ?? undefined) : undefined,
+        probe: (b.probe ?? undefined) as Task.TaskId | undefined,
+        tasks: v.tasks as ReadonlyArray<Task.TaskId>,
+        held: v.held as ReadonlyArray<Task.TaskId>,
+      }
+    }
+    const breakers: DurableSchedulerShape["breakers"] = Effect.map(store.breakers, (views) =>
+      views.map(breakerInfo),
+    )
+    const wake = (ids: ReadonlyArray<Task.TaskId>) =>
+      Effect.sync(() => {
+        if (ids.length > 0) env.wakeup.wake()
+      })
 
     const durable = DurableScheduler.of({
       owner: resolved.owner,
@@ -537,6 +679,27 @@ export const make = <H extends Handler.Any>(
       pause: (id) => Controls.pause(env, id),
       resume: (id) =>
         Effect.tap(Controls.resume(env, id), (ok) => Effect.sync(() => ok && env.wakeup.wake())),
+      update: (id, changes) =>
+        Effect.tap(Controls.update(env, id, changes as Controls.Changes), (ok) =>
+          Effect.sync(() => ok && env.wakeup.wake()),
+        ),
+      tasks,
+      pauseAll: (filter) =>
+        Controls.changeAll(env, queryOf(filter), (id) => Controls.pause(env, id)),
+      resumeAll: (filter) =>
+        Effect.tap(
+          Controls.changeAll(env, queryOf(filter), (id) => Controls.resume(env, id)),
+          wake,
+        ),
+      cancelAll: (filter) => Controls.changeAll(env, queryOf(filter), (id) => cancel(id)),
+      breakers,
+      breaker: (name) =>
+        Effect.map(store.breakers, (views) => {
+          const shared = views.find((v) => v.breaker.shared && v.breaker.name === name)
+          const own = views.find((v) => !v.breaker.shared && v.breaker.name === name)
+          const found = shared ?? own
+          return found === undefined ? Option.none() : Option.some(breakerInfo(found))
+        }),
       cancel,
       status: (id) =>
         Effect.map(

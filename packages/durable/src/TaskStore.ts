@@ -24,12 +24,20 @@
  *
  * @since 0.1.0
  */
-import { Errors, type MissedRun, type Retry, type Schedule, type Task } from "@tickwork/core"
+import {
+  Breaker,
+  Errors,
+  type MissedRun,
+  type Retry,
+  type Schedule,
+  type Task,
+} from "@tickwork/core"
 import { Array as Arr, Context, Effect, Option, type Queue, type Scope } from "effect"
 import type * as Migrator from "effect/sql/Migrator"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import { StoreError } from "./Errors.ts"
+import * as Breakers from "./internal/breakers.ts"
 import * as Claim from "./internal/claim.ts"
 import {
   decodeEvent,
@@ -47,6 +55,7 @@ import * as Events from "./internal/events.ts"
 import * as Failure from "./internal/failure.ts"
 import * as Ids from "./internal/ids.ts"
 import { migrate } from "./internal/migrations.ts"
+import * as Write from "./internal/write.ts"
 
 /**
  * One task as stored.
@@ -103,6 +112,66 @@ export interface TaskRow {
    * skipped, so the slot after the retry is the first grid slot at or after it. Epoch ms, or -1.
    */
   readonly resumeFrom: number
+  /** Its tags (SPEC §15), duplicates dropped, in the order given. */
+  readonly tags: ReadonlyArray<string>
+  /** Its own catch-up window, ms; `null`: the layer's `catchUpWindow` applies. */
+  readonly windowMs: number | null
+  /** The key of its circuit breaker's row (see {@link BreakerRow.key}); `null`: none. */
+  readonly breaker: string | null
+  /**
+   * A schedule change waiting for the slot in progress (a run, a pending retry) to end: the new
+   * schedule, in whole ms, started as if scheduled when that slot ends. `undefined`: none.
+   */
+  readonly restart: Schedule.Schedule | undefined
+  /** Raised by every update: a completion decided on an older revision is decided again. */
+  readonly revision: number
+}
+
+/**
+ * A task's definition as {@link TaskStoreShape.modify} rewrites it (an update, SPEC §15).
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface Definition {
+  readonly payload: string
+  readonly schedule: Schedule.Encoded
+  readonly priority: number
+  readonly retry: Retry.Resolved
+  readonly missedRuns: MissedRun.MissedRunPolicy
+  readonly pauseAfter: number
+  readonly timeoutMs: number
+  readonly tags: ReadonlyArray<string>
+  readonly windowMs: number | null
+  readonly breaker: string | null
+  readonly restart: Schedule.Schedule | undefined
+}
+
+/**
+ * One circuit breaker as stored (SPEC §7): shared by name, or a task's own.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface BreakerRow {
+  /** `"shared:<name>"` for a breaker defined on the layer, `"task:<id>"` for a task's own. */
+  readonly key: string
+  /** A shared breaker's name, or the id of the task that owns it. */
+  readonly name: string
+  readonly shared: boolean
+  readonly policy: Breaker.Resolved
+  readonly state: Breaker.BreakerState
+  /** Failed slots in a row, counted while closed. */
+  readonly failures: number
+  /** Times it opened since it last closed. */
+  readonly opens: number
+  /** When it last opened, epoch ms. */
+  readonly openedAt: number | null
+  /** When an open breaker goes half-open, epoch ms; `null` otherwise. */
+  readonly halfOpenAt: number | null
+  /** The half-open breaker's probe: a task id and its generation. */
+  readonly probe: string | null
+  readonly probeGeneration: number | null
 }
 
 /**
@@ -125,9 +194,17 @@ export interface NewTask
     | "timeoutMs"
     | "seq"
   > {
+  /** Its tags; none when absent. */
+  readonly tags?: ReadonlyArray<string> | undefined
+  /** Its own catch-up window, ms; absent or `null`: the layer's. */
+  readonly windowMs?: number | null | undefined
   /** The first slot. */
   readonly slot: number
   readonly now: number
+  /** Its circuit breaker: a shared one (defined on the layer) or its own policy. */
+  readonly breaker?:
+    | { readonly key: string; readonly name: string; readonly policy: Breaker.Resolved }
+    | undefined
 }
 
 /**
@@ -154,6 +231,13 @@ export interface RowUpdate {
   readonly pausedReason?: Task.PauseReason | null | undefined
   /** See {@link TaskRow.resumeFrom}; -1 (or absent) when unset. */
   readonly resumeFrom?: number | undefined
+  /**
+   * The schedule from now on, when a waiting schedule change ({@link TaskRow.restart}) took
+   * effect; it also clears the change. Absent: unchanged.
+   */
+  readonly schedule?: Schedule.Encoded | undefined
+  /** A new definition (an update): written with a raised {@link TaskRow.revision}. */
+  readonly define?: Definition | undefined
 }
 
 /**
@@ -191,7 +275,12 @@ export interface RunEntry {
  * - `cancelled`: the task was cancelled;
  * - `recovered`: a run cut off by a crash, made due again when the store was reopened;
  * - `released`: a claimed run handed back unfinished by a closing scheduler;
- * - `paused`, `resumed`: the task was paused (by hand, or by its failure policy) or resumed.
+ * - `paused`, `resumed`: the task was paused (by hand, its failure policy or its breaker) or
+ *   resumed;
+ * - `expired`: a one-shot taken past its deadline (its slot + its own window): it did not run
+ *   and the task ended `failed`;
+ * - `breaker`: a circuit breaker changed state (`cause` is the new state, {@link
+ *   EventEntry.breaker} its name; the task is the one whose slot moved it, or the probe).
  *
  * @category models
  * @since 0.1.0
@@ -205,6 +294,8 @@ export type EventKind =
   | "released"
   | "paused"
   | "resumed"
+  | "expired"
+  | "breaker"
 
 /**
  * One ledger event.
@@ -230,6 +321,27 @@ export interface EventEntry {
   readonly owner: string | null
   /** Free text: the attempt and outcome of a fenced-out run, … */
   readonly detail: string | null
+  /** A `breaker` event's breaker (a shared breaker's name, or the owning task's id). */
+  readonly breaker?: string | null | undefined
+}
+
+/**
+ * A decision about a row: its update, the run ledger row when a run ended, its events, and what
+ * a circuit breaker counts (the slot ended; it failed).
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface Decided {
+  readonly update: RowUpdate
+  readonly run?: RunEntry | undefined
+  readonly events: ReadonlyArray<EventEntry>
+  readonly slot?: { readonly ended: boolean; readonly failed: boolean } | undefined
+  /**
+   * The task ended without a slot its breaker counts (a one-shot expired): it leaves its
+   * breaker, and a half-open breaker whose probe it was lets another held task through.
+   */
+  readonly leaves?: boolean | undefined
 }
 
 /**
@@ -242,15 +354,15 @@ export interface Change {
   readonly id: string
   readonly fence: number
   readonly update: RowUpdate
+  /** The revision of the row the change was decided on (see {@link TaskRow.revision}). */
+  readonly revision?: number | undefined
   /**
-   * The row's update instead of {@link update} when a pause was asked for while it ran (the
-   * row's `pausedReason`): the same decision with that request.
+   * The same decision made again on the row as it is in the transaction, when it changed while
+   * it ran (a pause asked for, an update) or it has a circuit breaker: `breakerOpens` answers
+   * from the breaker's stored state, and the breaker then counts the slot in that transaction.
    */
-  readonly ifPauseRequested?:
-    | ((reason: Task.PauseReason) => {
-        readonly update: RowUpdate
-        readonly run?: RunEntry | undefined
-      })
+  readonly redecide?:
+    | ((fresh: TaskRow, breakerOpens: (() => boolean) | undefined) => Decided)
     | undefined
   /** The run ledger row, when a run ended. */
   readonly run?: RunEntry | undefined
@@ -260,7 +372,7 @@ export interface Change {
 }
 
 /**
- * What became of a {@link Change}: `applied`; `held` (applied as {@link Change.ifPauseRequested}
+ * What became of a {@link Change}: `applied`; `held` (applied as {@link Change.redecide}
  * decided: a pause was asked for while it ran); `cancelled` (the task was cancelled while it ran:
  * the run is recorded, the task stays cancelled); `fenced-out` (another delivery holds the row).
  *
@@ -268,6 +380,20 @@ export interface Change {
  * @since 0.1.0
  */
 export type ChangeResult = "applied" | "held" | "cancelled" | "fenced-out"
+
+/**
+ * What a commit did: each change's result and the decision applied (the change's own, or the
+ * one {@link Change.redecide} made), and the events of circuit breakers it moved (transitions,
+ * tasks held or released), to publish.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface Committed {
+  readonly results: ReadonlyArray<ChangeResult>
+  readonly decided: ReadonlyArray<Decided>
+  readonly events: ReadonlyArray<EventEntry>
+}
 
 /**
  * What a cancel found.
@@ -340,15 +466,41 @@ export interface TaskStoreShape {
   readonly get: (id: string) => Effect.Effect<Option.Option<TaskRow>, StoreError>
   /**
    * Reads a live (scheduled, running or paused) task's row and writes what `decide` makes of it,
-   * in one transaction; `decide` returns `undefined` to change nothing. Returns whether it wrote.
-   * The controls (pause, resume) use it: the decision is the core's, the store only keeps rows.
+   * in one transaction; `decide` returns `undefined` to change nothing, or a typed error (an
+   * update's bad field) to change nothing and fail with it. Returns whether it wrote. The
+   * controls (pause, resume, update) use it: the decision is the core's, the store only keeps
+   * rows. A modification that moves the task between breakers has it leave the old one and join
+   * the new one in the same transaction.
    */
-  readonly modify: (
+  readonly modify: <E = never>(
     id: string,
-    decide: (
-      row: TaskRow,
-    ) => { readonly update: RowUpdate; readonly events: ReadonlyArray<EventEntry> } | undefined,
-  ) => Effect.Effect<boolean, StoreError>
+    decide: (row: TaskRow) => Modification | undefined | Rejected<E>,
+  ) => Effect.Effect<boolean, StoreError | E>
+  /**
+   * Tasks matching `query`, live and retained final ones, by id, at most `query.limit` of them
+   * after `query.after`: one indexed statement (by tag through `tickwork_tags`), O(limit) rows.
+   */
+  readonly list: (query: Query) => Effect.Effect<ReadonlyArray<TaskRow>, StoreError>
+  /** Creates the layer's shared breakers (a policy given again replaces the stored one). */
+  readonly defineBreakers: (
+    list: ReadonlyArray<{ readonly name: string; readonly policy: Breaker.Resolved }>,
+    now: number,
+  ) => Effect.Effect<void, StoreError>
+  /**
+   * Every shared breaker and the own breakers of live tasks, each with its live tasks and
+   * those it holds. O(breakers + their tasks).
+   */
+  readonly breakers: Effect.Effect<ReadonlyArray<BreakerView>, StoreError>
+  /**
+   * The half-open step at `now` (SPEC §7): open breakers whose cool-down ended go half-open and
+   * let a probe through, in one transaction. Returns the events (transitions, tasks resumed).
+   */
+  readonly halfOpen: (
+    now: number,
+    context: Commit.Context,
+  ) => Effect.Effect<ReadonlyArray<EventEntry>, StoreError>
+  /** The earliest half-open time of an open breaker: the dispatcher wakes then. */
+  readonly nextHalfOpen: Effect.Effect<number | undefined, StoreError>
   /** A task's state alone. */
   readonly state: (id: string) => Effect.Effect<Option.Option<Task.TaskState>, StoreError>
   /**
@@ -356,10 +508,15 @@ export interface TaskStoreShape {
    * first: each becomes `running`, leased to `owner` until `now + leaseMs`, with a new fence.
    */
   readonly claim: (options: ClaimOptions) => Effect.Effect<ReadonlyArray<TaskRow>, StoreError>
-  /** Applies changes in one transaction, each under its fence. */
+  /**
+   * Applies changes in one transaction, each under its fence; a change decided again (see
+   * {@link Change.redecide}) moves its breaker in that transaction. `context` gives released
+   * tasks their push order.
+   */
   readonly commit: (
     changes: ReadonlyArray<Change>,
-  ) => Effect.Effect<ReadonlyArray<ChangeResult>, StoreError>
+    context?: Commit.Context,
+  ) => Effect.Effect<Committed, StoreError>
   /**
    * Extends the leases `owner` still holds under these fences; returns the ids renewed. A task
    * cancelled while it runs keeps its lease: its run finishes (cancellation is cooperative).
@@ -398,6 +555,72 @@ export interface TaskStoreShape {
         readonly listen: Effect.Effect<Queue.Dequeue<unknown, unknown>, StoreError, Scope.Scope>
       }
     | undefined
+}
+
+/**
+ * A {@link TaskStoreShape.modify} decision that changes a row: its update, its events, and the
+ * breakers it leaves and joins (row keys; an own breaker to create first).
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface Modification {
+  readonly update: RowUpdate
+  readonly events: ReadonlyArray<EventEntry>
+  readonly breaker?:
+    | {
+        readonly leave: string | null
+        readonly join: string | null
+        readonly own?:
+          | { readonly key: string; readonly name: string; readonly policy: Breaker.Resolved }
+          | undefined
+        /**
+         * The task stays in this breaker but can no longer be its probe (it was paused by hand):
+         * a half-open breaker lets another held task through.
+         */
+        readonly unprobe?: string | undefined
+      }
+    | undefined
+}
+
+/**
+ * A {@link TaskStoreShape.modify} decision that rejects the change with a typed error.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface Rejected<E> {
+  readonly rejected: E
+}
+
+/**
+ * Which tasks {@link TaskStoreShape.list} reads.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface Query {
+  readonly state?: Task.TaskState | undefined
+  readonly tag?: string | undefined
+  readonly kind?: Task.TaskInfo["kind"] | undefined
+  readonly handler?: string | undefined
+  /** Only ids greater than this one (the last id of the previous page). */
+  readonly after?: string | undefined
+  readonly limit: number
+}
+
+/**
+ * A breaker with its live tasks, as {@link TaskStoreShape.breakers} reads it.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface BreakerView {
+  readonly breaker: BreakerRow
+  /** Its live tasks, by id. */
+  readonly tasks: ReadonlyArray<string>
+  /** Those it holds (`paused`, reason `breaker`). */
+  readonly held: ReadonlyArray<string>
 }
 
 /**
@@ -482,7 +705,10 @@ export const make = (options: {
             lease_owner = excluded.lease_owner, seq = excluded.seq,
             created_at = excluded.created_at,
             updated_at = excluded.updated_at, finished_at = excluded.finished_at,
-            last_error = excluded.last_error
+            last_error = excluded.last_error, paused_reason = excluded.paused_reason,
+            resume_from = excluded.resume_from, tags = excluded.tags,
+            window_ms = excluded.window_ms, breaker = excluded.breaker,
+            restart = excluded.restart, revision = excluded.revision
           WHERE tickwork_tasks.state IN ('done', 'failed', 'cancelled')
           RETURNING id, generation`
         if (rows.length === chunk.length) {
@@ -513,10 +739,52 @@ export const make = (options: {
         seen.add(t.id)
       }
       const chunks = Arr.chunksOf(tasks, CHUNK)
+      // Tags and breakers are written beside the rows: then one transaction holds them all.
+      const extras = tasks.some((t) => (t.tags?.length ?? 0) > 0 || t.breaker !== undefined)
       const all =
-        chunks.length === 1
+        chunks.length === 1 && !extras
           ? insertChunk(chunks[0])
-          : sql.withTransaction(Effect.map(Effect.forEach(chunks, insertChunk), (gs) => gs.flat()))
+          : sql.withTransaction(
+              Effect.gen(function* () {
+                const gs = (yield* Effect.forEach(chunks, insertChunk)).flat()
+                if (!extras) return gs
+                // A reused id's old tags go; a task's own breaker starts closed.
+                yield* Write.tags(
+                  sql,
+                  tasks.map((t, k) => ({
+                    id: t.id,
+                    generation: gs[k] as number,
+                    tags: t.tags ?? [],
+                  })),
+                )
+                const tx: Breakers.Tx = { sql, dialect, seq: () => 0, owner: null }
+                const now = tasks[0].now
+                const own = tasks.flatMap((t) =>
+                  t.breaker !== undefined && t.breaker.key === Breakers.ownKey(t.id)
+                    ? [{ ...t.breaker, shared: false }]
+                    : [],
+                )
+                yield* Breakers.define(tx, own, now)
+                for (let k = 0; k < tasks.length; k++) {
+                  const t = tasks[k] as NewTask
+                  if (t.breaker === undefined) continue
+                  const joined = yield* Breakers.join(
+                    tx,
+                    t.breaker.key,
+                    {
+                      id: t.id,
+                      generation: gs[k] as number,
+                      slot: t.slot,
+                      fence: 0,
+                      state: "scheduled",
+                    },
+                    now,
+                  )
+                  yield* Write.events(sql, joined)
+                }
+                return gs
+              }),
+            )
       return Effect.mapError(all, (e) => (e._tag === "DuplicateTaskId" ? e : fail("insert")(e)))
     }
 
@@ -549,7 +817,7 @@ export const make = (options: {
         .withTransaction(
           Effect.gen(function* () {
             const rows = yield* sql<Raw>`
-              SELECT generation, state, slot, fence, lease_owner FROM tickwork_tasks
+              SELECT generation, state, slot, fence, lease_owner, breaker FROM tickwork_tasks
               WHERE id = ${id} AND state IN ('scheduled', 'running', 'paused')`
             const row = rows[0]
             if (row === undefined) return Option.none<Cancelled>()
@@ -571,52 +839,211 @@ export const make = (options: {
                 }),
               ),
             )}`
+            if (row.breaker !== null && row.breaker !== undefined) {
+              const tx: Breakers.Tx = { sql, dialect, seq: () => now * 1000, owner: null }
+              const left = yield* Breakers.leave(
+                tx,
+                String(row.breaker),
+                { id, generation: found.generation },
+                now,
+              )
+              yield* Write.events(sql, left)
+            }
             return Option.some(found)
           }),
         )
-        .pipe(Effect.mapError(fail("cancel")))
+        .pipe(Effect.mapError((e) => (e instanceof StoreError ? e : fail("cancel")(e as SqlError))))
 
-    const modify: TaskStoreShape["modify"] = (id, decide) =>
+    /** A decision's typed error, carried out of the transaction (which it rolls back). */
+    class Refused {
+      readonly error: unknown
+      constructor(error: unknown) {
+        this.error = error
+      }
+    }
+    const modify = <E>(
+      id: string,
+      decide: (row: TaskRow) => Modification | undefined | Rejected<E>,
+    ): Effect.Effect<boolean, StoreError | E> =>
       sql
         .withTransaction(
           Effect.gen(function* () {
-            const rows = yield* sql<Raw>`SELECT * FROM tickwork_tasks
-              WHERE id = ${id} AND state IN ('scheduled', 'running', 'paused')`
+            if (dialect === "pg") {
+              // Its breaker first, then the row (the lock order of every breaker step), and
+              // the row locked while the decision is made on it.
+              yield* sql`SELECT key FROM tickwork_breakers WHERE key =
+                (SELECT breaker FROM tickwork_tasks WHERE id = ${id}) FOR UPDATE`
+            }
+            const rows =
+              dialect === "pg"
+                ? yield* sql<Raw>`SELECT * FROM tickwork_tasks
+                    WHERE id = ${id} AND state IN ('scheduled', 'running', 'paused') FOR UPDATE`
+                : yield* sql<Raw>`SELECT * FROM tickwork_tasks
+                    WHERE id = ${id} AND state IN ('scheduled', 'running', 'paused')`
             const raw = rows[0]
             if (raw === undefined) return false
             const row = decodeRow(raw)
             const change = decide(row)
             if (change === undefined) return false
+            if ("rejected" in change) return yield* Effect.fail(new Refused(change.rejected))
             const u = change.update
-            yield* sql`UPDATE tickwork_tasks SET state = ${u.state}, slot = ${u.slot},
-              run_at = ${u.runAt}, due_at = ${u.dueAt}, attempt = ${u.attempt},
-              run_number = ${u.runNumber}, consecutive_failures = ${u.consecutiveFailures},
-              deliveries = ${u.deliveries}, lease_owner = ${u.leaseOwner},
-              finished_at = ${u.finishedAt}, last_error = ${u.lastError}, seq = ${u.seq},
-              updated_at = ${u.updatedAt}, paused_reason = ${u.pausedReason ?? null},
-              resume_from = ${u.resumeFrom ?? -1}
-              WHERE id = ${id} AND fence = ${row.fence} AND state = ${row.state}`
-            for (const chunk of Arr.chunksOf(change.events, CHUNK)) {
-              yield* sql`INSERT INTO tickwork_events ${sql.insert(Arr.map(chunk, eventRecord))}`
+            if (!(yield* Write.row(sql, row, u))) return false
+            yield* Write.events(sql, change.events)
+            const moves = change.breaker
+            if (moves?.unprobe !== undefined) {
+              const tx: Breakers.Tx = { sql, dialect, seq: () => u.seq, owner: null }
+              const key = moves.unprobe
+              yield* Write.events(sql, yield* Breakers.unprobe(tx, key, row, u.updatedAt))
+            }
+            if (moves !== undefined && (moves.leave !== null || moves.join !== null)) {
+              const now = u.updatedAt
+              const tx: Breakers.Tx = { sql, dialect, seq: () => u.seq, owner: null }
+              if (moves.leave !== null) {
+                yield* Write.events(sql, yield* Breakers.leave(tx, moves.leave, row, now))
+              }
+              if (moves.own !== undefined) {
+                yield* Breakers.define(tx, [{ ...moves.own, shared: false }], now)
+              }
+              const joined = moves.join === null ? undefined : yield* Breakers.load(tx, moves.join)
+              if (moves.join !== null) {
+                const state = u.state as "scheduled" | "running" | "paused"
+                const task = {
+                  id,
+                  generation: row.generation,
+                  slot: u.slot,
+                  fence: row.fence,
+                  state,
+                }
+                yield* Write.events(sql, yield* Breakers.join(tx, moves.join, task, now))
+              }
+              // Held by the breaker it left, and the one it joined does not hold it: released.
+              if (Breaker.releasedOnLeave(joined?.state)) {
+                const current = yield* sql<Raw>`SELECT * FROM tickwork_tasks WHERE id = ${id}`
+                const now2 = decodeRow(current[0] as Raw)
+                if (now2.pausedReason === "breaker" && moves.leave !== null) {
+                  yield* Write.events(sql, yield* Breakers.releaseTask(tx, now2, now))
+                }
+              }
             }
             return true
           }),
         )
         .pipe(
+          Effect.catch((e): Effect.Effect<never, StoreError | E> => {
+            if (e instanceof Refused) return Effect.fail(e.error as E)
+            if (e instanceof StoreError) return Effect.fail(e)
+            return Effect.fail(fail("change a task")(e as SqlError))
+          }),
+        )
+
+    const list: TaskStoreShape["list"] = (q) => {
+      const where = [sql`1 = 1`]
+      if (q.state !== undefined) where.push(sql`state = ${q.state}`)
+      if (q.handler !== undefined) where.push(sql`handler = ${q.handler}`)
+      // The stored schedule is the core's encoded form, written with its kind first.
+      if (q.kind !== undefined) where.push(sql`schedule LIKE ${`{"kind":"${q.kind}"%`}`)
+      if (q.tag !== undefined)
+        where.push(
+          sql`(id, generation) IN (SELECT task_id, generation FROM tickwork_tags WHERE tag = ${q.tag})`,
+        )
+      if (q.after !== undefined) where.push(sql`id > ${q.after}`)
+      return sql<Raw>`SELECT * FROM tickwork_tasks WHERE ${sql.and(where)}
+        ORDER BY id LIMIT ${q.limit}`.pipe(
+        Effect.mapError(fail("list tasks")),
+        Effect.flatMap((rows) =>
+          Effect.try({
+            try: () => rows.map(decodeRow),
+            catch: (error) =>
+              new StoreError({
+                operation: "list tasks",
+                reason: "corrupt",
+                detail: error instanceof Error ? error.message : String(error),
+                message: `a stored task cannot be read: ${error instanceof Error ? error.message : String(error)}`,
+                cause: error,
+              }),
+          }),
+        ),
+      )
+    }
+
+    const defineBreakers: TaskStoreShape["defineBreakers"] = (shared, now) =>
+      shared.length === 0
+        ? Effect.void
+        : sql
+            .withTransaction(
+              Breakers.define(
+                { sql, dialect, seq: () => 0, owner: null },
+                shared.map((b) => ({
+                  key: Breakers.sharedKey(b.name),
+                  name: b.name,
+                  shared: true,
+                  policy: b.policy,
+                })),
+                now,
+              ),
+            )
+            .pipe(Effect.mapError(fail("define breakers")))
+
+    const breakers: TaskStoreShape["breakers"] = Effect.gen(function* () {
+      const rows = yield* Breakers.all(sql)
+      const members = yield* sql<Raw>`SELECT id, breaker, state, paused_reason FROM tickwork_tasks
+        WHERE breaker IS NOT NULL AND state IN ('scheduled', 'running', 'paused') ORDER BY id`
+      const byKey = new Map<string, { tasks: Array<string>; held: Array<string> }>()
+      for (const m of members) {
+        const key = String(m.breaker)
+        let v = byKey.get(key)
+        if (v === undefined) {
+          v = { tasks: [], held: [] }
+          byKey.set(key, v)
+        }
+        v.tasks.push(String(m.id))
+        if (m.state === "paused" && m.paused_reason === "breaker") v.held.push(String(m.id))
+      }
+      return rows.flatMap((breaker): Array<BreakerView> => {
+        const v = byKey.get(breaker.key)
+        // A task's own breaker is listed while its task lives.
+        if (!breaker.shared && v === undefined) return []
+        return [{ breaker, tasks: v?.tasks ?? [], held: v?.held ?? [] }]
+      })
+    }).pipe(Effect.mapError(fail("read the breakers")))
+
+    const halfOpen: TaskStoreShape["halfOpen"] = (now, context) =>
+      sql
+        .withTransaction(
+          Effect.gen(function* () {
+            const events = yield* Breakers.halfOpen(
+              { sql, dialect, seq: context.seq, owner: context.owner },
+              now,
+            )
+            yield* Write.events(sql, events)
+            return events
+          }),
+        )
+        .pipe(
           Effect.mapError((e) =>
-            e instanceof StoreError ? e : fail("change a task")(e as SqlError),
+            e instanceof StoreError ? e : fail("half-open breakers")(e as SqlError),
           ),
         )
+
+    const nextHalfOpen: TaskStoreShape["nextHalfOpen"] = Breakers.nextHalfOpen(sql).pipe(
+      Effect.mapError(fail("find the next half-open breaker")),
+    )
 
     const claim: TaskStoreShape["claim"] = (o) =>
       Claim.claim(sql, dialect, o).pipe(Effect.mapError(fail("claim due tasks")))
 
-    const commit: TaskStoreShape["commit"] = (changes) =>
+    const commit: TaskStoreShape["commit"] = (changes, context) =>
       changes.length === 0
-        ? Effect.succeed([])
+        ? Effect.succeed({ results: [], decided: [], events: [] })
         : sql
-            .withTransaction(Commit.commitAll(sql, changes))
-            .pipe(Effect.mapError(fail("complete runs")))
+            .withTransaction(
+              Commit.commitAll(sql, dialect, changes, context ?? { seq: () => 0, owner: null }),
+            )
+            .pipe(
+              Effect.mapError((e) =>
+                e instanceof StoreError ? e : fail("complete runs")(e as SqlError),
+              ),
+            )
 
     const renew: TaskStoreShape["renew"] = (owner, held, now, leaseMs) =>
       held.length === 0
@@ -707,8 +1134,14 @@ export const make = (options: {
           Effect.all([
             sql`DELETE FROM tickwork_runs WHERE finished_at < ${before}`,
             sql`DELETE FROM tickwork_events WHERE at < ${before}`,
+            sql`DELETE FROM tickwork_breakers WHERE shared = 0 AND NOT EXISTS (
+              SELECT 1 FROM tickwork_tasks t WHERE t.breaker = tickwork_breakers.key
+                AND t.state IN ('scheduled', 'running', 'paused'))`,
             sql`DELETE FROM tickwork_tasks
               WHERE state IN ('done', 'failed', 'cancelled') AND finished_at < ${before}`,
+            // Tags of pruned tasks, and of earlier generations of reused ids.
+            sql`DELETE FROM tickwork_tags WHERE NOT EXISTS (SELECT 1 FROM tickwork_tasks t
+              WHERE t.id = tickwork_tags.task_id AND t.generation = tickwork_tags.generation)`,
           ]),
         )
         .pipe(Effect.asVoid, Effect.mapError(fail("prune the ledger")))
@@ -729,8 +1162,13 @@ export const make = (options: {
       state: (id) => (Ids.storable(id) ? deadline("read a task's state")(state(id)) : none),
       modify: (id, decide) =>
         Ids.storable(id) ? deadline("change a task")(modify(id, decide)) : Effect.succeed(false),
+      list: (q) => deadline("list tasks")(list(q)),
+      defineBreakers: (shared, now) => deadline("define breakers")(defineBreakers(shared, now)),
+      breakers: deadline("read the breakers")(breakers),
+      halfOpen: (now, context) => deadline("half-open breakers")(halfOpen(now, context)),
+      nextHalfOpen: deadline("find the next half-open breaker")(nextHalfOpen),
       claim: (o) => deadline("claim due tasks")(claim(o)),
-      commit: (changes) => deadline("complete runs")(commit(changes)),
+      commit: (changes, context) => deadline("complete runs")(commit(changes, context)),
       renew: (owner, held, now, leaseMs) =>
         deadline("renew leases")(renew(owner, held, now, leaseMs)),
       nextDue: (handlers) => deadline("find the next due task")(nextDue(handlers)),

@@ -103,8 +103,17 @@ describe("bad input: each a typed error naming the field and value; nothing writ
               [{ ...ok, id: "" }, "InvalidOption", "id"],
               // SPEC §13: a key the scheduler does not know is never silently ignored.
               [{ ...ok, missedRun: "skip" }, "InvalidOption", "missedRun"],
-              [{ ...ok, window: 1_000 }, "InvalidOption", "window"],
-              [{ ...ok, tags: ["a"] }, "InvalidOption", "tags"],
+              // SPEC §3, §7, §15: the per-task controls are checked by the core's rules.
+              [{ ...ok, window: -5 }, "InvalidOption", "window"],
+              [{ ...ok, schedule: Schedule.fixedDelay(10), window: 5 }, "InvalidOption", "window"],
+              [{ ...ok, tags: ["a", ""] }, "InvalidOption", "tags[1]"],
+              [{ ...ok, tags: "a" }, "InvalidOption", "tags"],
+              [{ ...ok, breaker: "nope" }, "InvalidOption", "breaker"],
+              [
+                { ...ok, breaker: { failures: 0, coolDown: 10 } },
+                "InvalidOption",
+                "breaker.failures",
+              ],
             ] as const
             for (const [options, tag, field] of cases) {
               const e = yield* Effect.flip(d.schedule(options as never))

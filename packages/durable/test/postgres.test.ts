@@ -135,10 +135,12 @@ describe("PostgreSQL store", () => {
             detail: "late",
           },
         })
-        expect(yield* s.commit([change(a as TaskStore.TaskRow, "A", 1_400)])).toEqual([
+        expect((yield* s.commit([change(a as TaskStore.TaskRow, "A", 1_400)])).results).toEqual([
           "fenced-out",
         ])
-        expect(yield* s.commit([change(b as TaskStore.TaskRow, "B", 1_450)])).toEqual(["applied"])
+        expect((yield* s.commit([change(b as TaskStore.TaskRow, "B", 1_450)])).results).toEqual([
+          "applied",
+        ])
         const runs = yield* s.runs("t")
         expect(runs.map((r) => [r.owner, r.fence, r.delivery])).toEqual([["B", 2, 2]])
         const events = yield* s.events("t")

@@ -5,7 +5,7 @@
  * schedule must have a stored form (`Schedule.encode`). The result is the row to insert.
  */
 import { randomUUID } from "node:crypto"
-import { Errors, Rules, Schedule, Time } from "@tickwork/core"
+import { Breaker, Errors, Rules, Schedule, Time } from "@tickwork/core"
 import { Result } from "effect"
 import {
   type DurableScheduleError,
@@ -15,6 +15,7 @@ import {
 } from "../Errors.ts"
 import type * as Handler from "../Handler.ts"
 import type { NewTask } from "../TaskStore.ts"
+import * as Breakers from "./breakers.ts"
 import * as Ids from "./ids.ts"
 import { optionError } from "./options.ts"
 import * as Payload from "./payload.ts"
@@ -25,11 +26,12 @@ export interface TaskOptions extends Rules.Options {
   readonly payload: unknown
   readonly id?: string | undefined
   readonly timeout?: Time.DurationInput | undefined
+  readonly breaker?: Breaker.BreakerPolicy | string | undefined
 }
 
 /**
- * The keys of a durable task's options: the rules' (but the job, and the per-task window, tags
- * and breaker, which durable tasks do not keep), its handler and payload, and the run timeout.
+ * The keys of a durable task's options: the rules' (but the job), its handler and payload, and
+ * the run timeout.
  */
 export const taskKeys: ReadonlySet<string> = new Set([
   "handler",
@@ -41,7 +43,34 @@ export const taskKeys: ReadonlySet<string> = new Set([
   "missedRuns",
   "pauseAfterConsecutiveFailures",
   "timeout",
+  "window",
+  "tags",
+  "breaker",
 ])
+
+/**
+ * A task's breaker option as stored: a breaker defined on the layer (`breakers`) by name, or a
+ * policy of its own (its row is keyed by the task's id); an `InvalidOption` naming `breaker`
+ * (or the policy's bad field) otherwise.
+ */
+export const breakerOf = (
+  option: Breaker.BreakerPolicy | string,
+  id: string,
+  shared: ReadonlyMap<string, Breaker.Resolved>,
+): NonNullable<NewTask["breaker"]> | Errors.InvalidOption => {
+  if (typeof option === "string") {
+    const policy = shared.get(option)
+    return policy === undefined
+      ? optionError(
+          "breaker",
+          option,
+          `must name a breaker defined in the layer's breakers (defined: ${[...shared.keys()].join(", ") || "none"})`,
+        )
+      : { key: Breakers.sharedKey(option), name: option, policy }
+  }
+  const policy = Breaker.resolve(option)
+  return "failures" in policy ? { key: Breakers.ownKey(id), name: id, policy } : policy
+}
 
 /** The {@link NotDurable} error for a schedule that has no stored form. */
 export const notDurable = (
@@ -58,6 +87,7 @@ export const prepare = (
   now: number,
   handlers: ReadonlyMap<string, Handler.Any>,
   seq: () => number,
+  breakers: ReadonlyMap<string, Breaker.Resolved> = new Map(),
 ): NewTask | Exclude<DurableScheduleError, StoreError> => {
   if (typeof o !== "object" || o === null) return optionError("options", o, "must be an object")
   const unknown = Errors.unknownKey(o, taskKeys)
@@ -90,8 +120,14 @@ export const prepare = (
   if (typeof payload !== "string") return payload
   const encoded = Schedule.encode(o.schedule, accepted)
   if (Result.isFailure(encoded)) return notDurable(o.schedule, encoded.failure.message)
+  const id = o.id ?? randomUUID()
+  const breaker = o.breaker === undefined ? undefined : breakerOf(o.breaker, id, breakers)
+  if (breaker instanceof Errors.InvalidOption) return breaker
   return {
-    id: o.id ?? randomUUID(),
+    id,
+    tags: accepted.tags,
+    windowMs: accepted.windowMs === Rules.NO_WINDOW ? null : accepted.windowMs,
+    breaker,
     handler: handler.name,
     payload,
     seq: seq(),

@@ -4,9 +4,10 @@
  * from the store's types. The schedule column is the core's `Schedule.Encoded`, read back with
  * `Schedule.decode`.
  */
+import type { Breaker } from "@tickwork/core"
 import { type MissedRun, type Retry, Schedule, type Task } from "@tickwork/core"
 import { Result } from "effect"
-import type { EventEntry, EventKind, NewTask, RunEntry, TaskRow } from "../TaskStore.ts"
+import type { BreakerRow, EventEntry, EventKind, NewTask, RunEntry, TaskRow } from "../TaskStore.ts"
 
 /** A row as the driver returns it. */
 export type Raw = Record<string, unknown>
@@ -57,8 +58,62 @@ export const decodeRow = (r: Raw): TaskRow => {
     lastError: strOrNull(r.last_error),
     pausedReason: strOrNull(r.paused_reason) as Task.PauseReason | null,
     resumeFrom: r.resume_from === null || r.resume_from === undefined ? -1 : num(r.resume_from),
+    tags:
+      r.tags === null || r.tags === undefined ? [] : (JSON.parse(String(r.tags)) as Array<string>),
+    windowMs: numOrNull(r.window_ms),
+    breaker: strOrNull(r.breaker),
+    restart:
+      r.restart === null || r.restart === undefined
+        ? undefined
+        : (JSON.parse(String(r.restart)) as Schedule.Schedule),
+    revision: r.revision === null || r.revision === undefined ? 0 : num(r.revision),
   }
 }
+
+/**
+ * A schedule in a form that survives JSON: whole ms, a cron expression as text. Read back, it
+ * resolves as the schedule given would at any `now` (a delay stays a delay, an instant an
+ * instant). `undefined` for a schedule with no stored form (custom, a parsed `Cron`).
+ */
+export const storable = (schedule: Schedule.Schedule): Schedule.Schedule | undefined => {
+  // Resolved at 0, a delay's first slot is the delay itself.
+  const at0 = Schedule.resolve(schedule, 0)
+  if (!("first" in at0)) return undefined
+  switch (schedule._tag) {
+    case "Once":
+      return Schedule.once(at0.first)
+    case "At":
+      return Schedule.at(at0.first)
+    case "FixedRate":
+    case "FixedDelay": {
+      const plan = at0.plan as { readonly period: number }
+      return schedule._tag === "FixedRate"
+        ? Schedule.fixedRate(plan.period, { delay: at0.first })
+        : Schedule.fixedDelay(plan.period, { delay: at0.first })
+    }
+    case "Cron":
+      return typeof schedule.expression === "string"
+        ? Schedule.cron(schedule.expression, { timeZone: schedule.timeZone })
+        : undefined
+    default:
+      return undefined
+  }
+}
+
+/** Reads a row of `tickwork_breakers`. */
+export const decodeBreaker = (r: Raw): BreakerRow => ({
+  key: String(r.key),
+  name: String(r.name),
+  shared: num(r.shared) === 1,
+  policy: JSON.parse(String(r.policy)) as Breaker.Resolved,
+  state: String(r.state) as Breaker.BreakerState,
+  failures: num(r.failures),
+  opens: num(r.opens),
+  openedAt: numOrNull(r.opened_at),
+  halfOpenAt: numOrNull(r.half_open_at),
+  probe: strOrNull(r.probe),
+  probeGeneration: numOrNull(r.probe_generation),
+})
 
 /** Reads a row of `tickwork_runs`. */
 export const decodeRun = (r: Raw): RunEntry => ({
@@ -91,6 +146,7 @@ export const decodeEvent = (r: Raw): EventEntry => ({
   fence: numOrNull(r.fence),
   owner: strOrNull(r.owner),
   detail: strOrNull(r.detail),
+  breaker: strOrNull(r.breaker),
 })
 
 /** The columns of a new task. */
@@ -122,6 +178,11 @@ export const taskRecord = (t: NewTask) => ({
   last_error: null,
   paused_reason: null,
   resume_from: -1,
+  tags: JSON.stringify(t.tags ?? []),
+  window_ms: t.windowMs ?? null,
+  breaker: t.breaker?.key ?? null,
+  restart: null,
+  revision: 0,
 })
 
 /** The columns of a run. */
@@ -155,4 +216,5 @@ export const eventRecord = (e: EventEntry) => ({
   fence: e.fence,
   owner: e.owner,
   detail: e.detail,
+  breaker: e.breaker ?? null,
 })

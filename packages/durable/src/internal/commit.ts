@@ -4,20 +4,33 @@
  * per batch: one UPDATE per chunk, then multi-row INSERTs of ledger rows and events). A change
  * whose fence no longer matches is recorded as `fenced-out`; one whose task was cancelled while
  * it ran keeps its ledger row; one applied by an earlier attempt whose answer was lost is
- * recognised by its ledger row. A pause asked for while a row ran takes the change's decision
- * made with that request.
+ * recognised by its ledger row. A row that changed while it ran (a pause asked for, an update)
+ * or that has a circuit breaker is decided again on the row as it is in the transaction, and its
+ * breaker counts the slot in that same transaction (SPEC §7: a fleet shares the breaker).
  */
-import type { Task } from "@tickwork/core"
 import { Array as Arr, Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
-import type { Change, ChangeResult } from "../TaskStore.ts"
-import { eventRecord, num, type Raw, runRecord } from "./codec.ts"
+import type { Change, ChangeResult, Committed, Decided, EventEntry } from "../TaskStore.ts"
+import * as Breakers from "./breakers.ts"
+import { decodeRow, eventRecord, num, type Raw, runRecord } from "./codec.ts"
+import * as Write from "./write.ts"
 
 /** Rows per multi-row INSERT: 24 columns × 400 stays under both engines' parameter limits. */
 const CHUNK = 400
 
+/** What a commit needs besides the changes: a push order for released tasks, the recorder. */
+export interface Context {
+  readonly seq: () => number
+  readonly owner: string | null
+}
+
 /** Applies `changes` on `sql` (inside a transaction the caller opens). */
-export const commitAll = (sql: SqlClient, requested: ReadonlyArray<Change>) => {
+export const commitAll = (
+  sql: SqlClient,
+  dialect: "sqlite" | "pg",
+  requested: ReadonlyArray<Change>,
+  context: Context,
+) => {
   /** Applies a chunk of row updates in one statement; returns the `id:fence` keys applied. */
   const updateChunk = (chunk: ReadonlyArray<Change>) =>
     Effect.map(
@@ -70,50 +83,108 @@ export const commitAll = (sql: SqlClient, requested: ReadonlyArray<Change>) => {
       return "fenced-out" as const
     })
 
-  // A few statements per batch, not per run: one UPDATE, then multi-row INSERTs.
   /**
-   * Pauses asked for while these rows ran (SPEC §5): each such change takes its decision made
-   * with the request.
+   * The changes to decide again on the row as it is now (SPEC §5, §7, §15): a pause was asked
+   * for while it ran, it was updated (its revision moved), or it has a circuit breaker (whose
+   * stored state the decision reads and the slot then moves). The rest apply as decided.
    */
-  const withRequests = (changes: ReadonlyArray<Change>) =>
+  const needing = (changes: ReadonlyArray<Change>) =>
     Effect.gen(function* () {
-      const asking = changes.filter((c) => c.ifPauseRequested !== undefined)
-      if (asking.length === 0) return changes
-      const requests = new Map<string, Task.PauseReason>()
+      const asking = changes.filter((c) => c.redecide !== undefined)
+      const need = new Set<string>()
+      const breakers = new Set<string>()
       for (const chunk of Arr.chunksOf(asking, 200)) {
-        const rows = yield* sql<Raw>`SELECT id, fence, paused_reason FROM tickwork_tasks
-          WHERE state = 'running' AND paused_reason IS NOT NULL
-            AND id IN ${sql.in(chunk.map((c) => c.id))}`
-        for (const r of rows) {
-          requests.set(
-            `${String(r.id)}:${num(r.fence)}`,
-            String(r.paused_reason) as Task.PauseReason,
+        // Rows never updated, with no breaker and no pause asked for are not even returned.
+        const rows = yield* sql<Raw>`SELECT id, fence, paused_reason, breaker, revision
+          FROM tickwork_tasks WHERE state = 'running' AND id IN ${sql.in(chunk.map((c) => c.id))}
+            AND (paused_reason IS NOT NULL OR breaker IS NOT NULL OR revision <> 0)`
+        const byKey = new Map(rows.map((r) => [`${String(r.id)}:${num(r.fence)}`, r]))
+        for (const c of chunk) {
+          const r = byKey.get(`${c.id}:${c.fence}`)
+          if (r === undefined) continue
+          if (
+            r.paused_reason !== null ||
+            r.breaker !== null ||
+            num(r.revision) !== (c.revision ?? 0)
           )
+            need.add(`${c.id}:${c.fence}`)
+          if (r.breaker !== null) breakers.add(String(r.breaker))
         }
       }
-      if (requests.size === 0) return changes
-      return changes.map((c): Change => {
-        const reason = requests.get(`${c.id}:${c.fence}`)
-        if (reason === undefined || c.ifPauseRequested === undefined) return c
-        held.add(c)
-        return { ...c, ...c.ifPauseRequested(reason) }
-      })
+      return { need, breakers: [...breakers].sort() }
     })
 
-  /** The changes that take their decision made with a pause request. */
-  const held = new Set<Change>()
+  /**
+   * Decides `c` again on its row as it is in this transaction and writes it at once (a breaker
+   * moved by an earlier change of this batch may have asked it to pause); then its breaker counts
+   * the slot. `undefined` when the row is no longer running under the change's fence.
+   */
+  const redecide = (c: Change, tx: Breakers.Tx) =>
+    Effect.gen(function* () {
+      const rows =
+        tx.dialect === "pg"
+          ? yield* sql<Raw>`SELECT * FROM tickwork_tasks
+              WHERE id = ${c.id} AND fence = ${c.fence} AND state = 'running' FOR UPDATE`
+          : yield* sql<Raw>`SELECT * FROM tickwork_tasks
+              WHERE id = ${c.id} AND fence = ${c.fence} AND state = 'running'`
+      if (rows[0] === undefined) return undefined
+      const fresh = decodeRow(rows[0])
+      const breaker = fresh.breaker === null ? undefined : yield* Breakers.load(tx, fresh.breaker)
+      const decided = (c.redecide as NonNullable<Change["redecide"]>)(
+        fresh,
+        breaker === undefined ? undefined : () => Breakers.opensOnFailure(breaker, fresh),
+      )
+      if (!(yield* Write.row(sql, fresh, decided.update))) return undefined
+      const at = decided.update.updatedAt
+      const moved =
+        breaker === undefined
+          ? []
+          : decided.slot?.ended === true
+            ? yield* Breakers.afterSlot(tx, breaker, fresh, decided.slot.failed, at)
+            : decided.leaves === true
+              ? yield* Breakers.leave(tx, breaker.key, fresh, at)
+              : []
+      return { decided, held: fresh.pausedReason !== null, moved }
+    })
+
   return Effect.gen(function* () {
-    held.clear()
-    const changes = yield* withRequests(requested)
+    const tx: Breakers.Tx = { sql, dialect, seq: context.seq, owner: context.owner }
+    const { need, breakers } = yield* needing(requested)
+    // Breakers first, in key order, then task rows: the lock order of every step that moves a
+    // breaker, so two processes completing runs of one breaker wait for each other, never deadlock.
+    if (dialect === "pg" && breakers.length > 0) {
+      yield* sql`SELECT key FROM tickwork_breakers WHERE key IN ${sql.in(breakers)}
+        ORDER BY key FOR UPDATE`
+    }
+    const decided: Array<Decided> = requested.map((c) => ({
+      update: c.update,
+      run: c.run,
+      events: c.events,
+    }))
+    const held = new Set<number>()
+    const moved: Array<EventEntry> = []
     const applied = new Set<string>()
-    for (const chunk of Arr.chunksOf(changes, 200)) {
+    // A few statements per batch for the plain changes: one UPDATE per chunk, then INSERTs.
+    const plain = requested.filter((c) => !need.has(`${c.id}:${c.fence}`))
+    for (const chunk of Arr.chunksOf(plain, 200)) {
       for (const key of yield* updateChunk(chunk)) applied.add(key)
+    }
+    for (let k = 0; k < requested.length; k++) {
+      const c = requested[k] as Change
+      if (!need.has(`${c.id}:${c.fence}`)) continue
+      const again = yield* redecide(c, tx)
+      if (again === undefined) continue
+      applied.add(`${c.id}:${c.fence}`)
+      decided[k] = again.decided
+      if (again.held) held.add(k)
+      moved.push(...again.moved)
     }
     const results: Array<ChangeResult> = []
     const runs: Array<ReturnType<typeof runRecord>> = []
     const events: Array<ReturnType<typeof eventRecord>> = []
-    for (let k = 0; k < changes.length; k++) {
-      const c = changes[k] as Change
+    for (let k = 0; k < requested.length; k++) {
+      const c = requested[k] as Change
+      const d = decided[k] as Decided
       const why = applied.has(`${c.id}:${c.fence}`) ? "applied" : yield* whyNot(c)
       if (why === "committed-before") {
         // Written by an earlier attempt: nothing more to write.
@@ -121,26 +192,28 @@ export const commitAll = (sql: SqlClient, requested: ReadonlyArray<Change>) => {
         continue
       }
       const result: ChangeResult = why
-      results.push(result === "applied" && held.has(requested[k] as Change) ? "held" : result)
+      results.push(result === "applied" && held.has(k) ? "held" : result)
       if (result === "fenced-out") {
         events.push(eventRecord(c.fencedOut))
         continue
       }
-      if (c.run !== undefined) {
+      if (d.run !== undefined) {
         runs.push(
           runRecord(
-            result === "cancelled" ? { ...c.run, state: "cancelled", nextRunAt: null } : c.run,
+            result === "cancelled" ? { ...d.run, state: "cancelled", nextRunAt: null } : d.run,
           ),
         )
       }
-      if (result === "applied") for (const e of c.events) events.push(eventRecord(e))
+      if (result === "applied") for (const e of d.events) events.push(eventRecord(e))
     }
+    for (const e of moved) events.push(eventRecord(e))
     for (const chunk of Arr.chunksOf(runs, CHUNK)) {
       yield* sql`INSERT INTO tickwork_runs ${sql.insert(chunk)} ON CONFLICT DO NOTHING`
     }
     for (const chunk of Arr.chunksOf(events, CHUNK)) {
       yield* sql`INSERT INTO tickwork_events ${sql.insert(chunk)}`
     }
-    return results
+    const out: Committed = { results, decided, events: moved }
+    return out
   })
 }

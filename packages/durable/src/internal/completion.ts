@@ -5,10 +5,10 @@
  * one transaction under the claim's fence. A late completion from a lost lease is refused and
  * recorded (`fenced-out`); a run cut off by closing is handed back (`released`).
  */
-import { Errors, type Random, Rules, type Task } from "@tickwork/core"
+import { Errors, type Random, Rules, Schedule, type Task } from "@tickwork/core"
 import { Ledger } from "@tickwork/runtime"
-import { Cause, Effect, Exit, Queue } from "effect"
-import type { Change, EventEntry, RowUpdate, RunEntry } from "../TaskStore.ts"
+import { Cause, Effect, Exit, Queue, Result } from "effect"
+import type { Change, Decided, EventEntry, RunEntry, TaskRow } from "../TaskStore.ts"
 import type { Env, Finished } from "./env.ts"
 import * as Events from "./events.ts"
 import type { Held } from "./held.ts"
@@ -92,17 +92,21 @@ export const toChange = (
   if (h.releasing && outcome.kind === "interrupted") {
     return { change: release(env, h, f.finishedAt), ran: undefined }
   }
-  const row = h.row
   const { finishedAt, startedAt } = f
   const error = renderOutcome(outcome)
   const seq = env.nextSeq()
   const random = recording(env.random)
+  /**
+   * The decision for the run on `row` (as claimed, or as it is when the commit re-reads it: a
+   * pause asked for, an update, a breaker): load row → `Rules.settle` → row update.
+   */
   const decide = (
-    pauseRequest: Task.PauseReason | undefined,
+    row: TaskRow,
     draws: Random.Random,
-  ): { update: RowUpdate; run: RunEntry; events: Array<EventEntry> } => {
-    const view = { ...Rows.view(row, env.options.windowMs, h.runNumber), pauseRequest }
-    const settled = Rules.settle(view, outcome, finishedAt, { random: draws })
+    breakerOpens: (() => boolean) | undefined,
+  ): Decided & { readonly run: RunEntry } => {
+    const view = Rows.view(row, env.options.windowMs, h.runNumber)
+    const settled = Rules.settle(view, outcome, finishedAt, { random: draws, breakerOpens })
     const record = Rules.record(
       {
         id: row.id as Task.TaskId,
@@ -112,7 +116,7 @@ export const toChange = (
         startedAt,
         attempt: row.attempt,
         runNumber: h.runNumber,
-        tags: [],
+        tags: row.tags,
       },
       outcome,
       finishedAt,
@@ -122,8 +126,18 @@ export const toChange = (
     if (settled.dropped !== undefined) {
       events.push(Events.missed(Ledger.missed(record, settled.dropped), row, env.owner))
     }
+    const update = Rows.settled(row, settled, h.runNumber, finishedAt, error, seq)
+    // A schedule change that waited for this slot took effect: the new schedule is stored.
+    const restart = row.restart
+    const schedule =
+      settled.consumed && restart !== undefined && settled.scheduleError === undefined
+        ? Schedule.encode(restart, { first: settled.nextSlot ?? settled.slot, plan: settled.plan })
+        : undefined
     return {
-      update: Rows.settled(row, settled, h.runNumber, finishedAt, error, seq),
+      update:
+        schedule !== undefined && Result.isSuccess(schedule)
+          ? { ...update, schedule: schedule.success }
+          : update,
       run: {
         taskId: row.id,
         generation: row.generation,
@@ -141,22 +155,22 @@ export const toChange = (
         nextRunAt: settled.nextSlot ?? null,
       },
       events,
+      slot: { ended: settled.slotEnded, failed: outcome.kind !== "succeeded" },
     }
   }
-  const view = Rows.view(row, env.options.windowMs, h.runNumber)
-  const decided = decide(view.pauseRequest, random.first)
+  const row = h.row
+  const decided = decide(row, random.first, undefined)
   return {
     change: {
       id: row.id,
       fence: row.fence,
+      revision: row.revision,
       update: decided.update,
       run: decided.run,
       events: decided.events,
-      // A pause asked for while it ran (by this or another process) holds what follows.
-      ifPauseRequested: (reason) => {
-        const d = decide(reason, random.again())
-        return { update: d.update, run: d.run }
-      },
+      // Decided again in the commit when the row changed while it ran (by this or another
+      // process: a pause, an update) or has a breaker, with the same jitter draws.
+      redecide: (fresh, breakerOpens) => decide(fresh, random.again(), breakerOpens),
       fencedOut: fencedOut(
         env,
         h,
@@ -188,11 +202,15 @@ const completeBatch = (env: Env): Effect.Effect<void> =>
         return { change: unreadable(env, f.held, f.finishedAt, error), ran: undefined }
       }
     })
-    const results = yield* env.outage.commit(prepared.map((p) => p.change))
+    const committed = yield* env.outage.commit(
+      prepared.map((p) => p.change),
+      { seq: env.nextSeq, owner: env.owner },
+    )
     for (let k = 0; k < batch.length; k++) {
       const { change, ran } = prepared[k] as (typeof prepared)[number]
       const h = (batch[k] as Finished).held
-      const result = results[k]
+      const result = committed.results[k]
+      const decided = committed.decided[k]
       if (result === "fenced-out") {
         env.counters.fencedOut++
         env.publish(change.fencedOut)
@@ -201,19 +219,16 @@ const completeBatch = (env: Env): Effect.Effect<void> =>
         for (const e of change.events) env.publish(e)
       } else {
         env.counters.completed++
-        // Held: a pause by hand (the only request durable tasks get) changed what follows.
-        const held = result === "held" ? change.ifPauseRequested?.("manual").run : undefined
-        env.publish(
-          result === "cancelled"
-            ? { ...ran, state: "cancelled", nextRunAt: null }
-            : held === undefined
-              ? ran
-              : { kind: "ran", ...held },
-        )
-        if (result === "applied" || result === "held") for (const e of change.events) env.publish(e)
+        // The record says what its row became: as decided again in the commit, if it was.
+        const run = decided?.run === undefined ? ran : { kind: "ran" as const, ...decided.run }
+        env.publish(result === "cancelled" ? { ...run, state: "cancelled", nextRunAt: null } : run)
+        if (result === "applied" || result === "held")
+          for (const e of decided?.events ?? change.events) env.publish(e)
       }
       env.held.forget(h)
     }
+    // Breakers this batch moved: their transitions and the tasks they held or released.
+    for (const e of committed.events) env.publish(e)
     env.wakeup.wake()
   })
 

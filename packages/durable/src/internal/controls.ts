@@ -1,33 +1,72 @@
 /**
  * @internal
- * Pause and resume (SPEC §5, §15) on stored rows: the store reads the row and writes what the
- * core's rules (`Rules.pause`, `Rules.resume`) decide, in one transaction.
+ * The controls (SPEC §5, §15) on stored rows: pause, resume and update, one task each, and the
+ * same over every task a filter matches. The store reads the row and writes what the core's rules
+ * (`Rules.pause`, `Rules.resume`, `Rules.validateChanges`) decide, in one transaction.
  */
-import { Rules } from "@tickwork/core"
-import type { Effect } from "effect"
-import type { StoreError } from "../Errors.ts"
-import type { EventEntry } from "../TaskStore.ts"
+import {
+  type Breaker,
+  Errors,
+  type MissedRun,
+  type Retry,
+  Rules,
+  Schedule,
+  type Task,
+  Time,
+} from "@tickwork/core"
+import { Effect, Result } from "effect"
+import { type InvalidPayload, type NotDurable, type StoreError, UnknownHandler } from "../Errors.ts"
+import type {
+  Definition,
+  EventEntry,
+  Modification,
+  Query,
+  Rejected,
+  TaskRow,
+} from "../TaskStore.ts"
+import { breakerOf, notDurable } from "./accept.ts"
+import { storable } from "./codec.ts"
 import type { Env } from "./env.ts"
 import * as Events from "./events.ts"
+import { optionError, unknownKey } from "./options.ts"
+import * as Payload from "./payload.ts"
 import * as Rows from "./rows.ts"
 
 /**
  * Pauses a task by hand: a scheduled one at once (it keeps its slot), a running one when its run
- * ends. False for a task already paused (or going to be), final or unknown.
+ * ends. False for a task already paused (or going to be), final or unknown. A task its breaker
+ * holds (or will hold when its run ends) that is paused by hand stays paused until resumed: the
+ * breaker's closing no longer releases it. A half-open breaker whose probe is paused by hand
+ * lets another held task through.
  */
 export const pause = (env: Env, id: string): Effect.Effect<boolean, StoreError> => {
   const now = env.now()
-  return env.store.modify(id, (row) => {
-    const decision = Rules.pause(row.state, row.state === "running" && row.pausedReason !== null)
-    if (decision === "ignored") {
-      // Paused by its failure policy: a pause by hand outranks it (only resume releases it).
-      return undefined
-    }
-    const event = Events.make("paused", row, now, null, { cause: "manual" })
-    return decision === "paused"
-      ? { update: Rows.paused(row, "manual", now), events: [event] }
-      : { update: Rows.requested(row, "manual", now), events: [] }
-  })
+  let outranked = false
+  return Effect.map(
+    env.store.modify(id, (row) => {
+      const decision = Rules.pause(row.state, row.state === "running" && row.pausedReason !== null)
+      if (decision === "ignored") {
+        // Already paused or going to be: a pause by hand outranks the breaker's (and, like the
+        // failure policy's, only resume releases it).
+        if (row.pausedReason !== "breaker") return undefined
+        outranked = true
+        return row.state === "running"
+          ? { update: Rows.requested(row, "manual", now), events: [] }
+          : { update: Rows.paused(row, "manual", now), events: [] }
+      }
+      const event = Events.make("paused", row, now, null, { cause: "manual" })
+      return decision === "paused"
+        ? {
+            update: Rows.paused(row, "manual", now),
+            events: [event],
+            // A probe paused by hand: another held task probes instead.
+            breaker:
+              row.breaker === null ? undefined : { leave: null, join: null, unprobe: row.breaker },
+          }
+        : { update: Rows.requested(row, "manual", now), events: [] }
+    }),
+    (wrote) => wrote && !outranked,
+  )
 }
 
 /**
@@ -55,3 +94,178 @@ export const resume = (env: Env, id: string): Effect.Effect<boolean, StoreError>
     return { update: Rows.resumed(row, r, now, env.nextSeq()), events }
   })
 }
+
+/** What `update` may change: every task option but the id and the handler. */
+export interface Changes {
+  readonly schedule?: Schedule.Schedule | undefined
+  readonly priority?: Task.Priority | undefined
+  readonly retry?: Retry.RetryPolicy | undefined
+  readonly missedRuns?: MissedRun.MissedRunPolicy | undefined
+  readonly pauseAfterConsecutiveFailures?: number | undefined
+  readonly window?: Time.DurationInput | null | undefined
+  readonly timeout?: Time.DurationInput | undefined
+  readonly tags?: ReadonlyArray<string> | undefined
+  readonly breaker?: Breaker.BreakerPolicy | string | null | undefined
+  readonly payload?: unknown
+}
+
+/** The keys of {@link Changes}. */
+export const updateKeys: ReadonlySet<string> = new Set([
+  "schedule",
+  "priority",
+  "retry",
+  "missedRuns",
+  "pauseAfterConsecutiveFailures",
+  "window",
+  "timeout",
+  "tags",
+  "breaker",
+  "payload",
+])
+
+/** An update's typed errors: the core's, and the durable ones a payload or schedule can cause. */
+export type UpdateError = Errors.ScheduleError | InvalidPayload | NotDurable | UnknownHandler
+
+/**
+ * The update of `row` at `now` (SPEC §15), or the typed error of the first bad change. Nothing
+ * here decides a rule: `Rules.validateChanges` checks the changes; a new schedule applies now
+ * (as if scheduled now) unless the slot in progress — a run, a pending retry — must end first,
+ * as in the kernel; then it waits as the row's `restart`, and `Rules.settle` starts it.
+ */
+const decideUpdate = (
+  env: Env,
+  row: TaskRow,
+  changes: Changes,
+  now: number,
+): Modification | Rejected<UpdateError> => {
+  const reject = (e: UpdateError) => ({ rejected: e })
+  // A custom schedule's next() cannot be stored: said before the rules call it.
+  if (changes.schedule?._tag === "Custom") return reject(notDurable(changes.schedule))
+  const valid = Rules.validateChanges(changes, now, {
+    plan: row.plan,
+    windowMs: row.windowMs ?? Rules.NO_WINDOW,
+  })
+  if (!("resolved" in valid)) return reject(valid)
+  let schedule = row.schedule
+  let restart = row.restart
+  let slot: number | undefined
+  const waits = Rules.scheduleChangeWaits(row.state, row.attempt)
+  if (valid.resolved !== undefined && changes.schedule !== undefined) {
+    const encoded = Schedule.encode(changes.schedule, valid.resolved)
+    if (Result.isFailure(encoded))
+      return reject(notDurable(changes.schedule, encoded.failure.message))
+    if (waits) {
+      const kept = storable(changes.schedule)
+      if (kept === undefined) return reject(notDurable(changes.schedule))
+      restart = kept
+    } else {
+      schedule = encoded.success
+      restart = undefined
+      slot = valid.resolved.first
+    }
+  }
+  let timeoutMs = row.timeoutMs
+  if (changes.timeout !== undefined) {
+    const ms = Time.toMillisWith(changes.timeout, (reason) =>
+      optionError("timeout", changes.timeout, reason),
+    )
+    if (typeof ms !== "number") return reject(ms)
+    timeoutMs = ms
+  }
+  let payload = row.payload
+  if ("payload" in changes && changes.payload !== undefined) {
+    const handler = env.options.handlers.get(row.handler)
+    if (handler === undefined) {
+      return reject(
+        new UnknownHandler({
+          field: "handler",
+          value: row.handler,
+          message: `handler ${Errors.show(row.handler)} is not registered with this scheduler, so its payload cannot be checked`,
+        }),
+      )
+    }
+    const encoded = Payload.encode(handler, changes.payload)
+    if (typeof encoded !== "string") return reject(encoded)
+    payload = encoded
+  }
+  let breakerKey = row.breaker
+  let moves: Modification["breaker"]
+  if (changes.breaker === null) {
+    breakerKey = null
+    if (row.breaker !== null) moves = { leave: row.breaker, join: null }
+  } else if (changes.breaker !== undefined) {
+    const b = breakerOf(changes.breaker, row.id, env.options.breakers)
+    if (b instanceof Errors.InvalidOption) return reject(b)
+    breakerKey = b.key
+    const own = typeof changes.breaker === "string" ? undefined : b
+    if (b.key !== row.breaker || own !== undefined) moves = { leave: row.breaker, join: b.key, own }
+  }
+  const priority = valid.rank ?? row.priority
+  const define: Definition = {
+    payload,
+    schedule,
+    restart,
+    priority,
+    retry: valid.retry ?? row.retry,
+    missedRuns: valid.missedRuns ?? row.missedRuns,
+    pauseAfter: valid.pauseAfter ?? row.pauseAfter,
+    timeoutMs,
+    tags: valid.tags ?? row.tags,
+    windowMs:
+      valid.windowMs === undefined
+        ? row.windowMs
+        : valid.windowMs === Rules.NO_WINDOW
+          ? null
+          : valid.windowMs,
+    breaker: breakerKey,
+  }
+  // A scheduled task moved to a new slot or priority is pushed again (SPEC §4).
+  const repush = row.state === "scheduled" && (slot !== undefined || priority !== row.priority)
+  return {
+    update: Rows.updated(row, now, { slot, seq: repush ? env.nextSeq() : undefined }, define),
+    events: [],
+    breaker: moves,
+  }
+}
+
+/**
+ * Updates a live task in place (SPEC §15); false for an unknown or final one, the typed error of
+ * the first bad change otherwise (then nothing changed).
+ */
+export const update = (
+  env: Env,
+  id: string,
+  changes: Changes,
+): Effect.Effect<boolean, UpdateError | StoreError> =>
+  Effect.suspend(() => {
+    if (typeof changes !== "object" || changes === null) {
+      return Effect.fail(optionError("changes", changes, "must be an object"))
+    }
+    const unknown = unknownKey(changes, updateKeys)
+    if (unknown !== undefined) return Effect.fail(unknown)
+    const now = env.now()
+    return env.store.modify<UpdateError>(id, (row) => decideUpdate(env, row, changes, now))
+  })
+
+/** Rows read per page when a bulk control walks a filter's matches. */
+const PAGE = 500
+
+/**
+ * Applies `change` to every task `query` matches, page by page (by id), returning the ids it
+ * changed: one transaction per task, O(matches).
+ */
+export const changeAll = (
+  env: Env,
+  query: Omit<Query, "limit" | "after">,
+  change: (id: string) => Effect.Effect<boolean, StoreError>,
+): Effect.Effect<ReadonlyArray<Task.TaskId>, StoreError> =>
+  Effect.gen(function* () {
+    const out: Array<Task.TaskId> = []
+    let after: string | undefined
+    for (;;) {
+      const rows = yield* env.store.list({ ...query, after, limit: PAGE })
+      for (const row of rows) if (yield* change(row.id)) out.push(row.id as Task.TaskId)
+      if (rows.length < PAGE) return out
+      after = (rows[rows.length - 1] as TaskRow).id
+    }
+  })

@@ -25,12 +25,40 @@ export const MAX_SLEEP_MS = 2 ** 31 - 1
  * re-delivery after a crash, a row on time), or the change that moves it first.
  */
 const moveOf = (env: Env, row: TaskRow, at: number): Change | undefined => {
-  if (row.attempt !== 1 || row.deliveries !== 1 || row.runAt >= at) return undefined
+  // A re-delivery (after a crash, a lost lease) was decided at its first delivery. `Rules.take`
+  // itself applies a grid's window and `coalesce` to first attempts only.
+  if (row.deliveries !== 1 || row.runAt >= at) return undefined
   let view = Rows.view(row, env.options.windowMs)
   const events: Array<EventEntry> = []
   for (;;) {
     const take = Rules.take(view, at)
-    if (take._tag === "Start" || take._tag === "Expire") break
+    if (take._tag === "Start") break
+    if (take._tag === "Expire") {
+      // A one-shot past its deadline (its own window, SPEC §3): it does not run, it ends failed.
+      const expired = {
+        update: Rows.expired(row, at, take.deadline),
+        events: [
+          ...events,
+          Events.make("expired", row, at, env.owner, {
+            detail: `attempt ${row.attempt} due at ${row.runAt}; deadline ${take.deadline}`,
+          }),
+        ],
+      }
+      return {
+        id: row.id,
+        fence: row.fence,
+        ...expired,
+        // With a breaker, the commit has it leave (a probe that expired is replaced).
+        redecide: (fresh) => ({
+          ...expired,
+          update: Rows.expired(fresh, at, take.deadline),
+          leaves: true,
+        }),
+        fencedOut: Events.make("fenced-out", row, at, env.owner, {
+          detail: "claim-time decision",
+        }),
+      }
+    }
     events.push(
       take._tag === "Skip"
         ? Events.window(take.skipped, row, env.owner, at, env.options.windowMs)
@@ -71,7 +99,7 @@ const start = (env: Env, context: Context.Context<never>, row: TaskRow, claimedA
       startedAt,
       attempt: row.attempt,
       runNumber,
-      tags: [],
+      tags: row.tags,
       key: `${row.id}@${row.slot}`,
       delivery: row.deliveries,
       fence: row.fence,
@@ -110,10 +138,14 @@ const startAll = (
       else moves.push(move)
     }
     if (moves.length > 0) {
-      const results = yield* env.store.commit(moves)
+      const committed = yield* env.store.commit(moves, { seq: env.nextSeq, owner: env.owner })
       for (let k = 0; k < moves.length; k++) {
-        if (results[k] === "applied") for (const e of (moves[k] as Change).events) env.publish(e)
+        if (committed.results[k] === "applied") {
+          for (const e of committed.decided[k]?.events ?? []) env.publish(e)
+        }
       }
+      // A breaker whose probe expired let another held task through.
+      for (const e of committed.events) env.publish(e)
       // A moved row may be due at once: claim again before sleeping.
       env.wakeup.requested = true
     }
@@ -129,11 +161,19 @@ const dispatchLoop = (
 ) =>
   Effect.gen(function* () {
     const { store, options, wakeup } = env
+    /** When the earliest open breaker goes half-open (as last read), epoch ms. */
+    let halfOpenAt = Number.NEGATIVE_INFINITY
     for (;;) {
       if (stopping()) return
       // First, after any wake (a stall included): runs whose lease lapsed stop here.
       yield* dropLapsed
       const t = env.now()
+      if (t >= halfOpenAt) {
+        // Breakers whose cool-down ended let their probe through before anything is claimed.
+        const events = yield* store.halfOpen(t, { seq: env.nextSeq, owner: env.owner })
+        for (const e of events) env.publish(e)
+        halfOpenAt = Number.POSITIVE_INFINITY
+      }
       const free = Math.min(options.workers - env.held.size, env.pool.free)
       let full = false
       if (free > 0) {
@@ -162,6 +202,9 @@ const dispatchLoop = (
         // Due but not claimed: rows another process is claiming right now.
         if (next !== undefined) wait = Math.max(1, next - t)
       }
+      // An open breaker's half-open time is a due time too (SPEC §7): its probe runs then.
+      halfOpenAt = (yield* store.nextHalfOpen) ?? Number.POSITIVE_INFINITY
+      if (halfOpenAt < Number.POSITIVE_INFINITY) wait = Math.min(wait, Math.max(1, halfOpenAt - t))
       wait = Math.min(wait, options.pollMs, MAX_SLEEP_MS)
       wakeup.sleepingUntil = t + wait
       yield* Effect.raceFirst(wakeup.park, Effect.sleep(wait))

@@ -3,7 +3,7 @@
  * Ledger events: the one constructor of an {@link EventEntry}. Every event names its task
  * (id, generation), the slots it concerns and the claim it happened under (fence, owner).
  */
-import type { MissedRun } from "@tickwork/core"
+import type { Breaker, MissedRun } from "@tickwork/core"
 import type { Ledger } from "@tickwork/runtime"
 import type { EventEntry, EventKind } from "../TaskStore.ts"
 
@@ -82,15 +82,36 @@ export const coalesced = (
     detail: `merged into the run of slot ${into}${merged.exact ? "" : "; count is a lower bound"}`,
   })
 
-/** Slots that passed while a task was paused, skipped when it resumed (SPEC §15). */
+/**
+ * Slots that passed while a task was paused (cause `paused`) or held by its breaker (cause
+ * `breaker`), skipped when it resumed (SPEC §7, §15).
+ */
 export const paused = (
   skipped: MissedRun.Dropped,
   subject: Subject,
   at: number,
   nextSlot: number,
+  cause: "paused" | "breaker" = "paused",
 ): EventEntry =>
   make("skipped", subject, at, null, {
     slots: skipped,
-    cause: "paused",
-    detail: `passed while paused; resumed at slot ${nextSlot}${lowerBound(skipped) === null ? "" : "; count is a lower bound"}`,
+    cause,
+    detail: `passed while ${cause === "paused" ? "paused" : "held by its breaker"}; resumed at slot ${nextSlot}${lowerBound(skipped) === null ? "" : "; count is a lower bound"}`,
   })
+
+/** A circuit breaker's transition `from` → `to`, caused by (or letting through) `subject`. */
+export const breaker = (
+  name: string,
+  from: Breaker.BreakerState,
+  to: Breaker.BreakerState,
+  subject: Subject | undefined,
+  at: number,
+  owner: string | null,
+  detail: string,
+): EventEntry => ({
+  ...make("breaker", subject ?? { id: "", generation: 0, slot: at, fence: null }, at, owner, {
+    cause: to,
+    detail: `${from} -> ${to}: ${detail}`,
+  }),
+  breaker: name,
+})

@@ -8,17 +8,15 @@ import { Effect } from "effect"
 import * as Migrator from "effect/sql/Migrator"
 import { SqlClient } from "effect/sql/SqlClient"
 
-/** Runs the migrations not yet recorded. */
-export const migrate = Migrator.make({})({
-  table: "tickwork_migrations",
-  loader: Migrator.fromRecord({
-    "0001_tasks": Effect.gen(function* () {
-      const sql = yield* SqlClient
-      const serial = sql.onDialectOrElse({
-        pg: () => sql.literal("BIGSERIAL PRIMARY KEY"),
-        orElse: () => sql.literal("INTEGER PRIMARY KEY"),
-      })
-      yield* sql`CREATE TABLE tickwork_tasks (
+/** Every migration, by id, in order: a store at any of them is brought up to the last. */
+export const migrations = {
+  "0001_tasks": Effect.gen(function* () {
+    const sql = yield* SqlClient
+    const serial = sql.onDialectOrElse({
+      pg: () => sql.literal("BIGSERIAL PRIMARY KEY"),
+      orElse: () => sql.literal("INTEGER PRIMARY KEY"),
+    })
+    yield* sql`CREATE TABLE tickwork_tasks (
         id TEXT PRIMARY KEY,
         generation INTEGER NOT NULL,
         handler TEXT NOT NULL,
@@ -45,11 +43,11 @@ export const migrate = Migrator.make({})({
         finished_at BIGINT,
         last_error TEXT
       )`
-      yield* sql`CREATE INDEX tickwork_tasks_due ON tickwork_tasks (due_at)
+    yield* sql`CREATE INDEX tickwork_tasks_due ON tickwork_tasks (due_at)
         WHERE state IN ('scheduled', 'running')`
-      yield* sql`CREATE INDEX tickwork_tasks_finished ON tickwork_tasks (finished_at)
+    yield* sql`CREATE INDEX tickwork_tasks_finished ON tickwork_tasks (finished_at)
         WHERE finished_at IS NOT NULL`
-      yield* sql`CREATE TABLE tickwork_runs (
+    yield* sql`CREATE TABLE tickwork_runs (
         task_id TEXT NOT NULL,
         generation INTEGER NOT NULL,
         slot BIGINT NOT NULL,
@@ -66,8 +64,8 @@ export const migrate = Migrator.make({})({
         next_run_at BIGINT,
         PRIMARY KEY (task_id, generation, slot, attempt)
       )`
-      yield* sql`CREATE INDEX tickwork_runs_finished ON tickwork_runs (finished_at)`
-      yield* sql`CREATE TABLE tickwork_events (
+    yield* sql`CREATE INDEX tickwork_runs_finished ON tickwork_runs (finished_at)`
+    yield* sql`CREATE TABLE tickwork_events (
         id ${serial},
         task_id TEXT NOT NULL,
         generation INTEGER NOT NULL,
@@ -81,26 +79,26 @@ export const migrate = Migrator.make({})({
         owner TEXT,
         detail TEXT
       )`
-      yield* sql`CREATE INDEX tickwork_events_task ON tickwork_events (task_id)`
-      yield* sql`CREATE INDEX tickwork_events_at ON tickwork_events (at)`
-    }),
-    "0002_paused": Effect.gen(function* () {
-      const sql = yield* SqlClient
-      // SPEC §5, §7: a recurring task paused by its failure policy (or by hand) is kept as a
-      // live row in state `paused`, with the reason, and where a resumed held retry goes on.
-      yield* sql.onDialectOrElse({
-        pg: () =>
-          Effect.gen(function* () {
-            yield* sql`ALTER TABLE tickwork_tasks DROP CONSTRAINT tickwork_tasks_state_check`
-            yield* sql`ALTER TABLE tickwork_tasks ADD CONSTRAINT tickwork_tasks_state_check
+    yield* sql`CREATE INDEX tickwork_events_task ON tickwork_events (task_id)`
+    yield* sql`CREATE INDEX tickwork_events_at ON tickwork_events (at)`
+  }),
+  "0002_paused": Effect.gen(function* () {
+    const sql = yield* SqlClient
+    // SPEC §5, §7: a recurring task paused by its failure policy (or by hand) is kept as a
+    // live row in state `paused`, with the reason, and where a resumed held retry goes on.
+    yield* sql.onDialectOrElse({
+      pg: () =>
+        Effect.gen(function* () {
+          yield* sql`ALTER TABLE tickwork_tasks DROP CONSTRAINT tickwork_tasks_state_check`
+          yield* sql`ALTER TABLE tickwork_tasks ADD CONSTRAINT tickwork_tasks_state_check
               CHECK (state IN ('scheduled', 'running', 'paused', 'done', 'failed', 'cancelled'))`
-            yield* sql`ALTER TABLE tickwork_tasks ADD COLUMN paused_reason TEXT`
-            yield* sql`ALTER TABLE tickwork_tasks ADD COLUMN resume_from BIGINT NOT NULL DEFAULT -1`
-          }),
-        // SQLite cannot change a CHECK constraint: the table is rebuilt.
-        orElse: () =>
-          Effect.gen(function* () {
-            yield* sql`CREATE TABLE tickwork_tasks_0002 (
+          yield* sql`ALTER TABLE tickwork_tasks ADD COLUMN paused_reason TEXT`
+          yield* sql`ALTER TABLE tickwork_tasks ADD COLUMN resume_from BIGINT NOT NULL DEFAULT -1`
+        }),
+      // SQLite cannot change a CHECK constraint: the table is rebuilt.
+      orElse: () =>
+        Effect.gen(function* () {
+          yield* sql`CREATE TABLE tickwork_tasks_0002 (
               id TEXT PRIMARY KEY,
               generation INTEGER NOT NULL,
               handler TEXT NOT NULL,
@@ -130,15 +128,66 @@ export const migrate = Migrator.make({})({
               paused_reason TEXT,
               resume_from BIGINT NOT NULL DEFAULT -1
             )`
-            yield* sql`INSERT INTO tickwork_tasks_0002 SELECT *, NULL, -1 FROM tickwork_tasks`
-            yield* sql`DROP TABLE tickwork_tasks`
-            yield* sql`ALTER TABLE tickwork_tasks_0002 RENAME TO tickwork_tasks`
-            yield* sql`CREATE INDEX tickwork_tasks_due ON tickwork_tasks (due_at)
+          yield* sql`INSERT INTO tickwork_tasks_0002 SELECT *, NULL, -1 FROM tickwork_tasks`
+          yield* sql`DROP TABLE tickwork_tasks`
+          yield* sql`ALTER TABLE tickwork_tasks_0002 RENAME TO tickwork_tasks`
+          yield* sql`CREATE INDEX tickwork_tasks_due ON tickwork_tasks (due_at)
               WHERE state IN ('scheduled', 'running')`
-            yield* sql`CREATE INDEX tickwork_tasks_finished ON tickwork_tasks (finished_at)
+          yield* sql`CREATE INDEX tickwork_tasks_finished ON tickwork_tasks (finished_at)
               WHERE finished_at IS NOT NULL`
-          }),
-      })
-    }),
+        }),
+    })
   }),
-})
+  "0003_controls": Effect.gen(function* () {
+    const sql = yield* SqlClient
+    // SPEC §3, §7, §15: per-task catch-up window, tags, circuit breakers and updates in place.
+    // Columns added with defaults keep every 0002 row valid as it is (no rebuild needed).
+    yield* sql`ALTER TABLE tickwork_tasks ADD COLUMN tags TEXT NOT NULL DEFAULT '[]'`
+    // The task's own catch-up window, ms; NULL: the layer's `catchUpWindow` applies.
+    yield* sql`ALTER TABLE tickwork_tasks ADD COLUMN window_ms BIGINT`
+    // The key of its row in tickwork_breakers; NULL: no breaker.
+    yield* sql`ALTER TABLE tickwork_tasks ADD COLUMN breaker TEXT`
+    // A schedule change waiting for the slot in progress to end (JSON), or NULL.
+    yield* sql`ALTER TABLE tickwork_tasks ADD COLUMN restart TEXT`
+    // Raised by every update: a completion decided on an older revision is decided again.
+    yield* sql`ALTER TABLE tickwork_tasks ADD COLUMN revision INTEGER NOT NULL DEFAULT 0`
+    yield* sql`CREATE INDEX tickwork_tasks_breaker ON tickwork_tasks (breaker)
+        WHERE breaker IS NOT NULL`
+    // One row per (tag, task): tasks({ tag }) reads an index, not every task. A row counts only
+    // for the task's generation: a reused id's old tags never match its new task.
+    yield* sql`CREATE TABLE tickwork_tags (
+        tag TEXT NOT NULL,
+        task_id TEXT NOT NULL,
+        generation INTEGER NOT NULL,
+        PRIMARY KEY (tag, task_id, generation)
+      )`
+    yield* sql`CREATE INDEX tickwork_tags_task ON tickwork_tags (task_id)`
+    // Circuit breakers (SPEC §7), shared by the processes of a fleet: a row is changed only in
+    // the transaction of the completion (or half-open step) that moves it.
+    yield* sql`CREATE TABLE tickwork_breakers (
+        key TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        shared INTEGER NOT NULL,
+        policy TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('closed', 'open', 'half-open')),
+        failures INTEGER NOT NULL,
+        opens INTEGER NOT NULL,
+        opened_at BIGINT,
+        half_open_at BIGINT,
+        probe TEXT,
+        probe_generation INTEGER,
+        updated_at BIGINT NOT NULL
+      )`
+    yield* sql`CREATE INDEX tickwork_breakers_half_open ON tickwork_breakers (half_open_at)
+        WHERE state = 'open'`
+    // Breaker transitions are ledger events too: which breaker.
+    yield* sql`ALTER TABLE tickwork_events ADD COLUMN breaker TEXT`
+  }),
+}
+
+/** Runs the migrations (of `record`, all by default) not yet recorded. */
+export const migrateWith = (record: Record<string, Effect.Effect<void, unknown, SqlClient>>) =>
+  Migrator.make({})({ table: "tickwork_migrations", loader: Migrator.fromRecord(record) })
+
+/** Runs the migrations not yet recorded. */
+export const migrate = migrateWith(migrations)

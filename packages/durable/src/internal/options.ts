@@ -7,7 +7,7 @@
 
 import { randomUUID } from "node:crypto"
 import { hostname } from "node:os"
-import { Options as CoreOptions, Errors, type Time } from "@tickwork/core"
+import { Breaker, Options as CoreOptions, Errors, type Time } from "@tickwork/core"
 import type { Scheduler } from "@tickwork/runtime"
 import type * as Handler from "../Handler.ts"
 import * as Ids from "./ids.ts"
@@ -42,6 +42,7 @@ export interface LayerOptions {
   readonly workers?: number | undefined
   readonly lease?: Time.DurationInput | undefined
   readonly pollInterval?: Time.DurationInput | false | undefined
+  /** The catch-up window of recurring tasks that give no `window` of their own. */
   readonly catchUpWindow?: Time.DurationInput | false | undefined
   readonly claimBatch?: number | undefined
   /**
@@ -58,6 +59,12 @@ export interface LayerOptions {
   readonly owner?: string | undefined
   readonly streamCapacity?: number | undefined
   readonly runtime?: Omit<Scheduler.SchedulerOptions, "workers"> | undefined
+  /**
+   * Circuit breakers shared by name (SPEC §7): a task joins one with `breaker: "smtp"`. Each is
+   * stored once for the whole fleet; giving a policy again (a process started with a new one)
+   * replaces the stored policy, not the breaker's state.
+   */
+  readonly breakers?: Readonly<Record<string, Breaker.BreakerPolicy>> | undefined
 }
 
 const layerKeys: ReadonlySet<string> = new Set([
@@ -75,6 +82,7 @@ const layerKeys: ReadonlySet<string> = new Set([
   "owner",
   "streamCapacity",
   "runtime",
+  "breakers",
 ])
 
 /** The keys of a handler made by `Handler.make`. */
@@ -100,6 +108,8 @@ export interface Resolved {
   readonly runtime: Omit<Scheduler.SchedulerOptions, "workers"> | undefined
   /** The runtime options' `defaultTimeout`: a durable task without a timeout of its own gets it. */
   readonly defaultTimeoutMs: number
+  /** Circuit breakers shared by name (`breaker: "smtp"`), validated. */
+  readonly breakers: ReadonlyMap<string, Breaker.Resolved>
 }
 
 /**
@@ -166,6 +176,20 @@ export const resolve = (
   const owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
   const badOwner = Ids.check("owner", owner)
   if (badOwner !== undefined) return badOwner
+  const breakers = new Map<string, Breaker.Resolved>()
+  const given = options.breakers ?? {}
+  if (typeof given !== "object" || given === null || Array.isArray(given)) {
+    return optionError("breakers", given, "must be an object of breaker policies by name")
+  }
+  for (const [name, policy] of Object.entries(given)) {
+    const badName = Ids.problem(name)
+    if (badName !== undefined) {
+      return optionError("breakers", name, `must name each breaker with a name that ${badName}`)
+    }
+    const resolvedPolicy = Breaker.resolve(policy, `breakers.${name}`)
+    if (!("failures" in resolvedPolicy)) return resolvedPolicy
+    breakers.set(name, resolvedPolicy)
+  }
   const defaultTimeout = options.runtime?.defaultTimeout
   const defaultTimeoutMs = millis("runtime.defaultTimeout", defaultTimeout, 0)
   if (typeof defaultTimeoutMs !== "number") return defaultTimeoutMs
@@ -186,5 +210,6 @@ export const resolve = (
     owner,
     runtime: options.runtime,
     defaultTimeoutMs: Number.isFinite(defaultTimeoutMs) ? defaultTimeoutMs : 0,
+    breakers,
   }
 }

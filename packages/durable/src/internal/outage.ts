@@ -5,7 +5,8 @@
  */
 import { Cause, Effect, Exit, Option } from "effect"
 import { StoreError, type StoreFailure } from "../Errors.ts"
-import type { Change, ChangeResult, TaskStoreShape } from "../TaskStore.ts"
+import type { Change, Committed, TaskStoreShape } from "../TaskStore.ts"
+import type { Context } from "./commit.ts"
 import type { Counters } from "./held.ts"
 
 /** The outage reporter of one scheduler. */
@@ -20,7 +21,7 @@ export interface Outage {
    * Commits, retrying while the store fails (the fence keeps a late commit safe; an attempt
    * whose answer was lost is recognised by the store). Each attempt has the store's deadline.
    */
-  readonly commit: (changes: ReadonlyArray<Change>) => Effect.Effect<ReadonlyArray<ChangeResult>>
+  readonly commit: (changes: ReadonlyArray<Change>, context: Context) => Effect.Effect<Committed>
 }
 
 /** The outage reporter for `store`, counting failures in `counters`. */
@@ -52,10 +53,10 @@ export const make = (store: TaskStoreShape, counters: Counters): Outage => {
       ? failed(error.value)
       : Effect.logWarning(`tickwork durable: ${what} failed`, cause)
   }
-  const commit = (changes: ReadonlyArray<Change>): Effect.Effect<ReadonlyArray<ChangeResult>> =>
+  const commit = (changes: ReadonlyArray<Change>, context: Context): Effect.Effect<Committed> =>
     Effect.gen(function* () {
       for (let k = 0; ; k++) {
-        const exit = yield* Effect.exit(store.commit(changes))
+        const exit = yield* Effect.exit(store.commit(changes, context))
         if (Exit.isSuccess(exit)) {
           yield* worked
           return exit.value

@@ -5,12 +5,12 @@
  * the caller ("load row → decide → store row").
  */
 import { Rules, type Task } from "@tickwork/core"
-import type { RowUpdate, TaskRow } from "../TaskStore.ts"
+import type { Definition, RowUpdate, TaskRow } from "../TaskStore.ts"
 
 /**
  * `row` as the rules read it, with the run's number `runNumber` (the START step's, once its run
  * started). `windowMs` is the layer's catch-up window (+Infinity for none): it applies to
- * recurring tasks (a one-shot has no deadline here).
+ * recurring tasks without a window of their own (see {@link windowOf}).
  */
 export const view = (row: TaskRow, windowMs: number, runNumber = row.runNumber): Rules.Row => ({
   plan: row.plan,
@@ -22,10 +22,22 @@ export const view = (row: TaskRow, windowMs: number, runNumber = row.runNumber):
   retry: row.retry,
   missedRuns: row.missedRuns,
   pauseAfter: row.pauseAfter,
-  windowMs: row.plan === undefined || !Number.isFinite(windowMs) ? Rules.NO_WINDOW : windowMs,
+  windowMs: windowOf(row, windowMs),
   pauseRequest: row.state === "running" ? (row.pausedReason ?? undefined) : undefined,
+  restart: row.restart,
   resumeFrom: row.resumeFrom,
 })
+
+/**
+ * The catch-up window the rules apply to `row`: its own (a deadline for a one-shot, SPEC §3), or
+ * else the layer's `windowMs` for a recurring task (+Infinity: none); ms or `Rules.NO_WINDOW`.
+ */
+export const windowOf = (row: Pick<TaskRow, "windowMs" | "plan">, windowMs: number): number =>
+  row.windowMs !== null
+    ? row.windowMs
+    : row.plan === undefined || !Number.isFinite(windowMs)
+      ? Rules.NO_WINDOW
+      : windowMs
 
 /** The row's fields kept as they are, written back at `now`. */
 const keep = (row: TaskRow, now: number): RowUpdate => ({
@@ -135,3 +147,41 @@ export const resumed = (row: TaskRow, r: Rules.Resume, now: number, seq: number)
   pausedReason: null,
   resumeFrom: r.resumeFrom >= 0 ? r.resumeFrom : row.resumeFrom,
 })
+
+/**
+ * A claimed one-shot taken past its deadline (`Rules.take` said `Expire`): it ends as the
+ * EXPIRE step says (`Rules.expire`: failed), its run not started.
+ */
+export const expired = (row: TaskRow, now: number, deadline: number): RowUpdate => ({
+  ...keep(row, now),
+  state: Rules.expire(),
+  deliveries: Math.max(0, row.deliveries - 1),
+  finishedAt: now,
+  pausedReason: null,
+  lastError: `expired: not started by its deadline ${deadline} (slot ${row.slot} + window ${row.windowMs} ms)`,
+})
+
+/**
+ * A live row updated in place (SPEC §15) with definition `define`: a new schedule that takes
+ * effect now moves it to `slot` (a new push, `seq`, as does a new priority); a running row keeps
+ * its lease.
+ */
+export const updated = (
+  row: TaskRow,
+  now: number,
+  moved: { readonly slot?: number | undefined; readonly seq?: number | undefined },
+  define: Definition,
+): RowUpdate => {
+  const slot = moved.slot
+  return {
+    ...keep(row, now),
+    leaseOwner: row.leaseOwner,
+    dueAt: row.state === "running" ? row.dueAt : (slot ?? row.runAt),
+    slot: slot ?? row.slot,
+    runAt: slot ?? row.runAt,
+    finishedAt: row.finishedAt,
+    resumeFrom: slot === undefined ? row.resumeFrom : -1,
+    seq: moved.seq ?? row.seq,
+    define,
+  }
+}

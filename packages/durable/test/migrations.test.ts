@@ -1,0 +1,114 @@
+/**
+ * A store written before the controls (migrations 0001 and 0002 only) is brought up to
+ * `0003_controls` when it is opened: its tasks keep running, with no tags, the layer's window
+ * and no breaker, and take every control from then on. SQLite and PostgreSQL.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
+import { Retry } from "@tickwork/core"
+import { Effect, Option, Redacted } from "effect"
+import * as Reactivity from "effect/reactivity/Reactivity"
+import { SqlClient } from "effect/sql/SqlClient"
+import { Postgres, SqliteClient } from "../src/index.ts"
+import { migrateWith, migrations } from "../src/internal/migrations.ts"
+import { advance, recording, sqlite, tempDir, withScheduler } from "./helpers.ts"
+import { freshDatabase } from "./pg.ts"
+
+/** Migrates to 0002 and writes one pending fixed-rate task as that version stored it. */
+const at0002 = Effect.gen(function* () {
+  const sql = yield* SqlClient
+  yield* migrateWith({
+    "0001_tasks": migrations["0001_tasks"],
+    "0002_paused": migrations["0002_paused"],
+  })
+  yield* sql`INSERT INTO tickwork_tasks ${sql.insert({
+    id: "old",
+    generation: 1,
+    handler: "record",
+    payload: JSON.stringify({ n: 7 }),
+    schedule: JSON.stringify({ kind: "fixed-rate", first: 0, period: 100 }),
+    priority: 1,
+    retry: JSON.stringify(Retry.none),
+    missed_runs: "catch-up",
+    pause_after: 0,
+    timeout_ms: 0,
+    state: "scheduled",
+    slot: 0,
+    run_at: 0,
+    due_at: 0,
+    attempt: 1,
+    run_number: 0,
+    consecutive_failures: 0,
+    deliveries: 0,
+    fence: 0,
+    lease_owner: null,
+    seq: 1,
+    created_at: 0,
+    updated_at: 0,
+    finished_at: null,
+    last_error: null,
+    paused_reason: null,
+    resume_from: -1,
+  })}`
+})
+
+describe("migrating a 0002 store to 0003_controls", () => {
+  it.effect("SQLite: an old task runs on, and takes tags and a breaker by update", () =>
+    Effect.gen(function* () {
+      const t = tempDir()
+      const file = t.file()
+      yield* Effect.scoped(
+        Effect.flatMap(SqliteClient.make({ filename: file }), ({ client }) =>
+          Effect.provideService(at0002, SqlClient, client),
+        ),
+      ).pipe(Effect.provide(Reactivity.layer))
+      const { seen, handler } = recording()
+      yield* withScheduler(sqlite(file), { handlers: [handler] }, (d) =>
+        Effect.gen(function* () {
+          const info = Option.getOrThrow(yield* d.info("old"))
+          expect([info.tags, info.window, info.breaker]).toEqual([[], undefined, undefined])
+          yield* advance(d, 100)
+          expect(
+            yield* d.update("old", { tags: ["legacy"], breaker: { failures: 3, coolDown: 10 } }),
+          ).toBe(true)
+          expect((yield* d.tasks({ tag: "legacy" })).map((x) => x.id)).toEqual(["old"])
+          expect(Option.getOrThrow(yield* d.breaker("old")).state).toBe("closed")
+        }),
+      )
+      expect(seen.map((s) => s.slot)).toEqual([0, 100])
+      t.cleanup()
+    }),
+  )
+
+  describe("PostgreSQL", () => {
+    let db: { url: string; drop: () => Promise<void> }
+    beforeEach(async () => {
+      db = await freshDatabase()
+    })
+    afterEach(async () => {
+      await db.drop()
+    })
+
+    it.live("an old task is there with no tags and no breaker, and takes them by update", () =>
+      Effect.gen(function* () {
+        yield* Effect.scoped(
+          Effect.flatMap(PgClient.make({ url: Redacted.make(db.url), maxConnections: 1 }), (c) =>
+            Effect.provideService(at0002, SqlClient, c),
+          ),
+        ).pipe(Effect.provide(Reactivity.layer))
+        const { handler } = recording()
+        yield* withScheduler(
+          Postgres.layer({ url: db.url }),
+          { handlers: [handler], claim: false },
+          (d) =>
+            Effect.gen(function* () {
+              const info = Option.getOrThrow(yield* d.info("old"))
+              expect([info.state, info.tags, info.breaker]).toEqual(["scheduled", [], undefined])
+              expect(yield* d.update("old", { tags: ["legacy"] })).toBe(true)
+              expect((yield* d.tasks({ tag: "legacy" })).map((x) => x.id)).toEqual(["old"])
+            }),
+        )
+      }),
+    )
+  })
+})
