@@ -141,6 +141,38 @@ export interface DurableTaskInfo {
 }
 
 /**
+ * A stored row as {@link DurableTaskInfo}: what `info` and `tasks` return, and what the
+ * operator tools show. Pure.
+ *
+ * @category constructors
+ * @since 0.3.0
+ */
+export const infoOf = (row: TaskRow): DurableTaskInfo => ({
+  id: row.id as Task.TaskId,
+  generation: row.generation,
+  state: row.state,
+  handler: row.handler,
+  payload: JSON.parse(row.payload),
+  schedule: row.schedule,
+  priority: Task.priorities[row.priority] ?? "normal",
+  slot: row.slot,
+  scheduledFor: row.runAt,
+  attempt: row.attempt,
+  runNumber: row.runNumber,
+  consecutiveFailures: row.consecutiveFailures,
+  deliveries: row.deliveries,
+  leaseOwner: row.state === "running" ? row.leaseOwner : null,
+  lastError: row.lastError,
+  finishedAt: row.finishedAt,
+  pausedReason: row.pausedReason,
+  kind: row.schedule.kind,
+  tags: row.tags,
+  window: row.windowMs ?? undefined,
+  breaker: row.breaker === null ? undefined : row.breaker.slice(row.breaker.indexOf(":") + 1),
+  timeoutMs: row.timeoutMs,
+})
+
+/**
  * Which tasks `tasks`, `pauseAll`, `resumeAll` and `cancelAll` touch: those matching every
  * given field (SPEC §15), plus the handler. `tasks` reads one page of at most `limit` (default
  * 1,000, at most 10,000) in id order, after the id `after`; the bulk controls walk every match.
@@ -604,32 +636,8 @@ export const make = <H extends Handler.Any>(
         return true
       })
 
-    const toInfo = (row: TaskRow): DurableTaskInfo => ({
-      id: row.id as Task.TaskId,
-      generation: row.generation,
-      state: row.state,
-      handler: row.handler,
-      payload: JSON.parse(row.payload),
-      schedule: row.schedule,
-      priority: Task.priorities[row.priority] ?? "normal",
-      slot: row.slot,
-      scheduledFor: row.runAt,
-      attempt: row.attempt,
-      runNumber: row.runNumber,
-      consecutiveFailures: row.consecutiveFailures,
-      deliveries: row.deliveries,
-      leaseOwner: row.state === "running" ? row.leaseOwner : null,
-      lastError: row.lastError,
-      finishedAt: row.finishedAt,
-      pausedReason: row.pausedReason,
-      kind: row.schedule.kind,
-      tags: row.tags,
-      window: row.windowMs ?? undefined,
-      breaker: row.breaker === null ? undefined : row.breaker.slice(row.breaker.indexOf(":") + 1),
-      timeoutMs: row.timeoutMs,
-    })
     const info: DurableSchedulerShape["info"] = (id) =>
-      Effect.map(store.get(id), Option.map(toInfo))
+      Effect.map(store.get(id), Option.map(infoOf))
 
     const queryOf = (filter: DurableTaskFilter | undefined) => ({
       state: filter?.state,
@@ -644,7 +652,7 @@ export const make = <H extends Handler.Any>(
         if (limit > 10_000)
           return Effect.fail(Options.optionError("limit", limit, "must be at most 10000"))
         return Effect.map(store.list({ ...queryOf(filter), after: filter?.after, limit }), (rows) =>
-          rows.map(toInfo),
+          rows.map(infoOf),
         )
       })
 

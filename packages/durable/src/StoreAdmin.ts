@@ -37,13 +37,13 @@
  */
 import { existsSync, statSync } from "node:fs"
 import { PgClient } from "@effect/sql-pg"
-import { Errors as CoreErrors, Random, Task, type Time } from "@tickwork/core"
+import { Errors as CoreErrors, Random, type Task, type Time } from "@tickwork/core"
 import { WorkerPool } from "@tickwork/runtime"
 import { Clock, Effect, Option, Queue, Redacted, type Scope } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
-import type { DurableOccurrence, DurableTaskInfo } from "./DurableScheduler.ts"
+import { type DurableOccurrence, type DurableTaskInfo, infoOf } from "./DurableScheduler.ts"
 import {
   ReadOnlyStore,
   type StoreError,
@@ -191,10 +191,6 @@ export const DEFAULT_LIMIT = 50
  * @since 0.1.0
  */
 export interface TaskDetails extends DurableTaskInfo {
-  /** The schedule's kind: `once`, `fixed-rate`, `fixed-delay` or `cron`. */
-  readonly kind: string
-  /** Its tags (empty on a store whose tasks keep none). */
-  readonly tags: ReadonlyArray<string>
   /** When the lease of a `running` task runs out, epoch ms; `null` in other states. */
   readonly leaseExpiresAt: number | null
   readonly missedRuns: string
@@ -383,28 +379,11 @@ const percentile = (sorted: ReadonlyArray<number>, p: number): number | null =>
     ? null
     : (sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? null)
 
-/** A row as an operator sees it. */
+/** A row as an operator sees it (tags read apart: a store before 0003 keeps none). */
 const details = (row: TaskRow, tags: ReadonlyArray<string>): TaskDetails => ({
-  id: row.id as Task.TaskId,
-  generation: row.generation,
-  state: row.state,
-  handler: row.handler,
-  payload: JSON.parse(row.payload),
-  schedule: row.schedule,
-  kind: row.schedule.kind,
-  priority: Task.priorities[row.priority] ?? "normal",
-  slot: row.slot,
-  scheduledFor: row.runAt,
-  attempt: row.attempt,
-  runNumber: row.runNumber,
-  consecutiveFailures: row.consecutiveFailures,
-  deliveries: row.deliveries,
-  leaseOwner: row.state === "running" ? row.leaseOwner : null,
-  leaseExpiresAt: row.state === "running" ? row.dueAt : null,
-  lastError: row.lastError,
-  finishedAt: row.finishedAt,
-  pausedReason: row.pausedReason,
+  ...infoOf(row),
   tags,
+  leaseExpiresAt: row.state === "running" ? row.dueAt : null,
   missedRuns: row.missedRuns,
   createdAt: row.createdAt,
   updatedAt: row.updatedAt,

@@ -1,18 +1,16 @@
 /**
  * `StoreAdmin`: a store opened for an operator, with no scheduler. Read-only opens write nothing
  * and refuse controls; the controls are the scheduler's (a paused task is seen paused by a
- * scheduler, a resume skips the slots that passed); tags are filtered when the store has a
- * `tags` column; bad filters are typed errors naming the field. SQLite in virtual time, and
- * PostgreSQL (real time) for the read-only session.
+ * scheduler, a resume skips the slots that passed); tags given at schedule are filtered on;
+ * bad filters are typed errors naming the field. SQLite in virtual time, and PostgreSQL (real
+ * time) for the read-only session.
  */
 import { createHash } from "node:crypto"
 import { readFileSync } from "node:fs"
-import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
 import { Schedule } from "@tickwork/core"
-import { Effect, Redacted } from "effect"
-import * as Reactivity from "effect/reactivity/Reactivity"
-import { Postgres, SqliteClient, StoreAdmin } from "../src/index.ts"
+import { Effect } from "effect"
+import { Postgres, StoreAdmin } from "../src/index.ts"
 import { advance, recording, sqlite, tempDir, withScheduler } from "./helpers.ts"
 import { freshDatabase } from "./pg.ts"
 
@@ -29,8 +27,15 @@ const seeded = (file: string) =>
           handler,
           payload: { n: 1 },
           schedule: Schedule.fixedRate(100),
+          tags: ["billing", "nightly"],
         })
-        yield* d.schedule({ id: "o", handler, payload: { n: 2 }, schedule: Schedule.once(10_000) })
+        yield* d.schedule({
+          id: "o",
+          handler,
+          payload: { n: 2 },
+          schedule: Schedule.once(10_000),
+          tags: ["billing-eu"],
+        })
         yield* advance(d, 150)
       }),
     )
@@ -47,7 +52,7 @@ describe("StoreAdmin on SQLite", () => {
       yield* Effect.scoped(
         Effect.gen(function* () {
           const admin = yield* StoreAdmin.open(file, { readOnly: true })
-          expect([admin.store, admin.readOnly, admin.tags]).toEqual(["sqlite", true, false])
+          expect([admin.store, admin.readOnly, admin.tags]).toEqual(["sqlite", true, true])
           const page = yield* admin.tasks()
           expect(page.tasks.map((x) => [x.id, x.state, x.runNumber])).toEqual([
             ["r", "scheduled", 2],
@@ -116,15 +121,6 @@ describe("StoreAdmin on SQLite", () => {
       const t = tempDir()
       const file = t.file()
       yield* seeded(file)
-      // A store whose table has a tags column (as a later migration adds it).
-      yield* Effect.scoped(
-        Effect.gen(function* () {
-          const { client } = yield* SqliteClient.make({ filename: file, exclusive: false })
-          yield* client`ALTER TABLE tickwork_tasks ADD COLUMN tags TEXT`
-          yield* client`UPDATE tickwork_tasks SET tags = ${'["billing","nightly"]'} WHERE id = 'r'`
-          yield* client`UPDATE tickwork_tasks SET tags = ${"billing-eu"} WHERE id = 'o'`
-        }).pipe(Effect.provide(Reactivity.layer)),
-      )
       yield* Effect.scoped(
         Effect.gen(function* () {
           const admin = yield* StoreAdmin.open(file, { readOnly: true })
@@ -184,15 +180,8 @@ describe("StoreAdmin on PostgreSQL", () => {
               handler,
               payload: { n: 1 },
               schedule: Schedule.fixedRate(60_000),
+              tags: ["billing"],
             }),
-        )
-        // A tags column as PostgreSQL might keep it (JSONB): the filter reads it too.
-        yield* Effect.scoped(
-          Effect.gen(function* () {
-            const sql = yield* PgClient.make({ url: Redacted.make(db.url), maxConnections: 1 })
-            yield* sql`ALTER TABLE tickwork_tasks ADD COLUMN tags JSONB`
-            yield* sql`UPDATE tickwork_tasks SET tags = ${'["billing"]'}::jsonb WHERE id = 'r'`
-          }).pipe(Effect.provide(Reactivity.layer)),
         )
         yield* Effect.scoped(
           Effect.gen(function* () {
