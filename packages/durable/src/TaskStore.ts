@@ -475,6 +475,8 @@ export interface TaskStoreShape {
   readonly modify: <E = never>(
     id: string,
     decide: (row: TaskRow) => Modification | undefined | Rejected<E>,
+    /** Hears every event the change wrote (its own and its breakers'), once it committed. */
+    committed?: (event: EventEntry) => void,
   ) => Effect.Effect<boolean, StoreError | E>
   /**
    * Tasks matching `query`, live and retained final ones, by id, at most `query.limit` of them
@@ -864,8 +866,15 @@ export const make = (options: {
     const modify = <E>(
       id: string,
       decide: (row: TaskRow) => Modification | undefined | Rejected<E>,
-    ): Effect.Effect<boolean, StoreError | E> =>
-      sql
+      committed: ((event: EventEntry) => void) | undefined,
+    ): Effect.Effect<boolean, StoreError | E> => {
+      // Every event written in the transaction, handed to `committed` once it commits.
+      const written: Array<EventEntry> = []
+      const writeEvents = (list: ReadonlyArray<EventEntry>) => {
+        written.push(...list)
+        return Write.events(sql, list)
+      }
+      return sql
         .withTransaction(
           Effect.gen(function* () {
             if (dialect === "pg") {
@@ -888,18 +897,18 @@ export const make = (options: {
             if ("rejected" in change) return yield* Effect.fail(new Refused(change.rejected))
             const u = change.update
             if (!(yield* Write.row(sql, row, u))) return false
-            yield* Write.events(sql, change.events)
+            yield* writeEvents(change.events)
             const moves = change.breaker
             if (moves?.unprobe !== undefined) {
               const tx: Breakers.Tx = { sql, dialect, seq: () => u.seq, owner: null }
               const key = moves.unprobe
-              yield* Write.events(sql, yield* Breakers.unprobe(tx, key, row, u.updatedAt))
+              yield* writeEvents(yield* Breakers.unprobe(tx, key, row, u.updatedAt))
             }
             if (moves !== undefined && (moves.leave !== null || moves.join !== null)) {
               const now = u.updatedAt
               const tx: Breakers.Tx = { sql, dialect, seq: () => u.seq, owner: null }
               if (moves.leave !== null) {
-                yield* Write.events(sql, yield* Breakers.leave(tx, moves.leave, row, now))
+                yield* writeEvents(yield* Breakers.leave(tx, moves.leave, row, now))
               }
               if (moves.own !== undefined) {
                 yield* Breakers.define(tx, [{ ...moves.own, shared: false }], now)
@@ -914,14 +923,14 @@ export const make = (options: {
                   fence: row.fence,
                   state,
                 }
-                yield* Write.events(sql, yield* Breakers.join(tx, moves.join, task, now))
+                yield* writeEvents(yield* Breakers.join(tx, moves.join, task, now))
               }
               // Held by the breaker it left, and the one it joined does not hold it: released.
               if (Breaker.releasedOnLeave(joined?.state)) {
                 const current = yield* sql<Raw>`SELECT * FROM tickwork_tasks WHERE id = ${id}`
                 const now2 = decodeRow(current[0] as Raw)
                 if (now2.pausedReason === "breaker" && moves.leave !== null) {
-                  yield* Write.events(sql, yield* Breakers.releaseTask(tx, now2, now))
+                  yield* writeEvents(yield* Breakers.releaseTask(tx, now2, now))
                 }
               }
             }
@@ -934,7 +943,13 @@ export const make = (options: {
             if (e instanceof StoreError) return Effect.fail(e)
             return Effect.fail(fail("change a task")(e as SqlError))
           }),
+          Effect.tap((wrote) =>
+            Effect.sync(() => {
+              if (wrote && committed !== undefined) for (const e of written) committed(e)
+            }),
+          ),
         )
+    }
 
     const list: TaskStoreShape["list"] = (q) => {
       const where = [sql`1 = 1`]
@@ -1160,8 +1175,10 @@ export const make = (options: {
       cancel: (id, now) => (Ids.storable(id) ? deadline("cancel")(cancel(id, now)) : none),
       get: (id) => (Ids.storable(id) ? deadline("read a task")(get(id)) : none),
       state: (id) => (Ids.storable(id) ? deadline("read a task's state")(state(id)) : none),
-      modify: (id, decide) =>
-        Ids.storable(id) ? deadline("change a task")(modify(id, decide)) : Effect.succeed(false),
+      modify: (id, decide, committed) =>
+        Ids.storable(id)
+          ? deadline("change a task")(modify(id, decide, committed))
+          : Effect.succeed(false),
       list: (q) => deadline("list tasks")(list(q)),
       defineBreakers: (shared, now) => deadline("define breakers")(defineBreakers(shared, now)),
       breakers: deadline("read the breakers")(breakers),

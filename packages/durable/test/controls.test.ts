@@ -109,6 +109,43 @@ describe("pause and resume on SQLite, across a restart", () => {
     ),
   )
 
+  it.effect(
+    "pause, the slots it skipped and resume reach the occurrence stream as well as the ledger",
+    () =>
+      inFile((file) =>
+        Effect.gen(function* () {
+          const { handler } = recording()
+          const published: Array<string> = []
+          yield* withScheduler(sqlite(file), { handlers: [handler] }, (d) =>
+            Effect.gen(function* () {
+              yield* Effect.forkChild(
+                Stream.runForEach(d.occurrences, (o) =>
+                  Effect.sync(() => {
+                    if (o.kind !== "ran") published.push(`${o.kind} ${o.taskId}`)
+                  }),
+                ),
+                { startImmediately: true },
+              )
+              yield* d.schedule({
+                id: "r",
+                handler,
+                payload: { n: 1 },
+                schedule: Schedule.fixedRate(100),
+              })
+              yield* advance(d, 50)
+              expect(yield* d.pause("r")).toBe(true)
+              yield* advance(d, 200)
+              expect(yield* d.resume("r")).toBe(true)
+              yield* advance(d, 10)
+              const ledger = (yield* d.ledger("r")).filter((o) => o.kind !== "ran")
+              expect(published).toEqual(ledger.map((o) => `${o.kind} ${o.taskId}`))
+              expect(published).toEqual(["paused r", "skipped r", "resumed r"])
+            }),
+          )
+        }),
+      ),
+  )
+
   it.effect("a pause asked for while a run goes on holds the next slot when it ends", () =>
     inFile((file) =>
       Effect.gen(function* () {

@@ -43,28 +43,37 @@ export const pause = (env: Env, id: string): Effect.Effect<boolean, StoreError> 
   const now = env.now()
   let outranked = false
   return Effect.map(
-    env.store.modify(id, (row) => {
-      const decision = Rules.pause(row.state, row.state === "running" && row.pausedReason !== null)
-      if (decision === "ignored") {
-        // Already paused or going to be: a pause by hand outranks the breaker's (and, like the
-        // failure policy's, only resume releases it).
-        if (row.pausedReason !== "breaker") return undefined
-        outranked = true
-        return row.state === "running"
-          ? { update: Rows.requested(row, "manual", now), events: [] }
-          : { update: Rows.paused(row, "manual", now), events: [] }
-      }
-      const event = Events.make("paused", row, now, null, { cause: "manual" })
-      return decision === "paused"
-        ? {
-            update: Rows.paused(row, "manual", now),
-            events: [event],
-            // A probe paused by hand: another held task probes instead.
-            breaker:
-              row.breaker === null ? undefined : { leave: null, join: null, unprobe: row.breaker },
-          }
-        : { update: Rows.requested(row, "manual", now), events: [] }
-    }),
+    env.store.modify(
+      id,
+      (row) => {
+        const decision = Rules.pause(
+          row.state,
+          row.state === "running" && row.pausedReason !== null,
+        )
+        if (decision === "ignored") {
+          // Already paused or going to be: a pause by hand outranks the breaker's (and, like the
+          // failure policy's, only resume releases it).
+          if (row.pausedReason !== "breaker") return undefined
+          outranked = true
+          return row.state === "running"
+            ? { update: Rows.requested(row, "manual", now), events: [] }
+            : { update: Rows.paused(row, "manual", now), events: [] }
+        }
+        const event = Events.make("paused", row, now, null, { cause: "manual" })
+        return decision === "paused"
+          ? {
+              update: Rows.paused(row, "manual", now),
+              events: [event],
+              // A probe paused by hand: another held task probes instead.
+              breaker:
+                row.breaker === null
+                  ? undefined
+                  : { leave: null, join: null, unprobe: row.breaker },
+            }
+          : { update: Rows.requested(row, "manual", now), events: [] }
+      },
+      env.publish,
+    ),
     (wrote) => wrote && !outranked,
   )
 }
@@ -75,24 +84,28 @@ export const pause = (env: Env, id: string): Effect.Effect<boolean, StoreError> 
  */
 export const resume = (env: Env, id: string): Effect.Effect<boolean, StoreError> => {
   const now = env.now()
-  return env.store.modify(id, (row) => {
-    if (row.state === "running") {
-      return row.pausedReason === null
-        ? undefined
-        : { update: Rows.requested(row, null, now), events: [] }
-    }
-    if (row.state !== "paused") return undefined
-    const r = Rules.resume(Rows.view(row, env.options.windowMs), now)
-    const events: Array<EventEntry> = []
-    if (r.skipped !== undefined) events.push(Events.paused(r.skipped, row, now, r.dueAt))
-    events.push(
-      Events.make("resumed", { ...row, slot: r.slot }, now, null, {
-        cause: row.pausedReason,
-        detail: `due at ${r.dueAt}`,
-      }),
-    )
-    return { update: Rows.resumed(row, r, now, env.nextSeq()), events }
-  })
+  return env.store.modify(
+    id,
+    (row) => {
+      if (row.state === "running") {
+        return row.pausedReason === null
+          ? undefined
+          : { update: Rows.requested(row, null, now), events: [] }
+      }
+      if (row.state !== "paused") return undefined
+      const r = Rules.resume(Rows.view(row, env.options.windowMs), now)
+      const events: Array<EventEntry> = []
+      if (r.skipped !== undefined) events.push(Events.paused(r.skipped, row, now, r.dueAt))
+      events.push(
+        Events.make("resumed", { ...row, slot: r.slot }, now, null, {
+          cause: row.pausedReason,
+          detail: `due at ${r.dueAt}`,
+        }),
+      )
+      return { update: Rows.resumed(row, r, now, env.nextSeq()), events }
+    },
+    env.publish,
+  )
 }
 
 /** What `update` may change: every task option but the id and the handler. */
@@ -244,7 +257,11 @@ export const update = (
     const unknown = unknownKey(changes, updateKeys)
     if (unknown !== undefined) return Effect.fail(unknown)
     const now = env.now()
-    return env.store.modify<UpdateError>(id, (row) => decideUpdate(env, row, changes, now))
+    return env.store.modify<UpdateError>(
+      id,
+      (row) => decideUpdate(env, row, changes, now),
+      env.publish,
+    )
   })
 
 /** Rows read per page when a bulk control walks a filter's matches. */
