@@ -66,16 +66,50 @@ const pure = (() => {
       fired.push(action)
     },
   } as unknown as AnyActorScope
+  /** Initial snapshots by input: tasks with the same input share one (snapshots are immutable). */
+  const initials = new Map<string, TaskSnapshot>()
+  /**
+   * XState's step results by snapshot and event kind. The machine is pure and its events carry
+   * nothing its snapshots keep: the guards read only whether `nextSlot` is given (never its
+   * value) and no action assigns from the event. So a step is a function of (snapshot, event
+   * type, nextSlot given), and a snapshot reached again — a one-shot's `scheduled`, `running`,
+   * `done` — steps without XState: a burst of one-shots shares three snapshots. Entries go with
+   * their snapshot (a WeakMap), so a recurring task's ever-new counters hold no memory.
+   */
+  const steps = new WeakMap<
+    TaskSnapshot,
+    Map<string, [TaskSnapshot, ReadonlyArray<ExecutableActionObject>]>
+  >()
   return {
-    initial: (input: Lifecycle.TaskInput): TaskSnapshot =>
-      Lifecycle.machine.getInitialSnapshot(scope, input),
+    initial: (input: Lifecycle.TaskInput): TaskSnapshot => {
+      const key = `${input.maxRetries}|${input.pauseAfter}`
+      let snapshot = initials.get(key)
+      if (snapshot === undefined) {
+        snapshot = Lifecycle.machine.getInitialSnapshot(scope, input)
+        initials.set(key, snapshot)
+      }
+      return snapshot
+    },
     step: (
       snapshot: TaskSnapshot,
       event: Lifecycle.TaskEvent,
     ): [TaskSnapshot, ReadonlyArray<ExecutableActionObject>] => {
+      const key =
+        "nextSlot" in event && event.nextSlot !== undefined ? `${event.type}+next` : event.type
+      let known = steps.get(snapshot)
+      const hit = known?.get(key)
+      if (hit !== undefined) return hit
       fired = []
-      const next = Lifecycle.machine.transition(snapshot, event, scope)
-      return [next, fired]
+      const result: [TaskSnapshot, ReadonlyArray<ExecutableActionObject>] = [
+        Lifecycle.machine.transition(snapshot, event, scope),
+        fired,
+      ]
+      if (known === undefined) {
+        known = new Map()
+        steps.set(snapshot, known)
+      }
+      known.set(key, result)
+      return result
     },
   }
 })()
