@@ -215,6 +215,20 @@ const completeBatch = (env: Env): Effect.Effect<void> =>
       env.held.forget(h)
     }
     env.wakeup.wake()
+    // Work this batch made due soon (a next slot, a retry, a run handed back): other processes
+    // with free workers hear of it now rather than at their next poll.
+    const signal = env.store.signal
+    if (signal !== undefined && Number.isFinite(env.options.pollMs)) {
+      const soon = env.now() + env.options.pollMs
+      const due = prepared.some(
+        (p, k) =>
+          results[k] !== "fenced-out" &&
+          results[k] !== "cancelled" &&
+          p.change.update.state === "scheduled" &&
+          p.change.update.dueAt <= soon,
+      )
+      if (due) yield* Effect.ignore(signal.notify)
+    }
   })
 
 /** Completes finished runs, batch by batch, for as long as it lives; a bug is logged, not fatal. */

@@ -134,7 +134,8 @@ const dispatchLoop = (
       // First, after any wake (a stall included): runs whose lease lapsed stop here.
       yield* dropLapsed
       const t = env.now()
-      const free = Math.min(options.workers - env.held.size, env.pool.free)
+      // Without its database session this process cannot prove what it claims is its own.
+      const free = env.session.held ? Math.min(options.workers - env.held.size, env.pool.free) : 0
       let full = false
       if (free > 0) {
         const limit = Math.min(free, options.claimBatch)
@@ -157,7 +158,7 @@ const dispatchLoop = (
       // From here on, any insert wakes us (it may be earlier than what nextDue sees).
       wakeup.sleepingUntil = Number.POSITIVE_INFINITY
       let wait = MAX_SLEEP_MS
-      if (env.held.size < options.workers) {
+      if (env.held.size < options.workers && env.session.held) {
         const next = yield* store.nextDue(options.names)
         // Due but not claimed: rows another process is claiming right now.
         if (next !== undefined) wait = Math.max(1, next - t)

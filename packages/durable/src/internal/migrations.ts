@@ -140,5 +140,12 @@ export const migrate = Migrator.make({})({
           }),
       })
     }),
+    "0004_fleet": Effect.gen(function* () {
+      const sql = yield* SqlClient
+      // SPEC §17: the claims of a process whose database session ended are found by owner
+      // (the running rows of owners whose liveness lock is free), without scanning due rows.
+      yield* sql`CREATE INDEX tickwork_tasks_running_owner ON tickwork_tasks (lease_owner)
+        WHERE state = 'running'`
+    }),
   }),
 })
