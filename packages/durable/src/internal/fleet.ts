@@ -3,7 +3,8 @@
  * Liveness from the database session (PostgreSQL only, SPEC §17). Each process holds a
  * session-level advisory lock on its owner key, `(LOCK_CLASS, hashtext(owner))`, for its whole
  * life on one dedicated connection; PostgreSQL releases it the moment that session ends. The
- * claims of an owner whose lock is free are made due at once (and recorded `recovered`), so any
+ * claims of an owner whose lock is free are made due at once, at their own time (`run_at`, so
+ * they keep their place in SPEC §4's order ahead of later work), and recorded `recovered`; any
  * process claims them under a new fence without waiting for their lease.
  *
  * A process takes its lock before it claims anything, so a claim visible to the takeover
@@ -44,7 +45,7 @@ export const takeOver = (sql: SqlClient, me: string, now: number, mine: boolean)
           AND hashtext(t.lease_owner)::oid NOT IN (SELECT objid FROM live)
         FOR UPDATE SKIP LOCKED
       )
-      UPDATE tickwork_tasks t SET due_at = LEAST(t.due_at, ${now}), updated_at = ${now}
+      UPDATE tickwork_tasks t SET due_at = LEAST(t.run_at, ${now}), updated_at = ${now}
       FROM dead WHERE t.id = dead.id AND t.state = 'running'
       RETURNING t.id, t.generation, t.slot, t.attempt, t.fence, t.lease_owner, t.deliveries`
     const taken: Array<TakenOver> = rows.map((r) => ({

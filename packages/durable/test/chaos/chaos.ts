@@ -77,6 +77,15 @@ export interface ChaosReport {
   readonly failover: ReadonlyArray<number>
   /** Runs the kills cut off that were never restarted (must be 0). */
   readonly notRestarted: number
+  /** One-shots' first-delivery lateness (start − slot), ms: how loaded the machine was. */
+  readonly lateness: { readonly p50: number; readonly p99: number }
+  /** Each kill: whom, when (ms into the run), how many runs it cut off, the slowest restart. */
+  readonly perKill: ReadonlyArray<{
+    readonly owner: string
+    readonly at: number
+    readonly cut: number
+    readonly max: number
+  }>
   readonly seconds: number
 }
 
@@ -350,7 +359,7 @@ export const chaos = async (o: ChaosOptions): Promise<ChaosReport> => {
      */
     const inFlightAt = (s: LogLine, list: ReadonlyArray<LogLine>, from: number, to = from) => {
       if (s.at > to) return false
-      const e = list.find((l) => l.kind === "end" && l.fence === s.fence && l.owner === s.owner)
+      const e = list.find((l) => l.kind !== "start" && l.fence === s.fence && l.owner === s.owner)
       return e === undefined || e.at + o.leaseMs >= from
     }
     const duplicates: Array<Duplicate> = []
@@ -378,27 +387,47 @@ export const chaos = async (o: ChaosOptions): Promise<ChaosReport> => {
     }
     const beyondInFlight = duplicates.filter((d) => d.fault === undefined)
 
+    // One-shots' lateness (first start − slot): how loaded the machine was.
+    const slotOf = new Map(
+      oneShotIds.map((id, k) => [id, base + Math.floor((k * o.durationMs) / o.oneShots)]),
+    )
+    const lateness = lines
+      .filter((l) => l.kind === "start" && l.delivery === 1 && slotOf.has(l.id))
+      .map((l) => l.at - (slotOf.get(l.id) as number))
+      .sort((x, y) => x - y)
+
     // ---------------------------------------------------------------- failover per kill
     const failover: Array<number> = []
+    const perKill: Array<{ owner: string; at: number; cut: number; max: number }> = []
     let notRestarted = 0
     for (const f of faults) {
       if (f.kind !== "kill") continue
+      let cutHere = 0
+      const times: Array<number> = []
       for (const [, list] of byKey) {
+        // A run the kill cut off: started by the killed process, never ended nor interrupted.
         const cut = list.find(
           (l) =>
-            l.kind === "start" && l.owner === f.owner && l.at <= f.at && inFlightAt(l, list, f.at),
+            l.kind === "start" &&
+            l.owner === f.owner &&
+            l.at <= f.at &&
+            !list.some((e) => e.kind !== "start" && e.owner === l.owner && e.fence === l.fence),
         )
         if (cut === undefined) continue
+        cutHere++
         const next = list
           .filter((l) => l.kind === "start" && l.owner !== f.owner && l.at >= f.at)
           .sort((x, y) => x.at - y.at)[0]
-        const ended = list.some(
-          (l) => l.kind === "end" && l.owner === cut.owner && l.fence === cut.fence,
-        )
-        if (next !== undefined) failover.push(next.at - f.at)
-        // A run cut off by the kill (no end) must run again elsewhere.
-        else if (!ended) notRestarted++
+        if (next === undefined) notRestarted++
+        else times.push(next.at - f.at)
       }
+      failover.push(...times)
+      perKill.push({
+        owner: f.owner,
+        at: f.at - started,
+        cut: cutHere,
+        max: Math.max(-1, ...times),
+      })
     }
     failover.sort((x, y) => x - y)
     return {
@@ -411,6 +440,8 @@ export const chaos = async (o: ChaosOptions): Promise<ChaosReport> => {
       faults,
       failover,
       notRestarted,
+      perKill,
+      lateness: { p50: percentile(lateness, 50), p99: percentile(lateness, 99) },
       seconds: (Date.now() - started) / 1000,
     }
   } finally {
@@ -427,13 +458,20 @@ export const describeReport = (r: ChaosReport): Array<string> => {
   const p = (q: number) => percentile(r.failover, q)
   return [
     `chaos: ${r.tasks} tasks, ${r.due} due (task, slot)s, ${r.runs} runs in the ledger, in ${r.seconds.toFixed(1)} s`,
+    `chaos: one-shot lateness (first start − slot) p50 ${r.lateness.p50} ms, p99 ${r.lateness.p99} ms`,
     `chaos: faults: ${count("kill")} SIGKILL, ${count("stop")} SIGSTOP, ${count("terminate")} pg_terminate_backend, ${count("restart")} pg_ctl restart`,
     `chaos: failover per killed run (${r.failover.length} runs): p50 ${p(50)} ms, p99 ${p(99)} ms, max ${r.failover[r.failover.length - 1] ?? Number.NaN} ms; not restarted ${r.notRestarted}`,
-    `chaos: lost ${r.lost.length}, duplicates ${r.duplicates.length} (all in flight at a fault), beyond in-flight ${r.beyondInFlight.length}`,
+    ...r.perKill.map(
+      (k) =>
+        `  kill ${k.owner} at +${k.at} ms: ${k.cut} run(s) cut off, all restarted within ${k.max} ms`,
+    ),
+    `chaos: lost ${r.lost.length}, duplicates ${r.duplicates.length}, beyond in-flight ${r.beyondInFlight.length}`,
+    ...r.beyondInFlight.map((d) => `  NO FAULT: ${d.key} ×${d.starts} (${d.trace})`),
     ...r.duplicates
-      .slice(0, 50)
-      .map((d) => `  duplicate ${d.key} ×${d.starts}: ${d.fault ?? "NO FAULT"} (${d.trace})`),
-    ...(r.duplicates.length > 50 ? [`  … ${r.duplicates.length - 50} more`] : []),
+      .filter((d) => d.fault !== undefined)
+      .slice(0, 30)
+      .map((d) => `  duplicate ${d.key} ×${d.starts}: ${d.fault} (${d.trace})`),
+    ...(r.duplicates.length > 30 ? [`  … and the rest of the ${r.duplicates.length}`] : []),
     ...r.lost.slice(0, 20).map((l) => `  LOST ${l}`),
   ]
 }

@@ -10,7 +10,8 @@ export const FULL: ChaosOptions = {
   killEveryMs: 3_000,
   terminateEveryMs: 2_000,
   restart: true,
-  leaseMs: 3_000,
+  // Long enough that a loaded machine's event-loop lag does not cost leases.
+  leaseMs: 10_000,
   seed: 7,
 }
 
@@ -23,6 +24,6 @@ export const CI: ChaosOptions = {
   killEveryMs: 2_500,
   terminateEveryMs: 2_500,
   restart: false,
-  leaseMs: 3_000,
+  leaseMs: 4_000,
   seed: 11,
 }
