@@ -21,7 +21,8 @@
  *    their lease (`leases`).
  *
  * **At least once.** A run in flight when its process dies runs again: on the same SQLite file
- * when it is reopened, on PostgreSQL when its lease expires (another process takes it). Handlers
+ * when it is reopened; on PostgreSQL at once when the dead process's database session ends
+ * (another process takes it over), or when its lease expires if it only stalled. Handlers
  * get `run.key` (`"<id>@<slot>"`) and `run.delivery` to make their side effects idempotent.
  *
  * The layer also provides a runtime `Scheduler` (on the layer's `runtime` options and as many

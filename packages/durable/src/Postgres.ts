@@ -2,8 +2,10 @@
  * The shared store: PostgreSQL (via `@effect/sql-pg` 4.0.5), for 2–20 processes running the same
  * tasks. Due rows are claimed with `FOR UPDATE SKIP LOCKED`, so no two processes ever claim the
  * same run; a claim is a lease folded into the row's due time, renewed while the run goes on, and
- * a completion counts only under the fence it was claimed with. A process that dies costs only
- * its runs in flight, each due again one lease period later; no slot is lost.
+ * a completion counts only under the fence it was claimed with. Each claiming process holds an
+ * advisory lock on its owner key on one dedicated session (not from the pool) and `LISTEN`s
+ * there; when that session ends (the process died) PostgreSQL frees the lock, and the other
+ * processes take its runs in flight over at once under a new fence. No slot is lost.
  *
  * **Example** (Two or more processes, one database)
  *

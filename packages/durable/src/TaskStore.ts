@@ -305,6 +305,12 @@ export interface ClaimOptions {
   readonly leaseMs: number
   /** Only tasks of these handlers (the ones this process can run). */
   readonly handlers: ReadonlyArray<string>
+  /**
+   * Claim only while `owner`'s liveness lock is held (see {@link TaskStoreShape.session}): a
+   * process whose session has just ended claims nothing the others would take over at once.
+   * PostgreSQL only; ignored by SQLite.
+   */
+  readonly whileSessionHeld?: boolean | undefined
 }
 
 /**

@@ -78,7 +78,12 @@ const start = (env: Env, context: Context.Context<never>, row: TaskRow, claimedA
       handler: row.handler,
     }
     const job = Effect.suspend(() => {
-      // A lease that lapsed before the run began: it is not ours to run.
+      // A lease that lapsed before the run began: it is not ours to run. Nor is a claim whose
+      // process has lost its database session since: it goes back under its fence, if still ours.
+      if (!h.lost && !env.session.held) {
+        h.lost = true
+        h.releasing = true
+      }
       if (h.lost) return Effect.interrupt
       h.started = true
       return Effect.flatMap(Payload.decode(handler, row.id, row.payload), (payload) =>
@@ -146,6 +151,7 @@ const dispatchLoop = (
           limit,
           leaseMs: options.leaseMs,
           handlers: options.names,
+          whileSessionHeld: store.session !== undefined,
         })
         yield* env.outage.worked
         if (rows.length > 0) yield* startAll(env, context, rows, t, claimedAt)

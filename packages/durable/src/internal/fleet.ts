@@ -21,6 +21,17 @@ import * as Events from "./events.ts"
 /** The advisory lock's first key: "tick" in ASCII, tickwork's namespace among advisory locks. */
 export const LOCK_CLASS = 0x7469636b
 
+/** The granted advisory locks of this database in tickwork's namespace. */
+const locks = (sql: SqlClient) => sql`
+  SELECT objid FROM pg_locks
+  WHERE locktype = 'advisory' AND granted AND objsubid = 2
+    AND classid = CAST(${LOCK_CLASS} AS BIGINT)::oid
+    AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`
+
+/** A condition (` AND …`) that holds while `owner`'s liveness lock is held by some session. */
+export const ownLockHeld = (sql: SqlClient, owner: string) =>
+  sql` AND EXISTS (SELECT 1 FROM (${locks(sql)}) l WHERE l.objid = hashtext(${owner})::oid)`
+
 /** Rows per multi-row INSERT of events. */
 const CHUNK = 400
 
@@ -32,12 +43,7 @@ const CHUNK = 400
 export const takeOver = (sql: SqlClient, me: string, now: number, mine: boolean) =>
   Effect.gen(function* () {
     const rows = yield* sql<Raw>`
-      WITH live AS MATERIALIZED (
-        SELECT objid FROM pg_locks
-        WHERE locktype = 'advisory' AND granted AND objsubid = 2
-          AND classid = CAST(${LOCK_CLASS} AS BIGINT)::oid
-          AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
-      ),
+      WITH live AS MATERIALIZED (${locks(sql)}),
       dead AS (
         SELECT id FROM tickwork_tasks t
         WHERE t.state = 'running' AND t.lease_owner IS NOT NULL AND t.due_at > ${now}
