@@ -461,9 +461,10 @@ export const describeReport = (r: ChaosReport): Array<string> => {
     `chaos: one-shot lateness (first start − slot) p50 ${r.lateness.p50} ms, p99 ${r.lateness.p99} ms`,
     `chaos: faults: ${count("kill")} SIGKILL, ${count("stop")} SIGSTOP, ${count("terminate")} pg_terminate_backend, ${count("restart")} pg_ctl restart`,
     `chaos: failover per killed run (${r.failover.length} runs): p50 ${p(50)} ms, p99 ${p(99)} ms, max ${r.failover[r.failover.length - 1] ?? Number.NaN} ms; not restarted ${r.notRestarted}`,
-    ...r.perKill.map(
-      (k) =>
-        `  kill ${k.owner} at +${k.at} ms: ${k.cut} run(s) cut off, all restarted within ${k.max} ms`,
+    ...r.perKill.map((k) =>
+      k.cut === 0
+        ? `  kill ${k.owner} at +${k.at} ms: no run in flight`
+        : `  kill ${k.owner} at +${k.at} ms: ${k.cut} run(s) cut off, all restarted within ${k.max} ms`,
     ),
     `chaos: lost ${r.lost.length}, duplicates ${r.duplicates.length}, beyond in-flight ${r.beyondInFlight.length}`,
     ...r.beyondInFlight.map((d) => `  NO FAULT: ${d.key} ×${d.starts} (${d.trace})`),
