@@ -807,9 +807,14 @@ export const make = (options: {
         dialect === "pg" && options.session !== undefined
           ? (owner, now, mine) =>
               deadline("take over the claims of ended sessions")(
-                sql
-                  .withTransaction(Fleet.takeOver(sql, owner, now, mine))
-                  .pipe(Effect.mapError(fail("take over the claims of ended sessions"))),
+                Fleet.anyDead(sql, owner, now, mine).pipe(
+                  Effect.flatMap((dead) =>
+                    dead
+                      ? sql.withTransaction(Fleet.takeOver(sql, owner, now, mine))
+                      : Effect.succeed([]),
+                  ),
+                  Effect.mapError(fail("take over the claims of ended sessions")),
+                ),
               )
           : undefined,
     })

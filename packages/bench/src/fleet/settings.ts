@@ -29,14 +29,24 @@ export const settings = {
     defaults: {
       constructor: {},
       queue: {},
-      work: {},
-      says: "pollingIntervalSeconds 2, queue notify off, batchSize 1, expireInSeconds 900, supervise every 60 s",
+      work: { localConcurrency: CONCURRENCY },
+      says: "localConcurrency 32 (batchSize 1: one job per fetch), pollingIntervalSeconds 2, no LISTEN/NOTIFY, expireInSeconds 900, supervise every 60 s",
     },
     fast: {
-      constructor: { superviseIntervalSeconds: 1, monitorIntervalSeconds: 1 },
+      constructor: {
+        useListenNotify: true,
+        superviseIntervalSeconds: 1,
+        monitorIntervalSeconds: 1,
+      },
       queue: { notify: true, expireInSeconds: 1 },
-      work: { pollingIntervalSeconds: 0.5, notifyPollingIntervalSeconds: 0.5 },
-      says: "queue notify on, polling 0.5 s (the minimum), expireInSeconds 1 (the minimum: caps every job at 1 s), supervise/monitor every 1 s (the minimum)",
+      work: {
+        localConcurrency: 4,
+        batchSize: 8,
+        burstWhenBatchFull: true,
+        pollingIntervalSeconds: 0.5,
+        notifyPollingIntervalSeconds: 0.5,
+      },
+      says: "useListenNotify + queue notify, localConcurrency 4 × batchSize 8 (32 in flight, a batch's jobs run concurrently), burstWhenBatchFull, polling 0.5 s (the minimum), expireInSeconds 1 (the minimum: it caps every job at 1 s), supervise/monitor every 1 s (the minimum)",
     },
   },
   "graphile-worker": {

@@ -58,12 +58,15 @@ const pgBoss = async () => {
   const boss = new PgBoss({ connectionString: url, max: 8, ...s.constructor })
   boss.on("error", () => {})
   await boss.start()
-  await boss.work<Job>(QUEUE, { localConcurrency: CONCURRENCY, ...s.work }, async (jobs) => {
-    for (const job of jobs) {
-      started(job.data.k)
-      await pause(job.data.ms)
-      ended(job.data.k)
-    }
+  // A batch's jobs run concurrently (with batchSize 1, one at a time per worker).
+  await boss.work<Job>(QUEUE, { ...s.work }, async (jobs) => {
+    await Promise.all(
+      jobs.map(async (job) => {
+        started(job.data.k)
+        await pause(job.data.ms)
+        ended(job.data.k)
+      }),
+    )
   })
   console.log("ready")
 }

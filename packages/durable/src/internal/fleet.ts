@@ -32,6 +32,23 @@ const locks = (sql: SqlClient) => sql`
 export const ownLockHeld = (sql: SqlClient, owner: string) =>
   sql` AND EXISTS (SELECT 1 FROM (${locks(sql)}) l WHERE l.objid = hashtext(${owner})::oid)`
 
+/**
+ * Whether any claim (another owner's than `me`, or `me`'s own when `mine`) belongs to an owner
+ * whose lock is free: one read-only statement, outside a transaction, that the takeover's
+ * transaction follows only when it finds one (almost never).
+ */
+export const anyDead = (sql: SqlClient, me: string, now: number, mine: boolean) =>
+  Effect.map(
+    sql<Raw>`
+      WITH live AS MATERIALIZED (${locks(sql)})
+      SELECT 1 AS dead FROM tickwork_tasks t
+      WHERE t.state = 'running' AND t.lease_owner IS NOT NULL AND t.due_at > ${now}
+        AND (t.lease_owner <> ${me} OR ${mine})
+        AND hashtext(t.lease_owner)::oid NOT IN (SELECT objid FROM live)
+      LIMIT 1`,
+    (rows) => rows.length > 0,
+  )
+
 /** Rows per multi-row INSERT of events. */
 const CHUNK = 400
 
