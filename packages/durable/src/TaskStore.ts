@@ -807,10 +807,10 @@ export const make = (options: {
         dialect === "pg" && options.session !== undefined
           ? (owner, now, mine) =>
               deadline("take over the claims of ended sessions")(
-                Fleet.anyDead(sql, owner, now, mine).pipe(
+                Fleet.deadOwners(sql, owner, now, mine).pipe(
                   Effect.flatMap((dead) =>
-                    dead
-                      ? sql.withTransaction(Fleet.takeOver(sql, owner, now, mine))
+                    dead.length > 0
+                      ? sql.withTransaction(Fleet.takeOver(sql, owner, now, dead))
                       : Effect.succeed([]),
                   ),
                   Effect.mapError(fail("take over the claims of ended sessions")),

@@ -46,6 +46,9 @@ export interface FleetRow {
   readonly error?: string | undefined
 }
 
+/** A run that ended this shortly before the kill may not have committed: it counts in flight. */
+const COMMIT_SLACK_MS = 1_000
+
 /** How long the burst may take before a row is judged too slow for the steady phase. */
 const BURST_CAP_MS = 45_000
 
@@ -274,15 +277,20 @@ export const fleetRow = async (
     }
     await Promise.all(pending)
     const steadyKeys = Array.from({ length: 10_000 }, (_, k) => `s${k}`)
-    // Cut off: started by worker 0 before the kill, never ended.
+    // In flight at the kill: started by worker 0 before it, and not ended, or ended less than
+    // a second before it (its completion may not have reached the database).
+    const endOf = (k: string) => (events.ends.get(k) ?? []).find((e) => e.w === 0)
     const cutKeys = steadyKeys.filter((k) => {
       const s = events.starts.get(k)?.find((x) => x.w === 0 && x.at <= killedAt)
-      return s !== undefined && !(events.ends.get(k) ?? []).some((e) => e.w === 0)
+      const e = endOf(k)
+      return s !== undefined && (e === undefined || e.at >= killedAt - COMMIT_SLACK_MS)
     })
     const restarted = (k: string) =>
       (events.starts.get(k) ?? []).some((x) => x.w !== 0 && x.at >= killedAt)
+    // Those that never ended must start again elsewhere.
+    const mustRestart = cutKeys.filter((k) => endOf(k) === undefined)
     await waitFor(
-      () => steadyKeys.every((k) => events.starts.has(k)) && cutKeys.every((k) => restarted(k)),
+      () => steadyKeys.every((k) => events.starts.has(k)) && mustRestart.every((k) => restarted(k)),
       20_000,
     )
     const failover = cutKeys
@@ -295,6 +303,7 @@ export const fleetRow = async (
       )
       .filter((x) => Number.isFinite(x))
       .sort((a, b) => a - b)
+    const notRestarted = mustRestart.filter((k) => !restarted(k)).length
     // Pickup: first start − insert time.
     const pickups: Array<number> = []
     for (const k of steadyKeys) {
@@ -320,9 +329,9 @@ export const fleetRow = async (
       burstJobsPerS,
       pickupP50: percentile(pickups, 50),
       pickupP99: percentile(pickups, 99),
-      cut: cutKeys.length,
+      cut: mustRestart.length,
       failover,
-      notRestarted: cutKeys.length - failover.length,
+      notRestarted,
       lost,
       beyondInFlight,
       seconds: (Date.now() - began) / 1000,

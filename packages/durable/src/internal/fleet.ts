@@ -7,10 +7,16 @@
  * they keep their place in SPEC §4's order ahead of later work), and recorded `recovered`; any
  * process claims them under a new fence without waiting for their lease.
  *
- * A process takes its lock before it claims anything, so a claim visible to the takeover
- * statement belongs to an owner that held its lock when it claimed; if the lock is free now,
- * that session has ended. Two owner names whose hashes collide only make each other look
- * alive: their claims then wait for their lease, as without this check.
+ * Whether an owner's lock is held is asked with a probe, never by reading `pg_locks` (which
+ * takes every partition of the server's lock table, stalling every other backend's locking):
+ * `pg_try_advisory_xact_lock_shared` on its key fails while a live session holds it, and
+ * otherwise takes a shared lock until the asking transaction ends — which also keeps a process
+ * restarting under that name from taking its lock while its old claims are being taken over.
+ *
+ * A process takes its lock before it claims anything, and claims only while its lock is held, so
+ * a claim belongs to an owner that held its lock when it claimed; if the lock is free now, that
+ * session has ended. Two owner names whose hashes collide only make each other look alive: their
+ * claims then wait for their lease, as without this check.
  */
 import { Array as Arr, Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
@@ -21,55 +27,54 @@ import * as Events from "./events.ts"
 /** The advisory lock's first key: "tick" in ASCII, tickwork's namespace among advisory locks. */
 export const LOCK_CLASS = 0x7469636b
 
-/** The granted advisory locks of this database in tickwork's namespace. */
-const locks = (sql: SqlClient) => sql`
-  SELECT objid FROM pg_locks
-  WHERE locktype = 'advisory' AND granted AND objsubid = 2
-    AND classid = CAST(${LOCK_CLASS} AS BIGINT)::oid
-    AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`
-
-/** A condition (` AND …`) that holds while `owner`'s liveness lock is held by some session. */
-export const ownLockHeld = (sql: SqlClient, owner: string) =>
-  sql` AND EXISTS (SELECT 1 FROM (${locks(sql)}) l WHERE l.objid = hashtext(${owner})::oid)`
+/** True when nobody holds the lock of the owner in column `o.owner` (see above). */
+const free = (sql: SqlClient) =>
+  sql`pg_try_advisory_xact_lock_shared(${LOCK_CLASS}, hashtext(o.owner))`
 
 /**
- * Whether any claim (another owner's than `me`, or `me`'s own when `mine`) belongs to an owner
- * whose lock is free: one read-only statement, outside a transaction, that the takeover's
+ * A condition (` AND …`) that holds while `owner`'s liveness lock is held by some session:
+ * evaluated once per statement.
+ */
+export const ownLockHeld = (sql: SqlClient, owner: string) =>
+  sql` AND (SELECT NOT pg_try_advisory_xact_lock_shared(${LOCK_CLASS}, hashtext(${owner})))`
+
+/**
+ * The owners (other than `me`, and `me` too when `mine`) holding claims whose lock is free: one
+ * statement, a probe per owner with running rows (a few), outside a transaction; the takeover's
  * transaction follows only when it finds one (almost never).
  */
-export const anyDead = (sql: SqlClient, me: string, now: number, mine: boolean) =>
+export const deadOwners = (sql: SqlClient, me: string, now: number, mine: boolean) =>
   Effect.map(
     sql<Raw>`
-      WITH live AS MATERIALIZED (${locks(sql)})
-      SELECT 1 AS dead FROM tickwork_tasks t
-      WHERE t.state = 'running' AND t.lease_owner IS NOT NULL AND t.due_at > ${now}
-        AND (t.lease_owner <> ${me} OR ${mine})
-        AND hashtext(t.lease_owner)::oid NOT IN (SELECT objid FROM live)
-      LIMIT 1`,
-    (rows) => rows.length > 0,
+      SELECT o.owner FROM (
+        SELECT DISTINCT lease_owner AS owner FROM tickwork_tasks
+        WHERE state = 'running' AND lease_owner IS NOT NULL AND due_at > ${now}
+          AND (lease_owner <> ${me} OR ${mine})
+      ) o
+      WHERE ${free(sql)}`,
+    (rows) => rows.map((r) => String(r.owner)),
   )
 
 /** Rows per multi-row INSERT of events. */
 const CHUNK = 400
 
 /**
- * Makes due now the running rows whose owner's liveness lock is free (another owner's than
- * `me`; also `me`'s own when `mine`, for a process that starts under a name a dead process
- * used), recording a `recovered` event for each. Runs inside a transaction the caller opens.
+ * Makes due now the running rows of `owners` whose lock is (still) free, recording a `recovered`
+ * event for each; `me` names the process taking them over. Runs inside a transaction the caller
+ * opens: the probes' shared locks last until it ends.
  */
-export const takeOver = (sql: SqlClient, me: string, now: number, mine: boolean) =>
+export const takeOver = (sql: SqlClient, me: string, now: number, owners: ReadonlyArray<string>) =>
   Effect.gen(function* () {
+    if (owners.length === 0) return []
     const rows = yield* sql<Raw>`
-      WITH live AS MATERIALIZED (${locks(sql)}),
-      dead AS (
-        SELECT id FROM tickwork_tasks t
-        WHERE t.state = 'running' AND t.lease_owner IS NOT NULL AND t.due_at > ${now}
-          AND (t.lease_owner <> ${me} OR ${mine})
-          AND hashtext(t.lease_owner)::oid NOT IN (SELECT objid FROM live)
-        FOR UPDATE SKIP LOCKED
+      WITH dead AS (
+        SELECT o.owner FROM (SELECT DISTINCT lease_owner AS owner FROM tickwork_tasks
+          WHERE state = 'running' AND lease_owner IN ${sql.in(owners)}) o
+        WHERE ${free(sql)}
       )
       UPDATE tickwork_tasks t SET due_at = LEAST(t.run_at, ${now}), updated_at = ${now}
-      FROM dead WHERE t.id = dead.id AND t.state = 'running'
+      FROM dead
+      WHERE t.lease_owner = dead.owner AND t.state = 'running' AND t.due_at > ${now}
       RETURNING t.id, t.generation, t.slot, t.attempt, t.fence, t.lease_owner, t.deliveries`
     const taken: Array<TakenOver> = rows.map((r) => ({
       id: String(r.id),
