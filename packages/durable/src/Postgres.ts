@@ -43,8 +43,9 @@ export interface PostgresStoreConfig {
   readonly username?: string | undefined
   readonly password?: Redacted.Redacted | undefined
   /**
-   * Connections in the pool. Default 4 (one stays reserved for `LISTEN`): 20 processes then use
-   * 80 connections, within PostgreSQL's default `max_connections` of 100.
+   * Connections in the pool. Default 4. A claiming process also holds one dedicated session
+   * connection (its liveness lock and `LISTEN`), outside the pool: 20 processes then use 100
+   * connections, PostgreSQL's default `max_connections`; raise it, or use 3.
    */
   readonly maxConnections?: number | undefined
   /** How long connecting may take. Default 5 seconds. */

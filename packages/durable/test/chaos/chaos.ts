@@ -453,7 +453,7 @@ export const chaos = async (o: ChaosOptions): Promise<ChaosReport> => {
 }
 
 /** The report as lines to print. */
-export const describeReport = (r: ChaosReport): Array<string> => {
+export const describeReport = (r: ChaosReport, everyDuplicate = false): Array<string> => {
   const count = (kind: Fault["kind"]) => r.faults.filter((f) => f.kind === kind).length
   const p = (q: number) => percentile(r.failover, q)
   return [
@@ -470,9 +470,11 @@ export const describeReport = (r: ChaosReport): Array<string> => {
     ...r.beyondInFlight.map((d) => `  NO FAULT: ${d.key} ×${d.starts} (${d.trace})`),
     ...r.duplicates
       .filter((d) => d.fault !== undefined)
-      .slice(0, 30)
+      .slice(0, everyDuplicate ? undefined : 30)
       .map((d) => `  duplicate ${d.key} ×${d.starts}: ${d.fault} (${d.trace})`),
-    ...(r.duplicates.length > 30 ? [`  … and the rest of the ${r.duplicates.length}`] : []),
+    ...(!everyDuplicate && r.duplicates.length > 30
+      ? [`  … and the rest of the ${r.duplicates.length}`]
+      : []),
     ...r.lost.slice(0, 20).map((l) => `  LOST ${l}`),
   ]
 }

@@ -9,7 +9,7 @@ import { CI, FULL } from "./sizes.ts"
 
 const options = process.argv.includes("--short") ? CI : FULL
 const report = await chaos({ ...options, log: (line) => console.error(line) })
-for (const line of describeReport(report)) console.log(line)
+for (const line of describeReport(report, true)) console.log(line)
 process.exit(
   report.lost.length === 0 && report.beyondInFlight.length === 0 && report.notRestarted === 0
     ? 0
