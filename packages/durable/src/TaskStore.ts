@@ -807,12 +807,19 @@ export const make = (options: {
         dialect === "pg" && options.session !== undefined
           ? (owner, now, mine) =>
               deadline("take over the claims of ended sessions")(
-                Fleet.deadOwners(sql, owner, now, mine).pipe(
-                  Effect.flatMap((dead) =>
-                    dead.length > 0
-                      ? sql.withTransaction(Fleet.takeOver(sql, owner, now, dead))
-                      : Effect.succeed([]),
+                Effect.all([
+                  mine
+                    ? sql.withTransaction(Fleet.takeOver(sql, owner, now, [owner], true))
+                    : Effect.succeed([]),
+                  Fleet.deadOwners(sql, owner, now).pipe(
+                    Effect.flatMap((dead) =>
+                      dead.length > 0
+                        ? sql.withTransaction(Fleet.takeOver(sql, owner, now, dead))
+                        : Effect.succeed([]),
+                    ),
                   ),
+                ]).pipe(
+                  Effect.map(([own, others]) => [...own, ...others]),
                   Effect.mapError(fail("take over the claims of ended sessions")),
                 ),
               )

@@ -146,4 +146,72 @@ describe("failover from the database session", () => {
       }),
     120_000,
   )
+
+  it.live(
+    "a process restarted under the same owner name takes its dead predecessor's runs at once",
+    () =>
+      Effect.gen(function* () {
+        const t = tempDir()
+        const seed = job(t.file("seed.log"), "seed")
+        const a = yield* Effect.promise(() => worker(t.file("A.log"), "A"))
+        const tasks = 6
+        yield* withScheduler(
+          Postgres.layer({ url: db.url }),
+          { handlers: [seed], claim: false },
+          (api) =>
+            api.scheduleAll(
+              Array.from({ length: tasks }, (_, k) => ({
+                id: `g${k}`,
+                handler: seed,
+                payload: { ms: 1_000 },
+                schedule: Schedule.once(0),
+              })),
+            ),
+        )
+        yield* Effect.promise(() =>
+          until(
+            "A to hold every run",
+            async () =>
+              (
+                await query(
+                  db.url,
+                  "SELECT 1 FROM tickwork_tasks WHERE state = 'running' AND lease_owner = 'A'",
+                )
+              ).length === tasks,
+            30_000,
+          ),
+        )
+        a.process.kill("SIGKILL")
+        const killedAt = Date.now()
+        yield* Effect.promise(() => a.exited)
+        // The same name again, alone: nobody else could take A's claims over.
+        const again = yield* Effect.promise(() => worker(t.file("A2.log"), "A"))
+        yield* Effect.promise(() =>
+          until(
+            "every run to end",
+            async () =>
+              (await query(db.url, "SELECT 1 FROM tickwork_runs WHERE outcome = 'succeeded'"))
+                .length === tasks,
+            60_000,
+          ),
+        )
+        again.process.kill("SIGKILL")
+        yield* Effect.promise(() => again.exited)
+        const runs = yield* Effect.promise(() =>
+          query<{ started_at: string; delivery: number }>(
+            db.url,
+            "SELECT started_at::text, delivery FROM tickwork_runs",
+          ),
+        )
+        expect(runs.every((r) => r.delivery === 2)).toBe(true)
+        // Its start (a new process) and the takeover, far within the 30 s lease.
+        const latest = Math.max(...runs.map((r) => Number(r.started_at) - killedAt))
+        console.log(
+          `failover: restarted under the same name, runs again ${latest} ms after the kill`,
+        )
+        expect(latest).toBeLessThan(LEASE_MS / 2)
+        t.cleanup()
+      }),
+    120_000,
+  )
 })

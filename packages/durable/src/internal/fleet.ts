@@ -39,17 +39,17 @@ export const ownLockHeld = (sql: SqlClient, owner: string) =>
   sql` AND (SELECT NOT pg_try_advisory_xact_lock_shared(${LOCK_CLASS}, hashtext(${owner})))`
 
 /**
- * The owners (other than `me`, and `me` too when `mine`) holding claims whose lock is free: one
- * statement, a probe per owner with running rows (a few), outside a transaction; the takeover's
- * transaction follows only when it finds one (almost never).
+ * The owners other than `me` holding claims whose lock is free: one statement, a probe per owner
+ * with running rows (a few), outside a transaction; the takeover's transaction follows only when
+ * it finds one (almost never).
  */
-export const deadOwners = (sql: SqlClient, me: string, now: number, mine: boolean) =>
+export const deadOwners = (sql: SqlClient, me: string, now: number) =>
   Effect.map(
     sql<Raw>`
       SELECT o.owner FROM (
         SELECT DISTINCT lease_owner AS owner FROM tickwork_tasks
         WHERE state = 'running' AND lease_owner IS NOT NULL AND due_at > ${now}
-          AND (lease_owner <> ${me} OR ${mine})
+          AND lease_owner <> ${me}
       ) o
       WHERE ${free(sql)}`,
     (rows) => rows.map((r) => String(r.owner)),
@@ -60,17 +60,25 @@ const CHUNK = 400
 
 /**
  * Makes due now the running rows of `owners` whose lock is (still) free, recording a `recovered`
- * event for each; `me` names the process taking them over. Runs inside a transaction the caller
- * opens: the probes' shared locks last until it ends.
+ * event for each; `me` names the process taking them over. With `own`, `owners` is `[me]`, at
+ * `me`'s start (its lock is held by itself, and it holds no claim yet: any claim under its name
+ * is a dead process's of the same name). Runs inside a transaction the caller opens: the
+ * probes' shared locks last until it ends.
  */
-export const takeOver = (sql: SqlClient, me: string, now: number, owners: ReadonlyArray<string>) =>
+export const takeOver = (
+  sql: SqlClient,
+  me: string,
+  now: number,
+  owners: ReadonlyArray<string>,
+  own = false,
+) =>
   Effect.gen(function* () {
     if (owners.length === 0) return []
     const rows = yield* sql<Raw>`
       WITH dead AS (
         SELECT o.owner FROM (SELECT DISTINCT lease_owner AS owner FROM tickwork_tasks
           WHERE state = 'running' AND lease_owner IN ${sql.in(owners)}) o
-        WHERE ${free(sql)}
+        WHERE ${own ? sql`TRUE` : free(sql)}
       )
       UPDATE tickwork_tasks t SET due_at = LEAST(t.run_at, ${now}), updated_at = ${now}
       FROM dead
