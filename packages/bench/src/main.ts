@@ -6,6 +6,7 @@
  *   pnpm bench                    every part
  *   pnpm bench --parts 3,5        some parts (5: burst throughput of the runtime)
  *   pnpm bench --parts 6          the durable store beside raw SQLite / PostgreSQL
+ *   pnpm bench:fleet              part 7: a PostgreSQL fleet beside pg-boss and graphile-worker
  *
  * Options: --parts 1,2,3,4,5,6  --sizes 100000,1000000  --reps 3  --seed 42  --cutoff 15 (s)
  *          --contenders key,key  --out file.json  --core
@@ -17,11 +18,13 @@ import { ceiling } from "./contenders/ceiling.ts"
 import { coreDriver, coreKernel } from "./contenders/core.ts"
 import { cancelContenders, realtimeContenders, virtualContenders } from "./contenders/index.ts"
 import type { VirtualContender } from "./contenders/virtual.ts"
+import { progress } from "./lib/budget.ts"
 import { canCollect, environment, header, loadAverage } from "./lib/env.ts"
 import { fixed } from "./lib/format.ts"
 import { burstContenders, burstTable, runBurst, summarizeBurst } from "./parts/burst.ts"
 import { cancelTable, runCancel, summarizeCancel } from "./parts/cancel.ts"
 import { durableTables, runDurable } from "./parts/durable.ts"
+import { runFleet } from "./parts/fleet.ts"
 import { latenessTable, runLateness, summarizeLateness } from "./parts/lateness.ts"
 import {
   type Measure,
@@ -72,7 +75,7 @@ const ints = (s: string): Array<number> =>
     })
 
 const parts = new Set(args.core ? [1, 2] : ints(args.parts))
-for (const p of parts) if (p > 6) throw new Error(`no part ${p}: parts are 1 to 6`)
+for (const p of parts) if (p > 7) throw new Error(`no part ${p}: parts are 1 to 7`)
 const repsArg = args.reps === undefined ? undefined : (ints(args.reps)[0] as number)
 const seed = Number(args.seed)
 if (!Number.isSafeInteger(seed)) throw new Error(`--seed must be an integer, got ${args.seed}`)
@@ -249,6 +252,17 @@ part 5 took ${seconds.toFixed(1)} s`)
     console.log(durableTables(durable))
     console.log(`\npart 6 took ${seconds.toFixed(1)} s`)
     partResults.durable = { seconds, reps, partBudgetMs: PART_BUDGET_MS, ...durable }
+  }
+
+  if (parts.has(7)) {
+    const [fleet, seconds] = await timed(() => runFleet((line) => progress(line)))
+    section(
+      "Part 7 — fleet: 3 processes × 32 jobs on one PostgreSQL; tickwork, pg-boss and graphile-worker, each at its defaults and at its fastest documented settings, same run",
+    )
+    console.log(fleet.table)
+    console.log(fleet.summary)
+    console.log(`\npart 7 took ${seconds.toFixed(1)} s`)
+    partResults.fleet = { seconds, ...fleet }
   }
 
   const total = (performance.now() - started) / 1000

@@ -21,7 +21,8 @@
  *    their lease (`leases`).
  *
  * **At least once.** A run in flight when its process dies runs again: on the same SQLite file
- * when it is reopened, on PostgreSQL when its lease expires (another process takes it). Handlers
+ * when it is reopened; on PostgreSQL at once when the dead process's database session ends
+ * (another process takes it over), or when its lease expires if it only stalled. Handlers
  * get `run.key` (`"<id>@<slot>"`) and `run.delivery` to make their side effects idempotent.
  *
  * The layer also provides a runtime `Scheduler` (on the layer's `runtime` options and as many
@@ -63,6 +64,7 @@ import * as Events from "./internal/events.ts"
 import * as Held from "./internal/held.ts"
 import * as Leases from "./internal/leases.ts"
 import * as Ledger from "./internal/ledger.ts"
+import * as Liveness from "./internal/liveness.ts"
 import * as Options from "./internal/options.ts"
 import * as Outage from "./internal/outage.ts"
 import * as Upkeep from "./internal/upkeep.ts"
@@ -267,6 +269,15 @@ export interface DurableStats {
   readonly uncommitted: number
   /** Failed store operations of this process (each outage is logged once, not each failure). */
   readonly storeFailures: number
+  /**
+   * Runs of other processes whose database session ended that this process made due at once
+   * (PostgreSQL; each recorded as a `recovered` event).
+   */
+  readonly takenOver: number
+  /** Times this process lost its database session (PostgreSQL); it claims nothing meanwhile. */
+  readonly sessionsLost: number
+  /** Whether this process holds its database session now (always true on SQLite). */
+  readonly sessionHeld: boolean
   readonly closed: boolean
 }
 
@@ -437,6 +448,8 @@ export const make = <H extends Handler.Any>(
       leasesLost: 0,
       uncommitted: 0,
       storeFailures: 0,
+      takenOver: 0,
+      sessionsLost: 0,
     }
     const occurrences = yield* PubSub.sliding<Occurrence>(resolved.streamCapacity)
     const finished = yield* Queue.unbounded<Finished>()
@@ -495,6 +508,7 @@ export const make = <H extends Handler.Any>(
       publish: (o) => {
         PubSub.publishUnsafe(occurrences, o)
       },
+      session: { held: store.session === undefined || !resolved.claim },
       closing: { closed: false },
     }
     // In-memory tasks (closures) beside the durable ones.
@@ -528,7 +542,9 @@ export const make = <H extends Handler.Any>(
     )
     yield* Effect.forkScoped(Leases.renewer(env))
     yield* Effect.forkScoped(Leases.guard(env))
-    if (store.signal !== undefined && Number.isFinite(resolved.pollMs))
+    if (store.session !== undefined && resolved.claim)
+      yield* Effect.forkScoped(Liveness.keeper(env))
+    else if (store.signal !== undefined && Number.isFinite(resolved.pollMs))
       yield* Effect.forkScoped(Upkeep.listener(env))
     if (Number.isFinite(resolved.retentionMs)) yield* Effect.forkScoped(Upkeep.pruner(env))
 
@@ -725,6 +741,7 @@ export const make = <H extends Handler.Any>(
         owner: resolved.owner,
         inFlight: held.size,
         ...counters,
+        sessionHeld: env.session.held,
         closed: env.closing.closed,
       })),
       poll: Effect.sync(() => env.wakeup.wake()),

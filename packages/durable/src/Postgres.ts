@@ -2,8 +2,10 @@
  * The shared store: PostgreSQL (via `@effect/sql-pg` 4.0.5), for 2–20 processes running the same
  * tasks. Due rows are claimed with `FOR UPDATE SKIP LOCKED`, so no two processes ever claim the
  * same run; a claim is a lease folded into the row's due time, renewed while the run goes on, and
- * a completion counts only under the fence it was claimed with. A process that dies costs only
- * its runs in flight, each due again one lease period later; no slot is lost.
+ * a completion counts only under the fence it was claimed with. Each claiming process holds an
+ * advisory lock on its owner key on one dedicated session (not from the pool) and `LISTEN`s
+ * there; when that session ends (the process died) PostgreSQL frees the lock, and the other
+ * processes take its runs in flight over at once under a new fence. No slot is lost.
  *
  * **Example** (Two or more processes, one database)
  *
@@ -18,12 +20,13 @@
  *
  * @since 0.1.0
  */
-import { PgClient } from "@effect/sql-pg"
+import { PgClient, PgConnection } from "@effect/sql-pg"
 import { Duration, Effect, Layer, Redacted } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { SqlClient } from "effect/sql/SqlClient"
-import { StoreUnavailable } from "./Errors.ts"
+import { StoreError, StoreUnavailable } from "./Errors.ts"
 import * as Failure from "./internal/failure.ts"
+import * as Fleet from "./internal/fleet.ts"
 import * as TaskStore from "./TaskStore.ts"
 
 /**
@@ -40,8 +43,9 @@ export interface PostgresStoreConfig {
   readonly username?: string | undefined
   readonly password?: Redacted.Redacted | undefined
   /**
-   * Connections in the pool. Default 4 (one stays reserved for `LISTEN`): 20 processes then use
-   * 80 connections, within PostgreSQL's default `max_connections` of 100.
+   * Connections in the pool. Default 4. A claiming process also holds one dedicated session
+   * connection (its liveness lock and `LISTEN`), outside the pool: 20 processes then use 100
+   * connections, PostgreSQL's default `max_connections`; raise it, or use 3.
    */
   readonly maxConnections?: number | undefined
   /** How long connecting may take. Default 5 seconds. */
@@ -111,7 +115,7 @@ export const layer = (
   return Layer.effect(
     TaskStore.TaskStore,
     Effect.gen(function* () {
-      const client = yield* PgClient.make({
+      const connection = {
         ...(config.url === undefined
           ? {}
           : { url: Redacted.isRedacted(config.url) ? config.url : Redacted.make(config.url) }),
@@ -121,14 +125,17 @@ export const layer = (
         ...(config.username === undefined ? {} : { username: config.username }),
         ...(config.password === undefined ? {} : { password: config.password }),
         connectTimeout: config.connectTimeout ?? "5 seconds",
-        maxConnections: config.maxConnections ?? 4,
         applicationName: "tickwork",
         // A peer that vanished without closing the socket is noticed by TCP, not never.
-        keepAlive: "10 seconds",
+        keepAlive: "10 seconds" as Duration.Input,
         startupParameters: {
           statement_timeout: String(statementMs),
           idle_in_transaction_session_timeout: String(statementMs),
         },
+      }
+      const client = yield* PgClient.make({
+        ...connection,
+        maxConnections: config.maxConnections ?? 4,
       })
       const fail = (operation: string) => (error: unknown) => TaskStore.storeError(operation, error)
       return yield* TaskStore.make({
@@ -138,6 +145,51 @@ export const layer = (
           notify: client.notify(CHANNEL, "").pipe(Effect.mapError(fail("notify other processes"))),
           listen: client.listen(CHANNEL).pipe(Effect.mapError(fail("listen for other processes"))),
         },
+        session: (owner) =>
+          Effect.gen(function* () {
+            // Its own connection, never the pool's: the lock lives exactly as long as it.
+            const conn = yield* PgConnection.make({
+              ...connection,
+              applicationName: "tickwork-session",
+            })
+            const pinned = yield* conn.pin
+            const locked = yield* pinned.query(
+              "SELECT pg_try_advisory_lock($1, hashtext($2)) AS held",
+              [Fleet.LOCK_CLASS, owner],
+              false,
+            )
+            if (locked.rows[0]?.held !== true) {
+              return yield* Effect.fail(
+                TaskStore.storeError(
+                  "hold this process's liveness lock",
+                  new Error(
+                    `another live session holds the lock of owner ${JSON.stringify(owner)} (a process of the same name, or an ended session the server has not noticed yet)`,
+                  ),
+                ),
+              )
+            }
+            const notices = yield* pinned.listen(CHANNEL)
+            return {
+              notices,
+              ping: pinned
+                .query("SELECT 1", [], true)
+                .pipe(Effect.asVoid, Effect.mapError(fail("check this process's session"))),
+            }
+          }).pipe(
+            Effect.mapError((e) =>
+              e instanceof StoreError ? e : fail("hold this process's liveness lock")(e),
+            ),
+            Effect.timeoutOrElse({
+              duration: 2 * statementMs + connectMs,
+              orElse: () =>
+                Effect.fail(
+                  TaskStore.storeError(
+                    "hold this process's liveness lock",
+                    new Error("timed out connecting"),
+                  ),
+                ),
+            }),
+          ),
       }).pipe(Effect.provideService(SqlClient, client))
     }).pipe(Effect.mapError(unavailable)),
   ).pipe(Layer.provide(Reactivity.layer))

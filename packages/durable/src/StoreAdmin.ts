@@ -585,11 +585,15 @@ export const open = (
       leasesLost: 0,
       uncommitted: 0,
       storeFailures: 0,
+      takenOver: 0,
+      sessionsLost: 0,
     }
     // The scheduler's environment with nothing running: the controls read the store, the clock,
     // the push order and the catch-up window from it; no dispatcher, pool run or stream exists.
     const env: Env = {
       store: taskStore,
+      // It claims nothing: no liveness session of its own is needed.
+      session: { held: true },
       options: resolved,
       owner: resolved.owner,
       now,

@@ -53,6 +53,7 @@ import * as Commit from "./internal/commit.ts"
 import * as Deadline from "./internal/deadline.ts"
 import * as Events from "./internal/events.ts"
 import * as Failure from "./internal/failure.ts"
+import * as Fleet from "./internal/fleet.ts"
 import * as Ids from "./internal/ids.ts"
 import { migrate } from "./internal/migrations.ts"
 import * as Write from "./internal/write.ts"
@@ -430,6 +431,47 @@ export interface ClaimOptions {
   readonly leaseMs: number
   /** Only tasks of these handlers (the ones this process can run). */
   readonly handlers: ReadonlyArray<string>
+  /**
+   * Claim only while `owner`'s liveness lock is held (see {@link TaskStoreShape.session}): a
+   * process whose session has just ended claims nothing the others would take over at once.
+   * PostgreSQL only; ignored by SQLite.
+   */
+  readonly whileSessionHeld?: boolean | undefined
+}
+
+/**
+ * A claim taken over from a process whose database session ended: made due at once.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface TakenOver {
+  readonly id: string
+  readonly generation: number
+  readonly slot: number
+  readonly attempt: number
+  readonly fence: number
+  /** The owner whose session ended. */
+  readonly owner: string
+  readonly delivery: number
+}
+
+/**
+ * A process's liveness on a shared store (PostgreSQL): a dedicated session holding the
+ * process's lock, which the database releases when the session ends. See
+ * {@link TaskStoreShape.session}.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Session {
+  /**
+   * Other processes' notices that work is due soon (`LISTEN` on the same session). The queue
+   * fails when the session is lost.
+   */
+  readonly notices: Queue.Dequeue<unknown, unknown>
+  /** A round trip on the session: fails (or does not end) when it is lost. */
+  readonly ping: Effect.Effect<void, StoreError>
 }
 
 /**
@@ -545,6 +587,27 @@ export interface TaskStoreShape {
   readonly counts: Effect.Effect<Counts, StoreError>
   /** Deletes ledger rows and final tasks that ended before `before`. */
   readonly prune: (before: number) => Effect.Effect<void, StoreError>
+  /**
+   * Liveness from the database session (a shared store): opens a dedicated connection (not from
+   * the pool) and takes `owner`'s lock on it, held until the scope closes or the session ends.
+   * Fails if the lock is held by another session (a process of the same name that is still
+   * alive, or an ended session the server has not noticed yet).
+   */
+  readonly session?:
+    | ((owner: string) => Effect.Effect<Session, StoreError, Scope.Scope>)
+    | undefined
+  /**
+   * Makes due at once the claims of owners whose session ended (other than `owner`; `owner`'s
+   * own too when `mine`), recording a `recovered` event for each; returns them. A shared store
+   * with {@link session} only.
+   */
+  readonly takeOver?:
+    | ((
+        owner: string,
+        now: number,
+        mine: boolean,
+      ) => Effect.Effect<ReadonlyArray<TakenOver>, StoreError>)
+    | undefined
   /**
    * Cross-process wake-ups, for a shared store that has them (PostgreSQL `LISTEN`/`NOTIFY`):
    * `notify` tells every listening process that a task is due soon; `listen` delivers those
@@ -662,6 +725,8 @@ export const make = (options: {
   readonly exclusive: boolean
   /** LISTEN/NOTIFY on PostgreSQL: see {@link TaskStoreShape.signal}. */
   readonly signal?: TaskStoreShape["signal"]
+  /** The dedicated liveness session: see {@link TaskStoreShape.session}. */
+  readonly session?: TaskStoreShape["session"]
   /**
    * How long one operation (a statement, or a transaction with its connection checkout) may
    * take, in ms, before it fails with a `StoreError` of reason `timeout`. The operation is
@@ -1197,5 +1262,27 @@ export const make = (options: {
       counts: deadline("count tasks")(counts),
       prune: (before) => deadline("prune the ledger")(prune(before)),
       signal: options.signal,
+      session: options.session,
+      takeOver:
+        dialect === "pg" && options.session !== undefined
+          ? (owner, now, mine) =>
+              deadline("take over the claims of ended sessions")(
+                Effect.all([
+                  mine
+                    ? sql.withTransaction(Fleet.takeOver(sql, owner, now, [owner], true))
+                    : Effect.succeed([]),
+                  Fleet.deadOwners(sql, owner, now).pipe(
+                    Effect.flatMap((dead) =>
+                      dead.length > 0
+                        ? sql.withTransaction(Fleet.takeOver(sql, owner, now, dead))
+                        : Effect.succeed([]),
+                    ),
+                  ),
+                ]).pipe(
+                  Effect.map(([own, others]) => [...own, ...others]),
+                  Effect.mapError(fail("take over the claims of ended sessions")),
+                ),
+              )
+          : undefined,
     })
   })

@@ -264,7 +264,7 @@ describe("store faults", () => {
   )
 
   it.live(
-    "a lost LISTEN connection is logged once with the server's reason, then listened again",
+    "a lost session connection (its lock and LISTEN) is logged with the server's reason, then held again",
     () =>
       Effect.gen(function* () {
         const log = capture()
@@ -272,14 +272,13 @@ describe("store faults", () => {
         const terminateListener = Effect.scoped(
           Effect.flatMap(PgClient.make({ url: Redacted.make(db.url), maxConnections: 1 }), (sql) =>
             sql.unsafe(
-              "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()",
+              "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'tickwork-session' AND pid <> pg_backend_pid()",
             ),
           ),
         ).pipe(Effect.provide(Reactivity.layer))
         yield* withScheduler(Postgres.layer({ url: db.url }), { handlers: [handler] }, () =>
           Effect.gen(function* () {
-            const lost = () =>
-              log.lines.filter((l) => l.text.includes("lost the LISTEN connection"))
+            const lost = () => log.lines.filter((l) => l.text.includes("lost its database session"))
             for (let k = 0; k < 200 && lost().length === 0; k++) {
               yield* Effect.orDie(terminateListener)
               yield* Effect.sleep(100)
@@ -289,13 +288,12 @@ describe("store faults", () => {
               "the connection to the database was lost: terminating connection due to administrator command (57P01)",
             )
             for (let k = 0; k < 300; k++) {
-              if (log.lines.some((l) => l.text.includes("listening for other processes again")))
-                break
+              if (log.lines.some((l) => l.text.includes("holds its database session again"))) break
               yield* Effect.sleep(100)
             }
-            expect(
-              log.lines.some((l) => l.text.includes("listening for other processes again")),
-            ).toBe(true)
+            expect(log.lines.some((l) => l.text.includes("holds its database session again"))).toBe(
+              true,
+            )
             expect(lost()).toHaveLength(1)
           }),
         ).pipe(Effect.provide(log.layer))

@@ -9,9 +9,14 @@ import { Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { ClaimOptions, TaskRow } from "../TaskStore.ts"
 import { decodeRow, num, type Raw } from "./codec.ts"
+import * as Fleet from "./fleet.ts"
 
-/** Claims due rows on `sql` (its dialect `dialect`). */
-export const claim = (sql: SqlClient, dialect: "sqlite" | "pg", o: ClaimOptions) => {
+/**
+ * Claims due rows on `sql` (its dialect `dialect`). With `live` (a store whose processes hold
+ * liveness locks), a claim succeeds only while the claimer's own lock is held: a process whose
+ * session has just ended cannot claim what the others would take over at once.
+ */
+export const claim = (sql: SqlClient, dialect: "sqlite" | "pg", o: ClaimOptions, live = false) => {
   /**
    * The ids of the first `limit` claimable rows in SPEC §4's order (the core's
    * `Heap.compare`: due time, priority rank, push order), for both dialects.
@@ -19,7 +24,7 @@ export const claim = (sql: SqlClient, dialect: "sqlite" | "pg", o: ClaimOptions)
   const due = (o: ClaimOptions) => sql`
     SELECT id FROM tickwork_tasks
     WHERE state IN ('scheduled', 'running') AND due_at <= ${o.now}
-      AND handler IN ${sql.in(o.handlers)}
+      AND handler IN ${sql.in(o.handlers)}${live ? Fleet.ownLockHeld(sql, o.owner) : sql``}
     ORDER BY due_at, priority, seq LIMIT ${o.limit}`
 
   const claimSql = (o: ClaimOptions) =>

@@ -230,6 +230,20 @@ const completeBatch = (env: Env): Effect.Effect<void> =>
     // Breakers this batch moved: their transitions and the tasks they held or released.
     for (const e of committed.events) env.publish(e)
     env.wakeup.wake()
+    // Work this batch made due soon (a next slot, a retry, a run handed back): other processes
+    // with free workers hear of it now rather than at their next poll.
+    const signal = env.store.signal
+    if (signal !== undefined && Number.isFinite(env.options.pollMs)) {
+      const soon = env.now() + env.options.pollMs
+      const due = prepared.some(
+        (p, k) =>
+          committed.results[k] !== "fenced-out" &&
+          committed.results[k] !== "cancelled" &&
+          p.change.update.state === "scheduled" &&
+          p.change.update.dueAt <= soon,
+      )
+      if (due) yield* Effect.ignore(signal.notify)
+    }
   })
 
 /** Completes finished runs, batch by batch, for as long as it lives; a bug is logged, not fatal. */

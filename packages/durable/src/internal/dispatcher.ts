@@ -106,7 +106,12 @@ const start = (env: Env, context: Context.Context<never>, row: TaskRow, claimedA
       handler: row.handler,
     }
     const job = Effect.suspend(() => {
-      // A lease that lapsed before the run began: it is not ours to run.
+      // A lease that lapsed before the run began: it is not ours to run. Nor is a claim whose
+      // process has lost its database session since: it goes back under its fence, if still ours.
+      if (!h.lost && !env.session.held) {
+        h.lost = true
+        h.releasing = true
+      }
       if (h.lost) return Effect.interrupt
       h.started = true
       return Effect.flatMap(Payload.decode(handler, row.id, row.payload), (payload) =>
@@ -174,7 +179,8 @@ const dispatchLoop = (
         for (const e of events) env.publish(e)
         halfOpenAt = Number.POSITIVE_INFINITY
       }
-      const free = Math.min(options.workers - env.held.size, env.pool.free)
+      // Without its database session this process cannot prove what it claims is its own.
+      const free = env.session.held ? Math.min(options.workers - env.held.size, env.pool.free) : 0
       let full = false
       if (free > 0) {
         const limit = Math.min(free, options.claimBatch)
@@ -185,6 +191,7 @@ const dispatchLoop = (
           limit,
           leaseMs: options.leaseMs,
           handlers: options.names,
+          whileSessionHeld: store.session !== undefined,
         })
         yield* env.outage.worked
         if (rows.length > 0) yield* startAll(env, context, rows, t, claimedAt)
@@ -197,7 +204,7 @@ const dispatchLoop = (
       // From here on, any insert wakes us (it may be earlier than what nextDue sees).
       wakeup.sleepingUntil = Number.POSITIVE_INFINITY
       let wait = MAX_SLEEP_MS
-      if (env.held.size < options.workers) {
+      if (env.held.size < options.workers && env.session.held) {
         const next = yield* store.nextDue(options.names)
         // Due but not claimed: rows another process is claiming right now.
         if (next !== undefined) wait = Math.max(1, next - t)

@@ -80,6 +80,11 @@ export interface Env {
   readonly pool: WorkerPool.WorkerPool<Held>
   readonly finished: Queue.Queue<Finished>
   readonly publish: (o: Occurrence) => void
+  /**
+   * Whether this process holds its database session (a shared store's liveness lock): it
+   * claims only while it does. Always true for a store without sessions (SQLite).
+   */
+  readonly session: { held: boolean }
   /** Closing: no new tasks are accepted, no new runs claimed. */
   readonly closing: { closed: boolean }
 }

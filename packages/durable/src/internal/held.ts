@@ -42,6 +42,10 @@ export interface Counters {
   leasesLost: number
   uncommitted: number
   storeFailures: number
+  /** Claims of processes whose database session ended, made due at once by this one. */
+  takenOver: number
+  /** Times this process lost its database session. */
+  sessionsLost: number
 }
 
 /** The held runs, by claim and by task id. */

@@ -183,6 +183,13 @@ export const migrations = {
     // Breaker transitions are ledger events too: which breaker.
     yield* sql`ALTER TABLE tickwork_events ADD COLUMN breaker TEXT`
   }),
+  "0004_fleet": Effect.gen(function* () {
+    const sql = yield* SqlClient
+    // SPEC §17: the claims of a process whose database session ended are found by owner
+    // (the running rows of owners whose liveness lock is free), without scanning due rows.
+    yield* sql`CREATE INDEX tickwork_tasks_running_owner ON tickwork_tasks (lease_owner)
+      WHERE state = 'running'`
+  }),
 }
 
 /** Runs the migrations (of `record`, all by default) not yet recorded. */

@@ -46,6 +46,11 @@ export interface LayerOptions {
   readonly catchUpWindow?: Time.DurationInput | false | undefined
   readonly claimBatch?: number | undefined
   /**
+   * How often a process on a shared store (PostgreSQL) looks for claims of processes whose
+   * database session ended, and makes them due at once. Default 100 ms.
+   */
+  readonly takeoverInterval?: Time.DurationInput | undefined
+  /**
    * What closing does with the runs this process holds. No new run starts under any policy.
    * `"drain"` (default) and `"cancel"` let running runs finish for up to `shutdownTimeout`, then
    * interrupt and hand back the rest; `"interrupt"` interrupts them and hands them back at once.
@@ -75,6 +80,7 @@ const layerKeys: ReadonlySet<string> = new Set([
   "pollInterval",
   "catchUpWindow",
   "claimBatch",
+  "takeoverInterval",
   "shutdown",
   "shutdownTimeout",
   "retention",
@@ -99,6 +105,8 @@ export interface Resolved {
   readonly streamCapacity: number
   readonly leaseMs: number
   readonly pollMs: number
+  /** See `takeoverInterval`. */
+  readonly takeoverMs: number
   readonly windowMs: number
   readonly shutdownMs: number
   readonly shutdown: Scheduler.ShutdownPolicy
@@ -161,6 +169,10 @@ export const resolve = (
   }
   const pollMs = millis("pollInterval", options.pollInterval, exclusive ? Infinity : 200, true)
   if (typeof pollMs !== "number") return pollMs
+  const takeoverMs = millis("takeoverInterval", options.takeoverInterval, 100)
+  if (typeof takeoverMs !== "number") return takeoverMs
+  if (!Number.isFinite(takeoverMs) || takeoverMs < 1)
+    return optionError("takeoverInterval", options.takeoverInterval, "must be at least 1 ms")
   const windowMs = millis("catchUpWindow", options.catchUpWindow, DAY)
   if (typeof windowMs !== "number") return windowMs
   const shutdownMs = millis("shutdownTimeout", options.shutdownTimeout, 30_000)
@@ -202,6 +214,7 @@ export const resolve = (
     streamCapacity,
     leaseMs,
     pollMs,
+    takeoverMs,
     windowMs,
     shutdownMs,
     shutdown,

@@ -3,11 +3,17 @@
  * Store outages: a failing store is reported once per outage (with its reason) and once when it
  * works again, never once per failed call; commits are retried until the store answers.
  */
-import { Cause, Effect, Exit, Option } from "effect"
+import { Cause, Effect, Exit, Metric, Option } from "effect"
 import { StoreError, type StoreFailure } from "../Errors.ts"
 import type { Change, Committed, TaskStoreShape } from "../TaskStore.ts"
 import type { Context } from "./commit.ts"
 import type { Counters } from "./held.ts"
+
+/** Store outages (counted once each, when they start or change their reason). */
+const outages = Metric.counter("tickwork_durable_store_outages_total", {
+  description:
+    "times the task store stopped working for this process (a restart, a lost connection, a full disk): once per outage, not per failed call",
+})
 
 /** The outage reporter of one scheduler. */
 export interface Outage {
@@ -35,9 +41,12 @@ export const make = (store: TaskStoreShape, counters: Counters): Outage => {
         return Effect.void
       }
       outage = { reason: e.reason, failures: 1 }
-      return Effect.logWarning(
-        `tickwork durable: ${e.message}; retrying until the store works again (logged once per outage)`,
-      ).pipe(Effect.annotateLogs({ reason: e.reason, operation: e.operation }))
+      return Effect.andThen(
+        Metric.update(outages, 1),
+        Effect.logWarning(
+          `tickwork durable: ${e.message}; retrying until the store works again (logged once per outage)`,
+        ).pipe(Effect.annotateLogs({ reason: e.reason, operation: e.operation })),
+      )
     })
   const worked: Effect.Effect<void> = Effect.suspend(() => {
     if (outage === undefined) return Effect.void

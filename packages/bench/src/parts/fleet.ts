@@ -1,0 +1,440 @@
+/**
+ * Part 7 — the fleet: tickwork, pg-boss and graphile-worker on one throwaway PostgreSQL, same
+ * run, same workload, each in a fresh database, each at its documented defaults and at its
+ * fastest documented settings (src/fleet/settings.ts), 3 worker processes of 32 jobs each:
+ * 1. burst: 10k one-shot no-op jobs due now, inserted in bulk: jobs/s from the insert to the
+ *    last job's end;
+ * 2. steady: 1k jobs/s due now for 10 s (10 every 10 ms, each running 50 ms), inserted by this
+ *    process: pickup = job start − insert time, p50/p99;
+ * 3. failover: 5 s into the steady phase one of the 3 processes is killed with SIGKILL; for
+ *    each job it had in flight, the time from the kill to its start in another process (waited
+ *    for up to 20 s after the steady phase; a system that only frees them later says so).
+ * Lost = jobs never started; duplicates beyond in-flight = jobs started twice whose first start
+ * was not in flight at the kill.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { createInterface } from "node:readline"
+import { fileURLToPath } from "node:url"
+import { Schedule } from "@tickwork/core"
+import { DurableScheduler, Handler, Postgres } from "@tickwork/durable"
+import { Server } from "@tickwork/durable/bench"
+import { Effect, Layer, ManagedRuntime, Schema } from "effect"
+import { makeWorkerUtils } from "graphile-worker"
+import { PgBoss } from "pg-boss"
+import { QUEUE, type Settings, settings } from "../fleet/settings.ts"
+import { int, table } from "../lib/format.ts"
+
+/** The systems compared. */
+export type System = "tickwork" | "pg-boss" | "graphile-worker"
+
+/** One row of the fleet table. */
+export interface FleetRow {
+  readonly system: System
+  readonly settings: Settings
+  readonly says: string
+  readonly burstJobsPerS: number
+  readonly pickupP50: number
+  readonly pickupP99: number
+  /** Jobs the kill cut off, and how long each took to start elsewhere (ms). */
+  readonly cut: number
+  readonly failover: ReadonlyArray<number>
+  /** Cut-off jobs not started elsewhere within the wait. */
+  readonly notRestarted: number
+  readonly lost: number
+  readonly beyondInFlight: number
+  readonly seconds: number
+  readonly error?: string | undefined
+}
+
+/** A run that ended this shortly before the kill may not have committed: it counts in flight. */
+const COMMIT_SLACK_MS = 1_000
+
+/** How long the burst may take before a row is judged too slow for the steady phase. */
+const BURST_CAP_MS = 45_000
+
+const worker = fileURLToPath(new URL("../fleet/worker.ts", import.meta.url))
+const repoRoot = fileURLToPath(new URL("../../../../", import.meta.url))
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+const percentile = (sorted: ReadonlyArray<number>, p: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ??
+  Number.NaN
+
+/** What the workers printed: per key, its starts and ends (owner index, time). */
+class Events {
+  readonly starts = new Map<string, Array<{ w: number; at: number }>>()
+  readonly ends = new Map<string, Array<{ w: number; at: number }>>()
+  started = 0
+  ended = 0
+  line(w: number, line: string) {
+    const [kind, k, at] = line.split(" ")
+    if (k === undefined || at === undefined) return
+    const map = kind === "s" ? this.starts : kind === "e" ? this.ends : undefined
+    if (map === undefined) return
+    const list = map.get(k) ?? []
+    list.push({ w, at: Number(at) })
+    map.set(k, list)
+    if (kind === "s") this.started++
+    else this.ended++
+  }
+}
+
+interface Proc {
+  readonly process: ChildProcess
+  readonly exited: Promise<void>
+}
+
+const startWorker = async (
+  system: System,
+  which: Settings,
+  url: string,
+  index: number,
+  events: Events,
+): Promise<Proc> => {
+  const p = spawn(
+    process.execPath,
+    [
+      "--conditions=@tickwork/source",
+      "--import",
+      "tsx",
+      worker,
+      system,
+      which,
+      url,
+      `fleet-${index}`,
+    ],
+    {
+      cwd: repoRoot,
+      stdio: ["ignore", "pipe", "ignore"],
+    },
+  )
+  let ready = false
+  createInterface({ input: p.stdout as NonNullable<typeof p.stdout> }).on("line", (line) => {
+    if (line === "ready") ready = true
+    else events.line(index, line)
+  })
+  const exited = new Promise<void>((resolve) => p.once("exit", () => resolve()))
+  const end = Date.now() + 60_000
+  while (!ready) {
+    if (p.exitCode !== null) throw new Error(`${system} worker ${index} exited ${p.exitCode}`)
+    if (Date.now() > end) throw new Error(`${system} worker ${index} did not start`)
+    await sleep(20)
+  }
+  return { process: p, exited }
+}
+
+interface Job {
+  readonly k: string
+  readonly t: number
+  readonly ms: number
+}
+
+/** Inserts jobs due now, for one system. */
+interface Producer {
+  readonly add: (jobs: ReadonlyArray<Job>) => Promise<void>
+  readonly close: () => Promise<void>
+}
+
+const noop = Handler.make(
+  QUEUE,
+  Schema.Struct({ k: Schema.String, t: Schema.Number, ms: Schema.Number }),
+  () => Effect.void,
+)
+
+const producer = async (system: System, which: Settings, url: string): Promise<Producer> => {
+  if (system === "tickwork") {
+    // A scheduler that only schedules, as an application process would.
+    const layer = DurableScheduler.layer({ handlers: [noop], claim: false }).pipe(
+      Layer.provideMerge(Postgres.layer({ url, maxConnections: 4 })),
+    )
+    const managed = ManagedRuntime.make(layer)
+    const d = await managed.runPromise(DurableScheduler.DurableScheduler.useSync((x) => x))
+    return {
+      add: (jobs) =>
+        managed.runPromise(
+          d.scheduleAll(
+            jobs.map((j) => ({
+              id: j.k,
+              handler: noop,
+              payload: j,
+              schedule: Schedule.once(0),
+            })),
+          ),
+        ) as Promise<unknown> as Promise<void>,
+      close: () => managed.dispose(),
+    }
+  }
+  if (system === "pg-boss") {
+    const s = settings["pg-boss"][which]
+    const boss = new PgBoss({ connectionString: url, max: 4, supervise: false, schedule: false })
+    boss.on("error", () => {})
+    await boss.start()
+    await boss.createQueue(QUEUE, { ...s.queue })
+    return {
+      add: async (jobs) => {
+        await boss.insert(
+          QUEUE,
+          jobs.map((j) => ({ data: j })),
+        )
+      },
+      close: () => boss.stop({ graceful: false }),
+    }
+  }
+  const utils = await makeWorkerUtils({ connectionString: url })
+  await utils.migrate()
+  return {
+    add: async (jobs) => {
+      await utils.addJobs(jobs.map((j) => ({ identifier: QUEUE, payload: j })))
+    },
+    close: async () => {
+      await utils.release()
+    },
+  }
+}
+
+const waitFor = async (check: () => boolean, ms: number): Promise<boolean> => {
+  const end = Date.now() + ms
+  while (!check()) {
+    if (Date.now() > end) return false
+    await sleep(20)
+  }
+  return true
+}
+
+/** One row: one system at one setting, in a fresh database. */
+export const fleetRow = async (
+  server: Server.Server,
+  system: System,
+  which: Settings,
+  log: (line: string) => void,
+): Promise<FleetRow> => {
+  const began = Date.now()
+  const db = await Server.freshDatabase(server)
+  const events = new Events()
+  const procs: Array<Proc> = []
+  let prod: Producer | undefined
+  try {
+    prod = await producer(system, which, db.url)
+    for (let w = 0; w < 3; w++) procs.push(await startWorker(system, which, db.url, w, events))
+    log(`fleet: ${system} (${which}): 3 workers ready`)
+    // 1. Burst: 10k no-op jobs due now, in bulk.
+    const burst = Array.from({ length: 10_000 }, (_, k) => ({ k: `b${k}`, t: 0, ms: 0 }))
+    const burstAt = Date.now()
+    for (let i = 0; i < burst.length; i += 1_000) {
+      const now = Date.now()
+      await prod.add(burst.slice(i, i + 1_000).map((j) => ({ ...j, t: now })))
+    }
+    const burstDone = await waitFor(() => events.ended >= burst.length, BURST_CAP_MS)
+    const lastEnd = Math.max(
+      ...[...events.ends.values()].map((list) => Math.max(...list.map((e) => e.at))),
+    )
+    const burstJobsPerS = burstDone
+      ? burst.length / ((lastEnd - burstAt) / 1000)
+      : events.ended / ((Date.now() - burstAt) / 1000)
+    log(`fleet: ${system} (${which}): burst ${int(burstJobsPerS)} jobs/s`)
+    if (!burstDone) {
+      // It cannot keep up with 1k jobs/s either: its steady phase would measure its backlog.
+      return {
+        system,
+        settings: which,
+        says: settings[system][which].says,
+        burstJobsPerS,
+        pickupP50: Number.NaN,
+        pickupP99: Number.NaN,
+        cut: 0,
+        failover: [],
+        notRestarted: 0,
+        lost: Number.NaN,
+        beyondInFlight: Number.NaN,
+        seconds: (Date.now() - began) / 1000,
+        error: `${events.ended} of 10k burst jobs done in ${BURST_CAP_MS / 1000} s: too slow for 1k jobs/s, steady phase skipped`,
+      }
+    }
+    // 2. Steady 1k/s for 10 s, 50 ms each; 3. SIGKILL of worker 0 at 5 s.
+    const steadyFrom = Date.now()
+    let inserted = 0
+    let killedAt = 0
+    const insertTimes = new Map<string, number>()
+    const pending: Array<Promise<void>> = []
+    while (inserted < 10_000) {
+      const due = Math.min(10_000, Math.floor(Date.now() - steadyFrom))
+      if (due > inserted) {
+        const now = Date.now()
+        const jobs = Array.from({ length: due - inserted }, (_, i) => ({
+          k: `s${inserted + i}`,
+          t: now,
+          ms: 50,
+        }))
+        for (const j of jobs) insertTimes.set(j.k, now)
+        inserted = due
+        pending.push(prod.add(jobs))
+      }
+      if (killedAt === 0 && Date.now() - steadyFrom >= 5_000) {
+        ;(procs[0] as Proc).process.kill("SIGKILL")
+        killedAt = Date.now()
+      }
+      await sleep(10)
+    }
+    await Promise.all(pending)
+    const steadyKeys = Array.from({ length: 10_000 }, (_, k) => `s${k}`)
+    // In flight at the kill: started by worker 0 before it, and not ended, or ended less than
+    // a second before it (its completion may not have reached the database).
+    const endOf = (k: string) => (events.ends.get(k) ?? []).find((e) => e.w === 0)
+    const cutKeys = steadyKeys.filter((k) => {
+      const s = events.starts.get(k)?.find((x) => x.w === 0 && x.at <= killedAt)
+      const e = endOf(k)
+      return s !== undefined && (e === undefined || e.at >= killedAt - COMMIT_SLACK_MS)
+    })
+    const restarted = (k: string) =>
+      (events.starts.get(k) ?? []).some((x) => x.w !== 0 && x.at >= killedAt)
+    // Those that never ended must start again elsewhere.
+    const mustRestart = cutKeys.filter((k) => endOf(k) === undefined)
+    await waitFor(
+      () => steadyKeys.every((k) => events.starts.has(k)) && mustRestart.every((k) => restarted(k)),
+      20_000,
+    )
+    const failover = cutKeys
+      .map((k) =>
+        Math.min(
+          ...(events.starts.get(k) ?? [])
+            .filter((x) => x.w !== 0 && x.at >= killedAt)
+            .map((x) => x.at - killedAt),
+        ),
+      )
+      .filter((x) => Number.isFinite(x))
+      .sort((a, b) => a - b)
+    const notRestarted = mustRestart.filter((k) => !restarted(k)).length
+    // Pickup: first start − insert time.
+    const pickups: Array<number> = []
+    for (const k of steadyKeys) {
+      const first = events.starts.get(k)?.[0]
+      const t = insertTimes.get(k)
+      if (first !== undefined && t !== undefined) pickups.push(first.at - t)
+    }
+    pickups.sort((a, b) => a - b)
+    const all = [...burst.map((j) => j.k), ...steadyKeys]
+    const lost = all.filter((k) => !events.starts.has(k)).length
+    const cutSet = new Set(cutKeys)
+    const beyond = all.filter((k) => (events.starts.get(k)?.length ?? 0) > 1 && !cutSet.has(k))
+    for (const k of beyond.slice(0, 5)) {
+      log(
+        `fleet: ${system} (${which}): ${k} started twice: ${JSON.stringify(events.starts.get(k))}, ends ${JSON.stringify(events.ends.get(k))}, kill at ${killedAt}`,
+      )
+    }
+    const beyondInFlight = beyond.length
+    return {
+      system,
+      settings: which,
+      says: settings[system][which].says,
+      burstJobsPerS,
+      pickupP50: percentile(pickups, 50),
+      pickupP99: percentile(pickups, 99),
+      cut: mustRestart.length,
+      failover,
+      notRestarted,
+      lost,
+      beyondInFlight,
+      seconds: (Date.now() - began) / 1000,
+    }
+  } finally {
+    for (const p of procs) p.process.kill("SIGKILL")
+    await Promise.all(procs.map((p) => p.exited))
+    await prod?.close().catch(() => {})
+    await db.drop().catch(() => {})
+  }
+}
+
+/** The fleet table. */
+export const fleetTable = (rows: ReadonlyArray<FleetRow>): string =>
+  table(
+    [
+      { title: "system" },
+      { title: "settings" },
+      { title: "burst jobs/s", align: "right" },
+      { title: "pickup p50 ms", align: "right" },
+      { title: "pickup p99 ms", align: "right" },
+      { title: "failover p50 / p99 / max ms (cut off)", align: "right" },
+      { title: "lost", align: "right" },
+      { title: "dup. beyond in-flight", align: "right" },
+    ],
+    rows.map((r) => [
+      r.system,
+      r.settings,
+      Number.isFinite(r.burstJobsPerS)
+        ? `${int(r.burstJobsPerS)}${r.error === undefined ? "" : " (unfinished)"}`
+        : "error",
+      int(r.pickupP50),
+      int(r.pickupP99),
+      r.error !== undefined
+        ? "not run"
+        : r.cut === 0
+          ? "none in flight"
+          : r.failover.length === 0
+            ? `none within 20 s (${r.cut})`
+            : `${int(percentile(r.failover, 50))} / ${int(percentile(r.failover, 99))} / ${int(r.failover[r.failover.length - 1] ?? Number.NaN)} (${r.cut}${r.notRestarted > 0 ? `, ${r.notRestarted} not within 20 s` : ""})`,
+      String(r.lost),
+      String(r.beyondInFlight),
+    ]),
+  )
+
+/** Whether `value` is in the comma list `list` (every value when unset). */
+const only = (list: string | undefined, value: string): boolean =>
+  list === undefined || list === "" || list.split(",").includes(value)
+
+/**
+ * Runs every row (each system at both settings; `FLEET_SYSTEMS=tickwork,pg-boss` and
+ * `FLEET_SETTINGS=fast` narrow it) on one throwaway PostgreSQL server, then prints
+ * tickwork's headline line: `fleet: failover p99 …, pickup p99 …, lost …, duplicates beyond
+ * in-flight …` (its fast row).
+ */
+export const runFleet = async (
+  log: (line: string) => void,
+): Promise<{ rows: Array<FleetRow>; table: string; summary: string; server: string }> => {
+  const server = await Server.start()
+  const rows: Array<FleetRow> = []
+  try {
+    for (const which of ["defaults", "fast"] as const) {
+      if (!only(process.env.FLEET_SETTINGS, which)) continue
+      for (const system of ["tickwork", "pg-boss", "graphile-worker"] as const) {
+        if (!only(process.env.FLEET_SYSTEMS, system)) continue
+        try {
+          rows.push(await fleetRow(server, system, which, log))
+        } catch (error) {
+          log(`fleet: ${system} (${which}) failed: ${String(error)}`)
+          rows.push({
+            system,
+            settings: which,
+            says: settings[system][which].says,
+            burstJobsPerS: Number.NaN,
+            pickupP50: Number.NaN,
+            pickupP99: Number.NaN,
+            cut: 0,
+            failover: [],
+            notRestarted: 0,
+            lost: Number.NaN,
+            beyondInFlight: Number.NaN,
+            seconds: 0,
+            error: String(error),
+          })
+        }
+      }
+    }
+  } finally {
+    server.stop()
+  }
+  const mine = rows.find((r) => r.system === "tickwork" && r.settings === "fast")
+  const summary =
+    mine === undefined
+      ? "fleet: no tickwork row"
+      : `fleet: failover p99 ${int(percentile(mine.failover, 99))} ms, pickup p99 ${int(mine.pickupP99)} ms, lost ${mine.lost}, duplicates beyond in-flight ${mine.beyondInFlight}`
+  const notes = rows.map((r) => `  ${r.system} ${r.settings}: ${r.says}`)
+  return {
+    rows,
+    table: `${fleetTable(rows)}\n${[...new Set(notes)].join("\n")}${rows
+      .filter((r) => r.error !== undefined)
+      .map((r) => `\n  ${r.system} ${r.settings}: ${r.error}`)
+      .join("")}`,
+    summary,
+    server: server.origin,
+  }
+}

@@ -1,0 +1,29 @@
+/** The chaos run's sizes: the full one (`pnpm chaos`) and the short one run by `pnpm test`. */
+import type { ChaosOptions } from "./chaos.ts"
+
+/** `pnpm chaos`: 20k one-shots over 40 s, faults throughout, a server restart. */
+export const FULL: ChaosOptions = {
+  oneShots: 20_000,
+  recurring: 100,
+  periodMs: 500,
+  durationMs: 40_000,
+  killEveryMs: 3_000,
+  terminateEveryMs: 2_000,
+  restart: true,
+  // Long enough that a loaded machine's event-loop lag does not cost leases.
+  leaseMs: 10_000,
+  seed: 7,
+}
+
+/** `pnpm test`: fewer tasks and faults, no server restart (pg-restart.test.ts has those). */
+export const CI: ChaosOptions = {
+  oneShots: 1_500,
+  recurring: 20,
+  periodMs: 500,
+  durationMs: 15_000,
+  killEveryMs: 2_500,
+  terminateEveryMs: 2_500,
+  restart: false,
+  leaseMs: 4_000,
+  seed: 11,
+}
