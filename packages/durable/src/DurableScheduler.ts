@@ -454,6 +454,7 @@ export const make = <H extends Handler.Any>(
     const occurrences = yield* PubSub.sliding<Occurrence>(resolved.streamCapacity)
     const finished = yield* Queue.unbounded<Finished>()
     const held = yield* Held.make(counters)
+    const wakeup = new Wakeup()
     const mono = (): number => Number(clock.currentTimeNanosUnsafe()) / 1e6
     const runtimeOptions = resolved.runtime ?? {}
     const runMetrics = Metrics.forScheduler(runtimeOptions.name ?? "default")
@@ -477,7 +478,7 @@ export const make = <H extends Handler.Any>(
       counters,
       held,
       outage: Outage.make(store, counters),
-      wakeup: new Wakeup(),
+      wakeup,
       // The pool reads the same clock as the store's times: wall-clock epoch ms (Effect's
       // Clock), which survive a restart and agree across processes.
       pool: new WorkerPool.WorkerPool<Held.Held>({
@@ -502,6 +503,8 @@ export const make = <H extends Handler.Any>(
             metricContext,
           )
           Queue.offerUnsafe(finished, { held: h, outcome, startedAt: h.startedAt, finishedAt })
+          // Its worker is free now, before its completion commits: the dispatcher may claim.
+          wakeup.wake()
         },
       }),
       finished,

@@ -576,6 +576,11 @@ export interface TaskStoreShape {
     handlers: ReadonlyArray<string>,
   ) => Effect.Effect<number | undefined, StoreError>
   /**
+   * {@link nextDue} (none for no handlers) and {@link nextHalfOpen} in one statement: what the
+   * dispatcher reads before it sleeps, in one round trip instead of two.
+   */
+  readonly nextTimes: (handlers: ReadonlyArray<string>) => Effect.Effect<NextTimes, StoreError>
+  /**
    * Makes every `running` row due again at its `run_at`, recording a `recovered` event: for an
    * exclusive store when it is reopened (the runs it had in flight were cut off). Returns how many.
    */
@@ -620,6 +625,18 @@ export interface TaskStoreShape {
         readonly listen: Effect.Effect<Queue.Dequeue<unknown, unknown>, StoreError, Scope.Scope>
       }
     | undefined
+}
+
+/**
+ * When the dispatcher must look again: the earliest due time of the claimable rows it asked
+ * about, and the earliest half-open time of an open breaker (epoch ms; `undefined`: none).
+ *
+ * @category models
+ * @since 0.4.0
+ */
+export interface NextTimes {
+  readonly due: number | undefined
+  readonly halfOpen: number | undefined
 }
 
 /**
@@ -1151,6 +1168,24 @@ export const make = (options: {
             Effect.mapError(fail("find the next due task")),
           )
 
+    const nextTimes: TaskStoreShape["nextTimes"] = (handlers) =>
+      sql<Raw>`
+        SELECT ${
+          handlers.length === 0
+            ? sql`NULL`
+            : sql`(SELECT due_at FROM tickwork_tasks
+            WHERE state IN ('scheduled', 'running') AND handler IN ${sql.in(handlers)}
+            ORDER BY due_at LIMIT 1)`
+        } AS due,
+          (SELECT MIN(half_open_at) FROM tickwork_breakers WHERE state = 'open') AS half_open`.pipe(
+        Effect.map((rows) => {
+          const r = rows[0]
+          const at = (v: unknown) => (v === null || v === undefined ? undefined : num(v))
+          return { due: at(r?.due), halfOpen: at(r?.half_open) }
+        }),
+        Effect.mapError(fail("find the next due time")),
+      )
+
     const recover: TaskStoreShape["recover"] = (now) =>
       sql
         .withTransaction(
@@ -1254,6 +1289,7 @@ export const make = (options: {
       renew: (owner, held, now, leaseMs) =>
         deadline("renew leases")(renew(owner, held, now, leaseMs)),
       nextDue: (handlers) => deadline("find the next due task")(nextDue(handlers)),
+      nextTimes: (handlers) => deadline("find the next due time")(nextTimes(handlers)),
       recover: (now) => deadline("recover interrupted runs")(recover(now)),
       runs: (id) =>
         Ids.storable(id) ? deadline("read the run ledger")(runs(id)) : Effect.succeed([]),
