@@ -1152,7 +1152,9 @@ export const make = (options: {
     )
 
     const claim: TaskStoreShape["claim"] = (o) =>
-      Claim.claim(sql, dialect, o).pipe(Effect.mapError(fail("claim due tasks")))
+      Claim.claim(sql, dialect, o, dialect === "pg" && o.whileSessionHeld === true).pipe(
+        Effect.mapError(fail("claim due tasks")),
+      )
 
     const commit: TaskStoreShape["commit"] = (changes, context) =>
       changes.length === 0
