@@ -454,6 +454,7 @@ export const make = <H extends Handler.Any>(
     const occurrences = yield* PubSub.sliding<Occurrence>(resolved.streamCapacity)
     const finished = yield* Queue.unbounded<Finished>()
     const held = yield* Held.make(counters)
+    const wakeup = new Wakeup()
     const mono = (): number => Number(clock.currentTimeNanosUnsafe()) / 1e6
     const runtimeOptions = resolved.runtime ?? {}
     const runMetrics = Metrics.forScheduler(runtimeOptions.name ?? "default")
@@ -477,7 +478,7 @@ export const make = <H extends Handler.Any>(
       counters,
       held,
       outage: Outage.make(store, counters),
-      wakeup: new Wakeup(),
+      wakeup,
       // The pool reads the same clock as the store's times: wall-clock epoch ms (Effect's
       // Clock), which survive a restart and agree across processes.
       pool: new WorkerPool.WorkerPool<Held.Held>({
@@ -502,6 +503,8 @@ export const make = <H extends Handler.Any>(
             metricContext,
           )
           Queue.offerUnsafe(finished, { held: h, outcome, startedAt: h.startedAt, finishedAt })
+          // Its worker is free now, before its completion commits: the dispatcher may claim.
+          wakeup.wake()
         },
       }),
       finished,
@@ -594,19 +597,22 @@ export const make = <H extends Handler.Any>(
           )
 
     /**
-     * After an insert: wakes the dispatcher if the new work is due before it would look again,
-     * and tells other processes (they would otherwise see it at their next poll).
+     * Inserts tasks accepted at `t`, telling other processes (in the insert's own round trip on
+     * PostgreSQL) when the work is due before their next poll; then wakes the dispatcher if the
+     * work is due before it would look again.
      */
     const notifyWithinMs = Number.isFinite(resolved.pollMs) ? resolved.pollMs : 0
-    const inserted = (tasks: ReadonlyArray<NewTask>, t: number): Effect.Effect<void> =>
+    const insert = (tasks: readonly [NewTask, ...Array<NewTask>], t: number) =>
       Effect.suspend(() => {
         let earliest = Number.POSITIVE_INFINITY
         for (const task of tasks) if (task.slot < earliest) earliest = task.slot
-        if (earliest < env.wakeup.sleepingUntil) env.wakeup.wake()
-        const signal = store.signal
-        return signal !== undefined && earliest <= t + notifyWithinMs
-          ? Effect.ignore(signal.notify)
-          : Effect.void
+        const notify = store.signal !== undefined && earliest <= t + notifyWithinMs
+        return Effect.tap(
+          store.insert(tasks, { notify }),
+          Effect.sync(() => {
+            if (earliest < env.wakeup.sleepingUntil) env.wakeup.wake()
+          }),
+        )
       })
 
     const scheduleAll: DurableSchedulerShape["scheduleAll"] = (list) =>
@@ -621,12 +627,9 @@ export const make = <H extends Handler.Any>(
           tasks.push(p)
         }
         if (tasks.length === 0) return Effect.succeed([])
-        return store
-          .insert(tasks as unknown as readonly [NewTask, ...Array<NewTask>])
-          .pipe(
-            Effect.andThen(inserted(tasks, t)),
-            Effect.as(tasks.map((x) => x.id as Task.TaskId)),
-          )
+        return insert(tasks as unknown as readonly [NewTask, ...Array<NewTask>], t).pipe(
+          Effect.as(tasks.map((x) => x.id as Task.TaskId)),
+        )
       })
 
     const schedule: DurableSchedulerShape["schedule"] = (o) =>
@@ -634,9 +637,7 @@ export const make = <H extends Handler.Any>(
         const t = now()
         const p = prepare(o as DurableTaskOptions, t)
         if (!("slot" in p)) return Effect.fail(p)
-        return store
-          .insert([p])
-          .pipe(Effect.andThen(inserted([p], t)), Effect.as(p.id as Task.TaskId))
+        return insert([p], t).pipe(Effect.as(p.id as Task.TaskId))
       })
 
     const cancel: DurableSchedulerShape["cancel"] = (id, cancelOptions) =>

@@ -141,6 +141,7 @@ export const layer = (
       return yield* TaskStore.make({
         exclusive: false,
         deadlineMs: 2 * statementMs + connectMs,
+        channel: CHANNEL,
         signal: {
           notify: client.notify(CHANNEL, "").pipe(Effect.mapError(fail("notify other processes"))),
           listen: client.listen(CHANNEL).pipe(Effect.mapError(fail("listen for other processes"))),

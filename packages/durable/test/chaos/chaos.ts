@@ -414,6 +414,9 @@ export const chaos = async (o: ChaosOptions): Promise<ChaosReport> => {
             !list.some((e) => e.kind !== "start" && e.owner === l.owner && e.fence === l.fence),
         )
         if (cut === undefined) continue
+        // Already taken over before the kill (its process was stopped past the lease): the
+        // kill cut off nothing there; that earlier fault's duplicate is counted against it.
+        if (list.some((l) => l.kind === "start" && l.fence > cut.fence && l.at <= f.at)) continue
         cutHere++
         const next = list
           .filter((l) => l.kind === "start" && l.owner !== f.owner && l.at >= f.at)
