@@ -90,8 +90,10 @@ const outFile =
     new URL(args.core ? "../bench-results-core.json" : "../bench-results.json", import.meta.url),
   )
 
-/** Each part's wall-clock budget; every part stops by itself before 2 minutes. */
+/** Each part's wall-clock budget; every part but part 3 stops by itself before 2 minutes. */
 const PART_BUDGET_MS = 115_000
+/** Part 3 runs its limit and the runtime twice more, under a competing load: a larger budget. */
+const LATENESS_BUDGET_MS = 240_000
 
 const results: Record<string, unknown> = {
   environment: environment(),
@@ -184,7 +186,7 @@ const main = async (): Promise<void> => {
             { n: 1_000_000, windowMs: 5_000 },
           ]
     const [rows, seconds] = await timed(() =>
-      runLateness({ sizes, reps, seed, contenders, partBudgetMs: PART_BUDGET_MS }),
+      runLateness({ sizes, reps, seed, contenders, partBudgetMs: LATENESS_BUDGET_MS }),
     )
     const summaries = summarizeLateness(rows)
     section(
@@ -192,7 +194,14 @@ const main = async (): Promise<void> => {
     )
     console.log(latenessTable(summaries))
     console.log(`\npart 3 took ${seconds.toFixed(1)} s`)
-    partResults.lateness = { seconds, sizes, reps, partBudgetMs: PART_BUDGET_MS, summaries, rows }
+    partResults.lateness = {
+      seconds,
+      sizes,
+      reps,
+      partBudgetMs: LATENESS_BUDGET_MS,
+      summaries,
+      rows,
+    }
   }
 
   if (parts.has(4)) {
