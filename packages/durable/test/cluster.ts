@@ -6,22 +6,13 @@
  */
 import { execFileSync } from "node:child_process"
 import { readdirSync } from "node:fs"
-import { createServer } from "node:net"
 import { fileURLToPath } from "node:url"
+import { freePort } from "@tickwork/testkit/Postgres"
 
 const script = (name: string) => fileURLToPath(new URL(`../scripts/${name}`, import.meta.url))
 
 /** A TCP port free on 127.0.0.1 right now. */
-export const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      server.close(() => resolve(port))
-    })
-  })
+export { freePort }
 
 const pgBin = (): string => {
   const versions = readdirSync("/usr/lib/postgresql").sort((a, b) => Number(a) - Number(b))

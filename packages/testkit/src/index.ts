@@ -7,3 +7,6 @@
 
 /** Reading code examples out of markdown and TSDoc, and type-checking them. @since 0.1.0 */
 export * as CodeBlocks from "./CodeBlocks.ts"
+
+/** A throwaway PostgreSQL per test run, and a fresh database per test. @since 0.1.0 */
+export * as Postgres from "./Postgres.ts"

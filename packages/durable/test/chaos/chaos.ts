@@ -362,6 +362,17 @@ export const chaos = async (o: ChaosOptions): Promise<ChaosReport> => {
       const e = list.find((l) => l.kind !== "start" && l.fence === s.fence && l.owner === s.owner)
       return e === undefined || e.at + o.leaseMs >= from
     }
+    /**
+     * Whether fault `f` cut off the delivery `s`: it was in flight then, or — for a fault that
+     * ends database sessions — it was claimed before the fault, started after it (the log has
+     * start lines, not claim lines) and was interrupted when its process noticed the lost session.
+     */
+    const cutBy = (s: LogLine, list: ReadonlyArray<LogLine>, f: Fault) => {
+      if (inFlightAt(s, list, f.at, f.until)) return true
+      if (f.kind !== "terminate" && f.kind !== "restart") return false
+      const e = list.find((l) => l.kind !== "start" && l.fence === s.fence && l.owner === s.owner)
+      return e?.kind === "interrupted" && s.at >= f.at && s.at - f.until <= o.leaseMs
+    }
     const duplicates: Array<Duplicate> = []
     for (const [key, list] of byKey) {
       const starts = list.filter((l) => l.kind === "start").sort((x, y) => x.at - y.at)
@@ -369,9 +380,7 @@ export const chaos = async (o: ChaosOptions): Promise<ChaosReport> => {
       // Every delivery but the last was cut off by a fault.
       let fault: string | undefined
       for (const s of starts.slice(0, -1)) {
-        const f = faults.find(
-          (f) => (f.owner === "*" || f.owner === s.owner) && inFlightAt(s, list, f.at, f.until),
-        )
+        const f = faults.find((f) => (f.owner === "*" || f.owner === s.owner) && cutBy(s, list, f))
         if (f === undefined) {
           fault = undefined
           break
