@@ -8,18 +8,8 @@ import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { Kernel, Schedule, Task } from "@tickwork/core"
 import { Effect, Option, Schema } from "effect"
 import { type DurableScheduler, Handler, Postgres } from "../src/index.ts"
-import { advance, sqlite, tempDir, withScheduler } from "./helpers.ts"
+import { advance, inFile, sqlite, withScheduler } from "./helpers.ts"
 import { freshDatabase } from "./pg.ts"
-
-const inFile = <A>(body: (file: string) => Effect.Effect<A, unknown>) =>
-  Effect.gen(function* () {
-    const t = tempDir()
-    try {
-      return yield* body(t.file())
-    } finally {
-      t.cleanup()
-    }
-  })
 
 /** A handler that records `<id>@<startedAt>` and fails for the ids in `failing`. */
 const mail = (name = "mail") => {

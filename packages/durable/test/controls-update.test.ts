@@ -8,18 +8,8 @@ import { Schedule } from "@tickwork/core"
 import { Effect, Option, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import { Handler, Postgres } from "../src/index.ts"
-import { advance, recording, sqlite, tempDir, withScheduler } from "./helpers.ts"
+import { advance, inFile, recording, sqlite, withScheduler } from "./helpers.ts"
 import { freshDatabase } from "./pg.ts"
-
-const inFile = <A>(body: (file: string) => Effect.Effect<A, unknown>) =>
-  Effect.gen(function* () {
-    const t = tempDir()
-    try {
-      return yield* body(t.file())
-    } finally {
-      t.cleanup()
-    }
-  })
 
 describe("tags, tasks(filter) and the bulk controls on SQLite, across a restart", () => {
   it.effect("tasks({ state, tag, kind, handler }) lists by filter, paged by id", () =>

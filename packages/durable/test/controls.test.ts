@@ -8,18 +8,8 @@ import { Schedule } from "@tickwork/core"
 import { Effect, Option, Schema, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import { Handler, Postgres } from "../src/index.ts"
-import { advance, recording, sqlite, tempDir, withScheduler } from "./helpers.ts"
+import { advance, inFile, recording, sqlite, withScheduler } from "./helpers.ts"
 import { freshDatabase } from "./pg.ts"
-
-const inFile = <A>(body: (file: string) => Effect.Effect<A, unknown>) =>
-  Effect.gen(function* () {
-    const t = tempDir()
-    try {
-      return yield* body(t.file())
-    } finally {
-      t.cleanup()
-    }
-  })
 
 describe("pause and resume on SQLite, across a restart", () => {
   it.effect("a paused grid task runs nothing until resumed, then its first slot >= now", () =>

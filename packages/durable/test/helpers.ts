@@ -95,3 +95,14 @@ export const advance = (
   d: DurableScheduler.DurableSchedulerShape,
   ms: number,
 ): Effect.Effect<void> => Effect.andThen(settle(d), Effect.andThen(TestClock.adjust(ms), settle(d)))
+
+/** Runs `body` with the path of a fresh store file in a temporary folder, removed afterwards. */
+export const inFile = <A>(body: (file: string) => Effect.Effect<A, unknown>) =>
+  Effect.gen(function* () {
+    const t = tempDir()
+    try {
+      return yield* body(t.file())
+    } finally {
+      t.cleanup()
+    }
+  })
