@@ -10,34 +10,16 @@
 // A SQLite store can be read while its worker runs if the worker opens it with
 // `Sqlite.layer({ filename, exclusive: false })`; PostgreSQL needs nothing.
 import { Cause, Effect, Exit, Fiber } from "effect"
+import { number, option } from "./args.ts"
 import * as Dashboard from "./dashboard.ts"
-
-const option = (name: string, env: string): string | undefined => {
-  const args = process.argv.slice(2)
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] as string
-    if (arg === `--${name}`) return args[i + 1]
-    if (arg.startsWith(`--${name}=`)) return arg.slice(name.length + 3)
-  }
-  return process.env[env]
-}
-
-const number = (name: string, text: string | undefined): number | undefined => {
-  if (text === undefined || text === "") return undefined
-  const n = Number(text)
-  if (!Number.isSafeInteger(n) || n < 0) {
-    throw new Error(`--${name} must be a whole number >= 0, got ${JSON.stringify(text)}`)
-  }
-  return n
-}
 
 const store = option("store", "TICKWORK_STORE")
 if (store === undefined) {
   console.error("--store is required: a SQLite file path or a postgres:// URL")
   process.exit(1)
 }
-const port = number("port", option("port", "DASHBOARD_PORT")) ?? 4478
-const durationSeconds = number("duration", option("duration", "DASHBOARD_DURATION"))
+const port = number("port", option("port", "DASHBOARD_PORT"), true) ?? 4478
+const durationSeconds = number("duration", option("duration", "DASHBOARD_DURATION"), true)
 
 const program = Effect.gen(function* () {
   const { url } = yield* Dashboard.serve({ store, port })

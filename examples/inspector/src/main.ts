@@ -12,27 +12,11 @@
 // (seconds; default: run until stopped with Ctrl-C).
 import { Scheduler } from "@tickwork/runtime"
 import { Cause, Effect, Exit, Fiber, Stream } from "effect"
+import { number, option } from "./args.ts"
 import { breakers, descriptions, scheduleDemo } from "./demo.ts"
 import * as LiveView from "./liveView.ts"
 
 const DEFAULT_PORT = 4477
-
-const option = (name: string, env: string): string | undefined => {
-  const args = process.argv.slice(2)
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i] as string
-    if (arg === `--${name}`) return args[i + 1]
-    if (arg.startsWith(`--${name}=`)) return arg.slice(name.length + 3)
-  }
-  return process.env[env]
-}
-
-const number = (name: string, text: string | undefined): number | undefined => {
-  if (text === undefined || text === "") return undefined
-  const n = Number(text)
-  if (!Number.isFinite(n) || n < 0) throw new Error(`--${name} must be a number >= 0, got ${text}`)
-  return n
-}
 
 const portOption = number("port", option("port", "INSPECTOR_PORT"))
 const durationSeconds = number("duration", option("duration", "INSPECTOR_DURATION"))

@@ -52,6 +52,30 @@ const worker = async (log: string, owner: string) => {
   return c
 }
 
+/** `n` one-shot tasks `<prefix><k>` due now whose job takes `ms`, written by a non-claiming process. */
+const seedOneShots = (seed: ReturnType<typeof job>, prefix: string, n: number, ms: number) =>
+  withScheduler(Postgres.layer({ url: db.url }), { handlers: [seed], claim: false }, (api) =>
+    api.scheduleAll(
+      Array.from({ length: n }, (_, k) => ({
+        id: `${prefix}${k}`,
+        handler: seed,
+        payload: { ms },
+        schedule: Schedule.once(0),
+      })),
+    ),
+  )
+
+/** The tasks `owner` runs now. */
+const running = (owner: string) =>
+  query<{ id: string }>(
+    db.url,
+    `SELECT id FROM tickwork_tasks WHERE state = 'running' AND lease_owner = '${owner}'`,
+  )
+
+/** Waits until `owner` runs `n` tasks. */
+const heldBy = (owner: string, n: number) =>
+  until(`${owner} to hold every run`, async () => (await running(owner)).length === n, 30_000)
+
 describe("failover from the database session", () => {
   it.live(
     "a SIGKILLed process's runs are taken over at once, far within the lease",
@@ -61,27 +85,8 @@ describe("failover from the database session", () => {
         const seed = job(t.file("seed.log"), "seed")
         const a = yield* Effect.promise(() => worker(t.file("A.log"), "A"))
         const tasks = 12
-        yield* withScheduler(
-          Postgres.layer({ url: db.url }),
-          { handlers: [seed], claim: false },
-          (api) =>
-            api.scheduleAll(
-              Array.from({ length: tasks }, (_, k) => ({
-                id: `f${k}`,
-                handler: seed,
-                payload: { ms: 2_500 },
-                schedule: Schedule.once(0),
-              })),
-            ),
-        )
-        const running = (owner: string) =>
-          query<{ id: string }>(
-            db.url,
-            `SELECT id FROM tickwork_tasks WHERE state = 'running' AND lease_owner = '${owner}'`,
-          )
-        yield* Effect.promise(() =>
-          until("A to hold every run", async () => (await running("A")).length === tasks, 30_000),
-        )
+        yield* seedOneShots(seed, "f", tasks, 2_500)
+        yield* Effect.promise(() => heldBy("A", tasks))
         const b = yield* Effect.promise(() => worker(t.file("B.log"), "B"))
         // B holds its session (it took its lock) before A dies.
         yield* Effect.promise(() =>
@@ -155,32 +160,8 @@ describe("failover from the database session", () => {
         const seed = job(t.file("seed.log"), "seed")
         const a = yield* Effect.promise(() => worker(t.file("A.log"), "A"))
         const tasks = 6
-        yield* withScheduler(
-          Postgres.layer({ url: db.url }),
-          { handlers: [seed], claim: false },
-          (api) =>
-            api.scheduleAll(
-              Array.from({ length: tasks }, (_, k) => ({
-                id: `g${k}`,
-                handler: seed,
-                payload: { ms: 1_000 },
-                schedule: Schedule.once(0),
-              })),
-            ),
-        )
-        yield* Effect.promise(() =>
-          until(
-            "A to hold every run",
-            async () =>
-              (
-                await query(
-                  db.url,
-                  "SELECT 1 FROM tickwork_tasks WHERE state = 'running' AND lease_owner = 'A'",
-                )
-              ).length === tasks,
-            30_000,
-          ),
-        )
+        yield* seedOneShots(seed, "g", tasks, 1_000)
+        yield* Effect.promise(() => heldBy("A", tasks))
         a.process.kill("SIGKILL")
         const killedAt = Date.now()
         yield* Effect.promise(() => a.exited)
