@@ -379,6 +379,8 @@ export class Run<J> implements RunInfo {
   /** Grid slots that passed while this run's slot waited, merged into it (coalesce policy). */
   readonly merged: Dropped | undefined
   readonly tags: ReadonlyArray<string>
+  /** Whether the task has a caller-given id (not a generated `#<row>.<generation>`). */
+  readonly named: boolean
   /** The id, formatted on first read for generated ids (most jobs never read it). */
   private cachedId: string | undefined
 
@@ -398,6 +400,7 @@ export class Run<J> implements RunInfo {
     this.index = index
     this.generation = generation
     this.cachedId = id
+    this.named = id !== undefined
     this.job = job
     this.slot = slot
     this.scheduledFor = scheduledFor

@@ -16,7 +16,7 @@
  *
  * @since 0.1.0
  */
-import type { MissedRun, Task } from "@tickwork/core"
+import { Kernel, Lifecycle, type MissedRun, Rules, Task } from "@tickwork/core"
 
 /**
  * An occurrence that ran.
@@ -163,43 +163,83 @@ export const fromRun = (record: Task.RunRecord): ReadonlyArray<Occurrence> => [
 ]
 
 /**
+/**
  * Per-task bounded history: the last `perTask` records of each task, kept for the live tasks and
  * for at most `finalTasks` final ones (oldest dropped first), and at most `capacity` records in
  * all (the oldest record of all dropped first), so memory stays bounded however many tasks there
  * are. `perTask = 0` keeps nothing.
  *
  * Histories are indexed by the kernel's table row of the task (`Run.index`, `Kernel.rowOf`) and
- * tagged with its generation, not hashed by id: adding a record is an array write, and
- * retiring a final task's history is a ring-buffer step. A row's history is replaced when the
- * row is given to a new task. O(1) per record (O(perTask) when the capacity drops one).
+ * tagged with its generation, not hashed by id; a row's history is replaced when the row is
+ * given to a new task.
+ *
+ * Records live in one ring of columns, oldest first, each linked to the previous and next record
+ * of its task. The common record — a run of a task with a generated id that succeeded with no
+ * value and dropped or merged no slot — is kept as numbers only and rebuilt as an object when
+ * read: a ledger of objects made every run allocate a record that outlived the young
+ * generation, which cost a tenth of a run in a burst. Other records are kept as they are. The
+ * ring grows (to `capacity`) only while more than half of it is held, and is compacted
+ * otherwise, so its size follows the records held, not the records ever added. O(1) per record
+ * (amortised; O(records of a task) when its history is dropped), O(records returned) per read.
  *
  * @category models
  * @since 0.1.0
  */
 export class Store {
-  /** A row's records: one occurrence alone (most tasks), or a list once there are more. */
-  private byRow: Array<Occurrence | Array<Occurrence> | undefined> = []
-  /** Final tasks, oldest first: (row, generation) from `head` to `tail` in a power-of-two ring. */
-  private finalRows = new Uint32Array(64)
-  private finalGens = new Float64Array(64)
-  private head = 0
-  private tail = 0
-  /**
-   * Every record added, oldest first, with its row: a ring of at most `capacity` entries. An
-   * entry whose record was dropped meanwhile (per-task cap, retention) stays until it leaves the
-   * ring, so the records held are always a subset of the ring: at most `capacity`.
-   */
-  private added: Array<Occurrence | undefined> = []
-  private addedRows: Array<number> = []
-  private addedHead = 0
   private readonly perTask: number
   private readonly finalTasks: number
   private readonly capacity: number
 
-  constructor(perTask: number, finalTasks: number, capacity = Number.POSITIVE_INFINITY) {
+  // ------------------------------------------------------------ the ring, oldest record at head
+  private size: number
+  private head = 0
+  private used = 0
+  /** Records held (not dropped): at most `used`. */
+  private held = 0
+  /** 1 for a dropped record still taking its place in the ring. */
+  private dropped!: Uint8Array
+  private rows!: Int32Array
+  private gens!: Float64Array
+  /** The task's previous and next record, or -1. */
+  private prev!: Int32Array
+  private next!: Int32Array
+  /** How a record is kept: {@link OBJECT} or {@link RUN}. */
+  private how!: Uint8Array
+  /** The object of an {@link OBJECT} record. */
+  private objects!: Array<Occurrence | undefined>
+  // The columns of a RUN record.
+  private slots!: Float64Array
+  private scheduledFor!: Float64Array
+  private startedAt!: Float64Array
+  private finishedAt!: Float64Array
+  /** NaN for none. */
+  private nextSlots!: Float64Array
+  private attempts!: Float64Array
+  private runNumbers!: Float64Array
+  /** Index into `Lifecycle.states`, and into {@link continuations}. */
+  private states!: Uint8Array
+  private continuation!: Uint8Array
+
+  // ------------------------------------------------------------ per table row (grown on use)
+  private rowGen = new Float64Array(0)
+  private rowOldest = new Int32Array(0)
+  private rowNewest = new Int32Array(0)
+  /** Records held for the row's task; 0 when it has no history. */
+  private rowCount = new Int32Array(0)
+
+  /** Final tasks, oldest first: (row, generation) from `finalHead` to `finalTail` in a power-of-two ring. */
+  private finalRows = new Uint32Array(64)
+  private finalGens = new Float64Array(64)
+  private finalHead = 0
+  private finalTail = 0
+
+  /** `initialSize`: the ring's first size, in records; it grows by doubling as records are held. */
+  constructor(perTask: number, finalTasks: number, capacity: number, initialSize = 1024) {
     this.perTask = perTask
     this.finalTasks = finalTasks
     this.capacity = capacity
+    this.size = Math.max(1, Math.min(capacity, initialSize))
+    this.allocate(this.size)
   }
 
   /** Whether records are kept at all. */
@@ -209,74 +249,277 @@ export class Store {
 
   /** Adds a record of the task in table row `row`; `final` says the task is now final. */
   add(row: number, occurrence: Occurrence, final: boolean): void {
-    if (this.perTask === 0 || this.capacity === 0 || row < 0) return
-    const held = this.byRow[row]
-    if (held === undefined || generationOf(held) !== occurrence.generation) {
-      // A new task, or a row given to a new task: a new history.
-      this.byRow[row] = occurrence
-    } else if (Array.isArray(held)) {
-      if (held.length >= this.perTask) held.splice(0, held.length - this.perTask + 1)
-      held.push(occurrence)
-    } else {
-      this.byRow[row] = this.perTask === 1 ? occurrence : [held, occurrence]
-    }
-    if (this.capacity !== Number.POSITIVE_INFINITY) this.bound(row, occurrence)
+    if (!this.enabled || row < 0) return
+    const p = this.append(row, occurrence.generation)
+    this.how[p] = OBJECT
+    this.objects[p] = occurrence
     if (final) this.retire(row, occurrence.generation)
   }
 
-  /** Records `occurrence` in the ring and drops the oldest record of all past `capacity`. */
-  private bound(row: number, occurrence: Occurrence): void {
-    this.added.push(occurrence)
-    this.addedRows.push(row)
-    if (this.added.length - this.addedHead <= this.capacity) return
-    const k = this.addedHead++
-    const oldest = this.added[k] as Occurrence
-    const oldRow = this.addedRows[k] as number
-    this.added[k] = undefined
-    const held = this.byRow[oldRow]
-    if (held === oldest) this.byRow[oldRow] = undefined
-    else if (Array.isArray(held) && held[0] === oldest) {
-      held.shift()
-      if (held.length === 0) this.byRow[oldRow] = undefined
+  /**
+   * Adds the `ran` record of a finished run of the task in table row `row`; `named` says the task
+   * has a caller-given id. Kept as columns when it can be rebuilt from them exactly.
+   */
+  addRun(row: number, record: Task.RunRecord, named: boolean): void {
+    if (
+      named ||
+      record.outcome !== Task.succeeded ||
+      record.kind !== "ran" ||
+      record.dropped !== undefined ||
+      record.merged !== undefined ||
+      record.pausedReason !== undefined
+    ) {
+      this.add(row, record, record.continuation === "final")
+      return
     }
-    // Compact the ring's consumed head now and then: amortised O(1).
-    if (this.addedHead > 1024 && this.addedHead * 2 > this.added.length) {
-      this.added = this.added.slice(this.addedHead)
-      this.addedRows = this.addedRows.slice(this.addedHead)
-      this.addedHead = 0
-    }
+    if (!this.enabled || row < 0) return
+    const p = this.append(row, record.generation)
+    this.how[p] = RUN
+    this.slots[p] = record.slot
+    this.scheduledFor[p] = record.scheduledFor
+    this.startedAt[p] = record.startedAt
+    this.finishedAt[p] = record.finishedAt
+    this.nextSlots[p] = record.nextSlot ?? Number.NaN
+    this.attempts[p] = record.attempt
+    this.runNumbers[p] = record.runNumber
+    this.states[p] = Lifecycle.states.indexOf(record.state)
+    this.continuation[p] = continuations.indexOf(record.continuation)
+    if (record.continuation === "final") this.retire(row, record.generation)
   }
 
   /** The records of the task in `row` with `generation`, oldest first. */
   get(row: number, generation: number): ReadonlyArray<Occurrence> {
-    const held = row < 0 ? undefined : this.byRow[row]
-    if (held === undefined || generationOf(held) !== generation) return []
-    return Array.isArray(held) ? [...held] : [held]
+    if (row < 0 || row >= this.rowCount.length || this.rowCount[row] === 0) return []
+    if (this.rowGen[row] !== generation) return []
+    const out: Array<Occurrence> = []
+    for (let p = this.rowOldest[row] as number; p >= 0; p = this.next[p] as number) {
+      out.push(this.read(p))
+    }
+    return out
   }
 
-  private retire(row: number, generation: number): void {
-    if (this.tail - this.head > this.finalRows.length - 1) this.grow()
-    const mask = this.finalRows.length - 1
-    this.finalRows[this.tail & mask] = row
-    this.finalGens[this.tail & mask] = generation
-    this.tail++
-    while (this.tail - this.head > this.finalTasks) {
-      const k = this.head & mask
-      const old = this.finalRows[k] as number
-      const held = this.byRow[old]
-      // Keep it if the row holds a newer task's history by now.
-      if (held !== undefined && generationOf(held) === this.finalGens[k])
-        this.byRow[old] = undefined
-      this.head++
+  /** The record at ring position `p`. */
+  private read(p: number): Occurrence {
+    if (this.how[p] === OBJECT) return this.objects[p] as Occurrence
+    const row = this.rows[p] as number
+    const generation = this.gens[p] as number
+    const nextSlot = this.nextSlots[p] as number
+    return Rules.record(
+      {
+        id: Kernel.formatId(row, generation),
+        generation,
+        slot: this.slots[p] as number,
+        scheduledFor: this.scheduledFor[p] as number,
+        startedAt: this.startedAt[p] as number,
+        attempt: this.attempts[p] as number,
+        runNumber: this.runNumbers[p] as number,
+        merged: undefined,
+      },
+      Task.succeeded,
+      this.finishedAt[p] as number,
+      {
+        state: Lifecycle.states[this.states[p] as number] as Task.TaskState,
+        continuation: continuations[this.continuation[p] as number] as Task.Continuation,
+        nextSlot: Number.isNaN(nextSlot) ? undefined : nextSlot,
+        dropped: undefined,
+        pausedReason: undefined,
+      },
+    )
+  }
+
+  /**
+   * Takes the next ring position for a record of `row` at `generation` and links it as the
+   * task's newest; drops the task's oldest past `perTask`, and the row's history when the row
+   * holds another task now.
+   */
+  private append(row: number, generation: number): number {
+    if (row >= this.rowCount.length) this.growRows(row)
+    if (this.rowCount[row] !== 0 && this.rowGen[row] !== generation) this.dropHistory(row)
+    if (this.used === this.size) this.makeRoom()
+    const p = (this.head + this.used) % this.size
+    this.used++
+    this.held++
+    this.dropped[p] = 0
+    this.rows[p] = row
+    this.gens[p] = generation
+    this.next[p] = -1
+    if (this.rowCount[row] === 0) {
+      this.prev[p] = -1
+      this.rowOldest[row] = p
+      this.rowGen[row] = generation
+    } else {
+      const newest = this.rowNewest[row] as number
+      this.prev[p] = newest
+      this.next[newest] = p
+    }
+    this.rowNewest[row] = p
+    this.rowCount[row] = (this.rowCount[row] as number) + 1
+    if ((this.rowCount[row] as number) > this.perTask) this.dropOldest(row)
+    return p
+  }
+
+  /** Drops the oldest record of `row`'s task. */
+  private dropOldest(row: number): void {
+    const p = this.rowOldest[row] as number
+    const after = this.next[p] as number
+    this.drop(p)
+    this.rowCount[row] = (this.rowCount[row] as number) - 1
+    if (after < 0) this.rowNewest[row] = -1
+    else this.prev[after] = -1
+    this.rowOldest[row] = after
+  }
+
+  /** Drops every record of `row`'s task. */
+  private dropHistory(row: number): void {
+    for (let p = this.rowOldest[row] as number; p >= 0; p = this.next[p] as number) this.drop(p)
+    this.rowCount[row] = 0
+    this.rowOldest[row] = -1
+    this.rowNewest[row] = -1
+  }
+
+  private drop(p: number): void {
+    this.dropped[p] = 1
+    this.objects[p] = undefined
+    this.held--
+  }
+
+  /**
+   * Frees a ring position: grows the ring while more than half of it is held (up to
+   * `capacity`), compacts it when at most three quarters are, and otherwise drops the oldest
+   * record of all.
+   */
+  private makeRoom(): void {
+    if (this.size < this.capacity && this.held * 2 > this.size) {
+      this.rebuild(Math.min(this.capacity, this.size * 2))
+    } else if (this.held * 4 <= this.size * 3) {
+      this.rebuild(this.size)
+    } else {
+      const p = this.head
+      if (this.dropped[p] === 0) this.dropOldest(this.rows[p] as number)
+      this.head = (p + 1) % this.size
+      this.used--
     }
   }
 
-  private grow(): void {
+  /** Copies the records held, oldest first, into a ring of `size` positions. O(used). */
+  private rebuild(size: number): void {
+    const old = {
+      size: this.size,
+      dropped: this.dropped,
+      rows: this.rows,
+      gens: this.gens,
+      prev: this.prev,
+      next: this.next,
+      how: this.how,
+      objects: this.objects,
+      slots: this.slots,
+      scheduledFor: this.scheduledFor,
+      startedAt: this.startedAt,
+      finishedAt: this.finishedAt,
+      nextSlots: this.nextSlots,
+      attempts: this.attempts,
+      runNumbers: this.runNumbers,
+      states: this.states,
+      continuation: this.continuation,
+    }
+    this.allocate(size)
+    const moved = new Int32Array(old.size).fill(-1)
+    let q = 0
+    for (let k = 0; k < this.used; k++) {
+      const p = (this.head + k) % old.size
+      if (old.dropped[p] === 1) continue
+      moved[p] = q
+      this.rows[q] = old.rows[p] as number
+      this.gens[q] = old.gens[p] as number
+      this.how[q] = old.how[p] as number
+      this.objects[q] = old.objects[p]
+      this.slots[q] = old.slots[p] as number
+      this.scheduledFor[q] = old.scheduledFor[p] as number
+      this.startedAt[q] = old.startedAt[p] as number
+      this.finishedAt[q] = old.finishedAt[p] as number
+      this.nextSlots[q] = old.nextSlots[p] as number
+      this.attempts[q] = old.attempts[p] as number
+      this.runNumbers[q] = old.runNumbers[p] as number
+      this.states[q] = old.states[p] as number
+      this.continuation[q] = old.continuation[p] as number
+      q++
+    }
+    // Links point to held records only (a dropped record is unlinked first), so every one moved.
+    for (let k = 0; k < this.used; k++) {
+      const p = (this.head + k) % old.size
+      if (old.dropped[p] === 1) continue
+      const at = moved[p] as number
+      const before = old.prev[p] as number
+      const after = old.next[p] as number
+      this.prev[at] = before < 0 ? -1 : (moved[before] as number)
+      this.next[at] = after < 0 ? -1 : (moved[after] as number)
+      const row = old.rows[p] as number
+      if (before < 0) this.rowOldest[row] = at
+      if (after < 0) this.rowNewest[row] = at
+    }
+    this.size = size
+    this.head = 0
+    this.used = q
+  }
+
+  private allocate(size: number): void {
+    this.dropped = new Uint8Array(size)
+    this.rows = new Int32Array(size)
+    this.gens = new Float64Array(size)
+    this.prev = new Int32Array(size)
+    this.next = new Int32Array(size)
+    this.how = new Uint8Array(size)
+    this.objects = new Array(size).fill(undefined)
+    this.slots = new Float64Array(size)
+    this.scheduledFor = new Float64Array(size)
+    this.startedAt = new Float64Array(size)
+    this.finishedAt = new Float64Array(size)
+    this.nextSlots = new Float64Array(size)
+    this.attempts = new Float64Array(size)
+    this.runNumbers = new Float64Array(size)
+    this.states = new Uint8Array(size)
+    this.continuation = new Uint8Array(size)
+  }
+
+  /** Makes room for rows up to `row`: doubles, so a table of n rows costs O(n) in all. */
+  private growRows(row: number): void {
+    const length = Math.max(64, row + 1, this.rowCount.length * 2)
+    const gen = new Float64Array(length)
+    gen.set(this.rowGen)
+    const oldest = new Int32Array(length).fill(-1)
+    oldest.set(this.rowOldest)
+    const newest = new Int32Array(length).fill(-1)
+    newest.set(this.rowNewest)
+    const count = new Int32Array(length)
+    count.set(this.rowCount)
+    this.rowGen = gen
+    this.rowOldest = oldest
+    this.rowNewest = newest
+    this.rowCount = count
+  }
+
+  /** Notes that `row`'s task is final; past `finalTasks` of them, drops the oldest one's history. */
+  private retire(row: number, generation: number): void {
+    if (this.finalTail - this.finalHead > this.finalRows.length - 1) this.growFinal()
+    const mask = this.finalRows.length - 1
+    this.finalRows[this.finalTail & mask] = row
+    this.finalGens[this.finalTail & mask] = generation
+    this.finalTail++
+    while (this.finalTail - this.finalHead > this.finalTasks) {
+      const k = this.finalHead & mask
+      const old = this.finalRows[k] as number
+      // Keep it if the row holds a newer task's history by now.
+      if (this.rowCount[old] !== 0 && this.rowGen[old] === this.finalGens[k]) this.dropHistory(old)
+      this.finalHead++
+    }
+  }
+
+  private growFinal(): void {
     const size = this.finalRows.length * 2
     const rows = new Uint32Array(size)
     const gens = new Float64Array(size)
     const oldMask = this.finalRows.length - 1
-    for (let t = this.head; t < this.tail; t++) {
+    for (let t = this.finalHead; t < this.finalTail; t++) {
       rows[t & (size - 1)] = this.finalRows[t & oldMask] as number
       gens[t & (size - 1)] = this.finalGens[t & oldMask] as number
     }
@@ -285,5 +528,9 @@ export class Store {
   }
 }
 
-const generationOf = (held: Occurrence | Array<Occurrence>): number =>
-  Array.isArray(held) ? (held[0] as Occurrence).generation : held.generation
+/** A record kept as its object. */
+const OBJECT = 0
+/** A `ran` record kept as columns (see {@link Store.addRun}). */
+const RUN = 1
+
+const continuations: ReadonlyArray<Task.Continuation> = ["next", "final", "retry"]

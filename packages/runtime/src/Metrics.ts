@@ -30,8 +30,13 @@ import { Metric } from "effect"
 /** A series' attributes. */
 type Attributes = Readonly<Record<string, string>>
 
-/** Bucket bounds in seconds: 1 ms to 5 minutes. */
-const secondsBoundaries = [
+/**
+ * The bucket bounds of the lateness and duration histograms, in seconds: 1 ms to 5 minutes.
+ *
+ * @category models
+ * @since 0.4.0
+ */
+export const secondsBoundaries: ReadonlyArray<number> = [
   0, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 300,
 ]
 

@@ -17,7 +17,7 @@
  *
  * @since 0.1.0
  */
-import type { Task } from "@tickwork/core"
+import { Task } from "@tickwork/core"
 import { Cause, Context, Exit, Option, Result } from "effect"
 
 /**
@@ -46,8 +46,6 @@ export class RunTimedOut {
   }
 }
 
-const succeeded: Task.Outcome = { kind: "succeeded" }
-
 /**
  * The outcome of a run's exit (SPEC §6), keeping the exit's `Cause`: a typed failure is
  * `failed`, a {@link RunTimedOut} failure `timed-out`, a defect `defect`, and an exit with only
@@ -58,7 +56,7 @@ const succeeded: Task.Outcome = { kind: "succeeded" }
  */
 export const outcome = (exit: Exit.Exit<unknown, unknown>): Task.Outcome => {
   if (Exit.isSuccess(exit)) {
-    return exit.value === undefined ? succeeded : { kind: "succeeded", value: exit.value }
+    return exit.value === undefined ? Task.succeeded : { kind: "succeeded", value: exit.value }
   }
   const cause = exit.cause
   const error = Cause.findErrorOption(cause)

@@ -39,7 +39,7 @@ import {
   PubSub,
   References,
   Scope,
-  Stream,
+  type Stream,
   Tracer,
 } from "effect"
 import { type Clocks, TimingActor } from "./internal/actor.ts"
@@ -655,7 +655,7 @@ export const make = (
       breakers: Effect.sync(() => kernel.breakers()),
       breaker: (name) => Effect.sync(() => Option.fromNullishOr(kernel.breaker(name))),
       ledger: (id) => Effect.sync(() => actor.history(id)),
-      occurrences: Stream.fromPubSub(occurrences),
+      occurrences: recorder.stream(),
       stats: Effect.sync(() => ({
         ...kernel.stats(),
         name,

@@ -502,7 +502,7 @@ export class TimingActor {
 
   private apply(run: Run, exit: Exit.Exit<unknown, unknown>, finishedAt: number): void {
     const record = this.kernel.complete(run, outcome(exit), finishedAt, true) as Task.RunRecord
-    this.recorder.finished(run.index, record)
+    this.recorder.finished(run.index, record, run.named)
     // A failed slot may pause the task or open its breaker; after the run's own records.
     this.flush()
     const log = this.shutdownLog

@@ -1,0 +1,142 @@
+import { Kernel, Rules, Task } from "@tickwork/core"
+import fc from "fast-check"
+import { describe, expect, it } from "vitest"
+import * as Ledger from "../src/Ledger.ts"
+
+/** A `ran` record as the kernel makes it (Rules.record), of the task in `row` at `generation`. */
+const ranRecord = (
+  row: number,
+  generation: number,
+  at: number,
+  options: {
+    readonly outcome?: Task.Outcome
+    readonly final?: boolean
+    readonly named?: string
+  } = {},
+): Task.RunRecord => {
+  const final = options.final ?? false
+  return Rules.record(
+    {
+      id: (options.named ?? Kernel.formatId(row, generation)) as Task.TaskId,
+      generation,
+      slot: at,
+      scheduledFor: at,
+      startedAt: at + 1,
+      attempt: 1,
+      runNumber: at + 1,
+      merged: undefined,
+    },
+    options.outcome ?? Task.succeeded,
+    at + 2,
+    {
+      state: final ? "done" : "scheduled",
+      continuation: final ? "final" : "next",
+      nextSlot: final ? undefined : at + 10,
+      dropped: undefined,
+      pausedReason: undefined,
+    },
+  )
+}
+
+const cancelled = (generation: number, at: number): Ledger.Cancelled => ({
+  kind: "cancelled",
+  id: "c" as Task.TaskId,
+  generation,
+  from: "scheduled",
+  scheduledFor: at,
+  interrupted: false,
+  at,
+})
+
+describe("Ledger.Store", () => {
+  it("gives back a run kept as columns exactly as it was added", () => {
+    const store = new Ledger.Store(8, 10, 1000)
+    const records = [ranRecord(3, 2, 0), ranRecord(3, 2, 10), ranRecord(3, 2, 20, { final: true })]
+    for (const r of records) store.addRun(3, r, false)
+    expect(store.get(3, 2)).toStrictEqual(records)
+    expect(store.get(3, 1)).toEqual([])
+    expect(store.get(4, 2)).toEqual([])
+  })
+
+  it("keeps a run with a value, a failure or a caller-given id as the object it was", () => {
+    const store = new Ledger.Store(8, 10, 1000)
+    const withValue = ranRecord(0, 1, 0, { outcome: { kind: "succeeded", value: 42 } })
+    const failed = ranRecord(0, 1, 10, { outcome: Task.failed("boom") })
+    const named = ranRecord(1, 1, 0, { named: "invoice" })
+    store.addRun(0, withValue, false)
+    store.addRun(0, failed, false)
+    store.addRun(1, named, true)
+    expect(store.get(0, 1)[0]).toBe(withValue)
+    expect(store.get(0, 1)[1]).toBe(failed)
+    expect(store.get(1, 1)).toEqual([named])
+  })
+
+  it("starts a new history when a row is given to a new task", () => {
+    const store = new Ledger.Store(8, 10, 1000)
+    store.addRun(5, ranRecord(5, 1, 0, { final: true }), false)
+    store.add(5, cancelled(2, 7), true)
+    expect(store.get(5, 1)).toEqual([])
+    expect(store.get(5, 2)).toEqual([cancelled(2, 7)])
+  })
+
+  it("holds what a model of its bounds holds, for any sequence of records", () => {
+    // The model: every record added per (row, generation), in order. Without a capacity bound the
+    // store must hold exactly the last perTask records of each live task and of the last
+    // finalTasks tasks to end; with one, a suffix of that, and at most capacity records in all.
+    const op = fc.record({
+      row: fc.integer({ min: 0, max: 12 }),
+      newTask: fc.boolean(),
+      final: fc.boolean(),
+      columns: fc.boolean(),
+    })
+    fc.assert(
+      fc.property(
+        fc.array(op, { maxLength: 400 }),
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 0, max: 4 }),
+        fc.constantFrom(3, 17, 64, Number.POSITIVE_INFINITY),
+        fc.integer({ min: 1, max: 8 }),
+        (ops, perTask, finalTasks, capacity, initialSize) => {
+          // A small first ring, so that growing and compacting it are both exercised.
+          const store = new Ledger.Store(perTask, finalTasks, capacity, initialSize)
+          const generation = new Map<number, number>()
+          const ended = new Set<number>()
+          const added = new Map<string, Array<Ledger.Occurrence>>()
+          const finals: Array<string> = []
+          let at = 0
+          for (const o of ops) {
+            let g = generation.get(o.row) ?? 1
+            if (o.newTask || ended.has(o.row)) {
+              g++
+              ended.delete(o.row)
+            }
+            generation.set(o.row, g)
+            at += 1
+            const record = o.columns
+              ? ranRecord(o.row, g, at, { final: o.final })
+              : ranRecord(o.row, g, at, { final: o.final, outcome: Task.failed(at) })
+            store.addRun(o.row, record, false)
+            const key = `${o.row}/${g}`
+            added.set(key, [...(added.get(key) ?? []), record])
+            if (o.final) {
+              ended.add(o.row)
+              finals.push(key)
+            }
+          }
+          let held = 0
+          const retained = new Set(finals.slice(Math.max(0, finals.length - finalTasks)))
+          for (const [row, g] of generation) {
+            const got = store.get(row, g)
+            held += got.length
+            const all = added.get(`${row}/${g}`) ?? []
+            const kept = ended.has(row) && !retained.has(`${row}/${g}`) ? [] : all.slice(-perTask)
+            if (capacity === Number.POSITIVE_INFINITY) expect(got).toStrictEqual(kept)
+            else expect(got).toStrictEqual(kept.slice(kept.length - got.length))
+          }
+          expect(held).toBeLessThanOrEqual(capacity)
+        },
+      ),
+      { numRuns: 300 },
+    )
+  })
+})
