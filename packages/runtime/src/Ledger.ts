@@ -178,7 +178,7 @@ export const fromRun = (record: Task.RunRecord): ReadonlyArray<Occurrence> => [
  * value and dropped or merged no slot — is kept as numbers only and rebuilt as an object when
  * read: a ledger of objects made every run allocate a record that outlived the young
  * generation, which cost a tenth of a run in a burst. Other records are kept as they are. The
- * ring grows (to `capacity`) only while more than half of it is held, and is compacted
+ * ring grows (to `capacity`) only while more than a quarter of it is held, and is compacted
  * otherwise, so its size follows the records held, not the records ever added. O(1) per record
  * (amortised; O(records of a task) when its history is dropped), O(records returned) per read.
  *
@@ -221,11 +221,12 @@ export class Store {
   private continuation!: Uint8Array
 
   // ------------------------------------------------------------ per table row (grown on use)
-  private rowGen = new Float64Array(0)
-  private rowOldest = new Int32Array(0)
-  private rowNewest = new Int32Array(0)
-  /** Records held for the row's task; 0 when it has no history. */
-  private rowCount = new Int32Array(0)
+  /**
+   * Four numbers per row, side by side so a record touches one cache line of them: the
+   * generation of the row's history (as int32: generations are uint32), its oldest and newest
+   * record (-1 for none), and how many records it holds (0: no history).
+   */
+  private rowData = new Int32Array(0)
 
   /** Final tasks, oldest first: (row, generation) from `finalHead` to `finalTail` in a power-of-two ring. */
   private finalRows = new Uint32Array(64)
@@ -289,10 +290,11 @@ export class Store {
 
   /** The records of the task in `row` with `generation`, oldest first. */
   get(row: number, generation: number): ReadonlyArray<Occurrence> {
-    if (row < 0 || row >= this.rowCount.length || this.rowCount[row] === 0) return []
-    if (this.rowGen[row] !== generation) return []
+    if (row < 0 || row * ROW >= this.rowData.length || this.rowData[row * ROW + COUNT] === 0)
+      return []
+    if (this.rowData[row * ROW + GEN] !== (generation | 0)) return []
     const out: Array<Occurrence> = []
-    for (let p = this.rowOldest[row] as number; p >= 0; p = this.next[p] as number) {
+    for (let p = this.rowData[row * ROW + OLDEST] as number; p >= 0; p = this.next[p] as number) {
       out.push(this.read(p))
     }
     return out
@@ -333,8 +335,10 @@ export class Store {
    * holds another task now.
    */
   private append(row: number, generation: number): number {
-    if (row >= this.rowCount.length) this.growRows(row)
-    if (this.rowCount[row] !== 0 && this.rowGen[row] !== generation) this.dropHistory(row)
+    if (row * ROW >= this.rowData.length) this.growRows(row)
+    const data = this.rowData
+    const r = row * ROW
+    if (data[r + COUNT] !== 0 && data[r + GEN] !== (generation | 0)) this.dropHistory(row)
     if (this.used === this.size) this.makeRoom()
     const p = (this.head + this.used) % this.size
     this.used++
@@ -343,38 +347,40 @@ export class Store {
     this.rows[p] = row
     this.gens[p] = generation
     this.next[p] = -1
-    if (this.rowCount[row] === 0) {
+    const count = data[r + COUNT] as number
+    if (count === 0) {
       this.prev[p] = -1
-      this.rowOldest[row] = p
-      this.rowGen[row] = generation
+      data[r + OLDEST] = p
+      data[r + GEN] = generation
     } else {
-      const newest = this.rowNewest[row] as number
+      const newest = data[r + NEWEST] as number
       this.prev[p] = newest
       this.next[newest] = p
     }
-    this.rowNewest[row] = p
-    this.rowCount[row] = (this.rowCount[row] as number) + 1
-    if ((this.rowCount[row] as number) > this.perTask) this.dropOldest(row)
+    data[r + NEWEST] = p
+    data[r + COUNT] = count + 1
+    if (count + 1 > this.perTask) this.dropOldest(row)
     return p
   }
 
   /** Drops the oldest record of `row`'s task. */
   private dropOldest(row: number): void {
-    const p = this.rowOldest[row] as number
+    const p = this.rowData[row * ROW + OLDEST] as number
     const after = this.next[p] as number
     this.drop(p)
-    this.rowCount[row] = (this.rowCount[row] as number) - 1
-    if (after < 0) this.rowNewest[row] = -1
+    this.rowData[row * ROW + COUNT] = (this.rowData[row * ROW + COUNT] as number) - 1
+    if (after < 0) this.rowData[row * ROW + NEWEST] = -1
     else this.prev[after] = -1
-    this.rowOldest[row] = after
+    this.rowData[row * ROW + OLDEST] = after
   }
 
   /** Drops every record of `row`'s task. */
   private dropHistory(row: number): void {
-    for (let p = this.rowOldest[row] as number; p >= 0; p = this.next[p] as number) this.drop(p)
-    this.rowCount[row] = 0
-    this.rowOldest[row] = -1
-    this.rowNewest[row] = -1
+    for (let p = this.rowData[row * ROW + OLDEST] as number; p >= 0; p = this.next[p] as number)
+      this.drop(p)
+    this.rowData[row * ROW + COUNT] = 0
+    this.rowData[row * ROW + OLDEST] = -1
+    this.rowData[row * ROW + NEWEST] = -1
   }
 
   private drop(p: number): void {
@@ -384,12 +390,13 @@ export class Store {
   }
 
   /**
-   * Frees a ring position: grows the ring while more than half of it is held (up to
+   * Frees a ring position: grows the ring while more than a quarter of it is held (up to
    * `capacity`), compacts it when at most three quarters are, and otherwise drops the oldest
-   * record of all.
+   * record of all. A compaction copies the records held and frees at least a quarter of the
+   * ring (three quarters below `capacity`): O(1) amortised per record.
    */
   private makeRoom(): void {
-    if (this.size < this.capacity && this.held * 2 > this.size) {
+    if (this.size < this.capacity && this.held * 4 > this.size) {
       this.rebuild(Math.min(this.capacity, this.size * 2))
     } else if (this.held * 4 <= this.size * 3) {
       this.rebuild(this.size)
@@ -454,8 +461,8 @@ export class Store {
       this.prev[at] = before < 0 ? -1 : (moved[before] as number)
       this.next[at] = after < 0 ? -1 : (moved[after] as number)
       const row = old.rows[p] as number
-      if (before < 0) this.rowOldest[row] = at
-      if (after < 0) this.rowNewest[row] = at
+      if (before < 0) this.rowData[row * ROW + OLDEST] = at
+      if (after < 0) this.rowData[row * ROW + NEWEST] = at
     }
     this.size = size
     this.head = 0
@@ -483,19 +490,14 @@ export class Store {
 
   /** Makes room for rows up to `row`: doubles, so a table of n rows costs O(n) in all. */
   private growRows(row: number): void {
-    const length = Math.max(64, row + 1, this.rowCount.length * 2)
-    const gen = new Float64Array(length)
-    gen.set(this.rowGen)
-    const oldest = new Int32Array(length).fill(-1)
-    oldest.set(this.rowOldest)
-    const newest = new Int32Array(length).fill(-1)
-    newest.set(this.rowNewest)
-    const count = new Int32Array(length)
-    count.set(this.rowCount)
-    this.rowGen = gen
-    this.rowOldest = oldest
-    this.rowNewest = newest
-    this.rowCount = count
+    const rows = Math.max(64, row + 1, (this.rowData.length / ROW) * 2)
+    const data = new Int32Array(rows * ROW)
+    data.set(this.rowData)
+    for (let r = this.rowData.length / ROW; r < rows; r++) {
+      data[r * ROW + OLDEST] = -1
+      data[r * ROW + NEWEST] = -1
+    }
+    this.rowData = data
   }
 
   /** Notes that `row`'s task is final; past `finalTasks` of them, drops the oldest one's history. */
@@ -509,7 +511,11 @@ export class Store {
       const k = this.finalHead & mask
       const old = this.finalRows[k] as number
       // Keep it if the row holds a newer task's history by now.
-      if (this.rowCount[old] !== 0 && this.rowGen[old] === this.finalGens[k]) this.dropHistory(old)
+      if (
+        this.rowData[old * ROW + COUNT] !== 0 &&
+        this.rowData[old * ROW + GEN] === ((this.finalGens[k] as number) | 0)
+      )
+        this.dropHistory(old)
       this.finalHead++
     }
   }
@@ -527,6 +533,13 @@ export class Store {
     this.finalGens = gens
   }
 }
+
+/** The numbers per row in `rowData`, and their offsets. */
+const ROW = 4
+const GEN = 0
+const OLDEST = 1
+const NEWEST = 2
+const COUNT = 3
 
 /** A record kept as its object. */
 const OBJECT = 0

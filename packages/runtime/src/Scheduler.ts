@@ -438,13 +438,21 @@ export const make = (
     // currentTimeMillis).
     const liveClock = !context.mapUnsafe.has(Clock.Clock.key)
     const effectClock = yield* Clock.Clock
+    let lastNanos = -1n
+    let lastMono = 0
     const clocks: Clocks = liveClock
       ? { mono: () => performance.now(), wall: () => Date.now() }
       : {
           mono: () => {
-            // Split before converting: epoch nanoseconds are past 2^53, a Number would round.
+            // Converted once per reading that changed: virtual time stands still between
+            // adjustments, and two BigInt divisions per read cost more than the kernel's take.
             const nanos = effectClock.monotonicTimeNanosUnsafe()
-            return Number(nanos / 1_000_000n) + Number(nanos % 1_000_000n) / 1e6
+            if (nanos !== lastNanos) {
+              lastNanos = nanos
+              // Split before converting: epoch nanoseconds are past 2^53, a Number would round.
+              lastMono = Number(nanos / 1_000_000n) + Number(nanos % 1_000_000n) / 1e6
+            }
+            return lastMono
           },
           wall: () => effectClock.currentTimeMillisUnsafe(),
         }

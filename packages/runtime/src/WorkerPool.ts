@@ -91,6 +91,9 @@ export class WorkerPool<T> {
   private readonly scopes: Array<Scope.Closeable | undefined>
   private readonly runs: Array<Task.RunInfo | undefined>
   private readonly contexts: Array<Context.Context<never> | undefined>
+  /** The last job context whose annotations were looked up, and them (undefined: none). */
+  private lastContext: Context.Context<never> | undefined
+  private lastAnnotations: Readonly<Record<string, unknown>> | undefined
   /** One exit observer per slot, made once. */
   private readonly observers: Array<(exit: Exit.Exit<unknown, unknown>) => void>
 
@@ -161,6 +164,22 @@ export class WorkerPool<T> {
     this.options.onEnd(token, exit, this.options.now())
   }
 
+  /** The log annotations in `context` (undefined for none), remembered for the last context. */
+  private annotationsOf(
+    context: Context.Context<never>,
+  ): Readonly<Record<string, unknown>> | undefined {
+    if (context !== this.lastContext) {
+      this.lastContext = context
+      const annotations = Context.getOrElse(
+        context,
+        References.CurrentLogAnnotations,
+        noAnnotations,
+      )
+      this.lastAnnotations = Object.keys(annotations).length === 0 ? undefined : annotations
+    }
+    return this.lastAnnotations
+  }
+
   /** Worker slots free now. */
   get free(): number {
     return this.freeSlots.length
@@ -204,17 +223,21 @@ export class WorkerPool<T> {
       run,
     )
     if (o.logAnnotations) {
-      const annotations = Context.getOrElse(
-        job.context,
-        References.CurrentLogAnnotations,
-        noAnnotations,
+      // Most runs' services carry no annotations of their own (a caller's are fiber-local and
+      // do not follow its tasks): then a literal of three, else those three laid over them.
+      const base = this.annotationsOf(job.context)
+      context = Context.addUnsafe(
+        context,
+        References.CurrentLogAnnotations.key,
+        base === undefined
+          ? { "tickwork.task": run.id, "tickwork.slot": run.slot, "tickwork.attempt": run.attempt }
+          : {
+              ...base,
+              "tickwork.task": run.id,
+              "tickwork.slot": run.slot,
+              "tickwork.attempt": run.attempt,
+            },
       )
-      context = Context.addUnsafe(context, References.CurrentLogAnnotations.key, {
-        ...annotations,
-        "tickwork.task": run.id,
-        "tickwork.slot": run.slot,
-        "tickwork.attempt": run.attempt,
-      })
     }
     // The scope closes when the fiber ends (see ended), before the exit is reported.
     if (job.timeoutMs > 0) {
