@@ -36,6 +36,67 @@ describe("metrics", () => {
         }),
       ),
   )
+
+  it.effect(
+    "report the state Effect's own histogram and counter would hold for the same values",
+    () =>
+      isolated(
+        Effect.gen(function* () {
+          const s = yield* Scheduler.make({ workers: 1, name: "same" })
+          const durations = [0, 1, 3, 7, 40, 2_500]
+          for (const ms of durations) {
+            yield* s.schedule({ schedule: Schedule.once(0), job: Effect.sleep(ms) })
+          }
+          yield* TestClock.adjust(10_000)
+          // A pushed histogram and counter fed the same durations, in a registry of their own.
+          const pushed = Effect.provideService(
+            Effect.gen(function* () {
+              const duration = Metric.histogram("d", { boundaries: Metrics.secondsBoundaries })
+              for (const ms of durations) yield* Metric.update(duration, ms / 1000)
+              const runs = Metric.counter("r", { incremental: true })
+              yield* Metric.update(runs, durations.length)
+              return { duration: yield* Metric.value(duration), runs: yield* Metric.value(runs) }
+            }),
+            Metric.MetricRegistry,
+            new Map(),
+          )
+          const expected = yield* pushed
+          const m = Metrics.forScheduler("same")
+          expect(yield* Metric.value(m.duration)).toEqual(expected.duration)
+          expect(yield* Metric.value(m.runs.succeeded)).toEqual(expected.runs)
+          // No run failed: that series does not exist, as with a pushed counter.
+          const names = (yield* Metric.snapshot).map(
+            (x) => `${x.id}/${x.attributes?.outcome ?? ""}`,
+          )
+          expect(names).toContain("tickwork_runs_total/succeeded")
+          expect(names).not.toContain("tickwork_runs_total/failed")
+        }),
+      ),
+  )
+
+  it.effect(
+    "go on counting in a scheduler made again with the same name, apart from other names",
+    () =>
+      isolated(
+        Effect.gen(function* () {
+          const runOnce = (name: string) =>
+            Effect.scoped(
+              Effect.gen(function* () {
+                const s = yield* Scheduler.make({ name })
+                yield* s.schedule({ schedule: Schedule.once(0), job: Effect.void })
+                yield* TestClock.adjust(1)
+              }),
+            )
+          yield* runOnce("billing")
+          yield* runOnce("billing")
+          yield* runOnce("mail")
+          const count = (name: string) =>
+            Effect.map(Metric.value(Metrics.forScheduler(name).runs.succeeded), (v) => v.count)
+          expect(yield* count("billing")).toBe(2)
+          expect(yield* count("mail")).toBe(1)
+        }),
+      ),
+  )
 })
 
 describe("tracing and logs", () => {
