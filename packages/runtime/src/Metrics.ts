@@ -4,6 +4,12 @@
  * carries a `scheduler` attribute — the scheduler's `name` option — so two schedulers in one
  * process never mix their figures (SPEC §16). Names are stable: dashboards can rely on them.
  *
+ * The per-run series (lateness, duration, runs by outcome) and the two gauges are counted by the
+ * scheduler itself and read when the registry is snapshotted (`Metric.registerUnsafe`), so a run
+ * costs a field increment instead of a registry lookup; `Metric.value`, `Metric.snapshot` and the
+ * exporters see them as usual, and `Metric.update` on them does nothing. Schedulers of one name
+ * in one registry share their series, and one made again after another closed goes on counting.
+ *
  * | metric | kind | attributes |
  * |---|---|---|
  * | `tickwork_run_lateness_seconds` | histogram | `scheduler` |
