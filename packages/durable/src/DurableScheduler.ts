@@ -457,9 +457,12 @@ export const make = <H extends Handler.Any>(
     const wakeup = new Wakeup()
     const mono = (): number => Number(clock.currentTimeNanosUnsafe()) / 1e6
     const runtimeOptions = resolved.runtime ?? {}
-    const runMetrics = Metrics.forScheduler(runtimeOptions.name ?? "default")
-    // The metric registry the layer was built with.
-    const metricContext = yield* Effect.context<never>()
+    // The runtime's run series under the scheduler's name, in the registry the layer was built
+    // with: durable runs count as runs.
+    const runMetrics = Metrics.runSeries(
+      runtimeOptions.name ?? "default",
+      yield* Effect.context<never>(),
+    )
     const spans =
       runtimeOptions.spans === undefined || runtimeOptions.spans === "auto"
         ? (yield* Tracer.Tracer) !== Tracer.nativeTracer
@@ -492,16 +495,9 @@ export const make = <H extends Handler.Any>(
           h.finished = true
           h.finishedAt = mono()
           const outcome = Run.outcome(exit)
-          // The runtime's run metrics, under the scheduler's name: durable runs count as runs.
-          runMetrics.runs[outcome.kind].updateUnsafe(1, metricContext)
-          runMetrics.lateness.updateUnsafe(
-            Math.max(0, h.startedAt - h.row.runAt) / 1000,
-            metricContext,
-          )
-          runMetrics.duration.updateUnsafe(
-            Math.max(0, finishedAt - h.startedAt) / 1000,
-            metricContext,
-          )
+          runMetrics.ran(outcome.kind)
+          runMetrics.lateness.add(Math.max(0, h.startedAt - h.row.runAt) / 1000)
+          runMetrics.duration.add(Math.max(0, finishedAt - h.startedAt) / 1000)
           Queue.offerUnsafe(finished, { held: h, outcome, startedAt: h.startedAt, finishedAt })
           // Its worker is free now, before its completion commits: the dispatcher may claim.
           wakeup.wake()

@@ -4,8 +4,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Schedule } from "@tickwork/core"
-import { Metrics } from "@tickwork/runtime"
+import { Metrics, Scheduler } from "@tickwork/runtime"
 import { Effect, Metric, Schema } from "effect"
+import { TestClock } from "effect/testing"
 import { Handler } from "../src/index.ts"
 import { advance, sqlite, tempDir, withScheduler } from "./helpers.ts"
 
@@ -43,5 +44,30 @@ describe("durable run metrics", () => {
         expect((yield* Metric.value(m.lateness)).count).toBe(2)
         t.cleanup()
       }).pipe(Effect.provideService(Metric.MetricRegistry, new Map())),
+  )
+
+  it.effect("count together with an in-memory scheduler of the same name in one registry", () =>
+    Effect.gen(function* () {
+      const t = tempDir()
+      const job = Handler.make("job", Schema.Struct({}), () => Effect.void)
+      const memory = yield* Scheduler.make({ name: "billing" })
+      yield* memory.schedule({ schedule: Schedule.once(0), job: Effect.void })
+      yield* TestClock.adjust(1)
+      yield* withScheduler(
+        sqlite(t.file()),
+        { handlers: [job], runtime: { name: "billing" } },
+        (d) =>
+          Effect.gen(function* () {
+            yield* d.schedule({ handler: job, payload: {}, schedule: Schedule.once(10) })
+            for (let k = 0; k < 3; k++) yield* advance(d, 10)
+          }),
+      )
+      yield* memory.schedule({ schedule: Schedule.once(0), job: Effect.void })
+      yield* TestClock.adjust(1)
+      const m = Metrics.forScheduler("billing")
+      expect((yield* Metric.value(m.runs.succeeded)).count).toBe(3)
+      expect((yield* Metric.value(m.lateness)).count).toBe(3)
+      t.cleanup()
+    }).pipe(Effect.scoped, Effect.provideService(Metric.MetricRegistry, new Map())),
   )
 })

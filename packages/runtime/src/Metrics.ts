@@ -31,7 +31,8 @@
  *
  * @since 0.1.0
  */
-import { Metric } from "effect"
+import { type Context, Metric } from "effect"
+import { seriesFor } from "./internal/series.ts"
 
 /** A series' attributes. */
 type Attributes = Readonly<Record<string, string>>
@@ -234,3 +235,30 @@ export const forScheduler = (name: string): SchedulerMetrics => {
     running: runningOf(scheduler),
   }
 }
+
+/**
+ * The counting side of a scheduler's per-run series: what a run moves. Plain field updates
+ * (O(buckets below the value) for a histogram), read when the registry is snapshotted.
+ *
+ * @category models
+ * @since 0.4.0
+ */
+export interface RunSeries {
+  /** Counts a run that ended with `kind`. */
+  readonly ran: (kind: OutcomeKind) => void
+  /** Records a run's lateness, in seconds. */
+  readonly lateness: { readonly add: (seconds: number) => void }
+  /** Records a run's duration, in seconds. */
+  readonly duration: { readonly add: (seconds: number) => void }
+}
+
+/**
+ * The per-run series of the scheduler named `name` in the metric registry of `context`,
+ * registered there on first use and shared by everything that counts runs under that name (the
+ * runtime's and the durable scheduler's). Call once per scheduler, not per run.
+ *
+ * @category constructors
+ * @since 0.4.0
+ */
+export const runSeries = (name: string, context: Context.Context<never>): RunSeries =>
+  seriesFor(forScheduler(name), context, secondsBoundaries)
