@@ -163,7 +163,6 @@ export const fromRun = (record: Task.RunRecord): ReadonlyArray<Occurrence> => [
 ]
 
 /**
-/**
  * Per-task bounded history: the last `perTask` records of each task, kept for the live tasks and
  * for at most `finalTasks` final ones (oldest dropped first), and at most `capacity` records in
  * all (the oldest record of all dropped first), so memory stays bounded however many tasks there
@@ -177,7 +176,7 @@ export const fromRun = (record: Task.RunRecord): ReadonlyArray<Occurrence> => [
  * of its task. The common record — a run of a task with a generated id that succeeded with no
  * value and dropped or merged no slot — is kept as numbers only and rebuilt as an object when
  * read: a ledger of objects made every run allocate a record that outlived the young
- * generation, which cost a tenth of a run in a burst. Other records are kept as they are. The
+ * generation, which cost about a tenth of a run's time in a burst. Other records are kept as they are. The
  * ring grows (to `capacity`) only while more than a quarter of it is held, and is compacted
  * otherwise, so its size follows the records held, not the records ever added. O(1) per record
  * (amortised; O(records of a task) when its history is dropped), O(records returned) per read.
