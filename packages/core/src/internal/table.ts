@@ -32,7 +32,7 @@ export class Table<J, X> {
   private f64: Float64Array
   private u32: Uint32Array
   private u8: Uint8Array
-  /** `jobs[i]` is row i's job. */
+  /** `jobs[i]` is row i's job; as long as the rows, holes read as `undefined`. */
   private jobs: Array<J | undefined> = []
   /** `extras[i]` is row i's side object; read only when the row's `hasExtra` flag is set. */
   private extras: Array<X | undefined> = []
@@ -42,6 +42,7 @@ export class Table<J, X> {
     this.f64 = new Float64Array(buffer)
     this.u32 = new Uint32Array(buffer)
     this.u8 = new Uint8Array(buffer)
+    this.jobs.length = capacity
   }
 
   get capacity(): number {
@@ -59,6 +60,9 @@ export class Table<J, X> {
     this.f64 = new Float64Array(buffer)
     this.u32 = new Uint32Array(buffer)
     this.u8 = u8
+    // Sized with the rows, so the job array grows by doubling in the same step instead of by
+    // the engine's ~1.5x on appends: fewer copies of an array every task writes to.
+    this.jobs.length = capacity
   }
 
   slot(i: number): number {
