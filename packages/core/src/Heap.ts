@@ -10,9 +10,9 @@
  * - `task`: the task's index in the kernel's table.
  *
  * Job objects never enter the heap, and an entry costs 20 bytes: `(slot, order)` side by side in
- * one `Float64Array` (16 bytes) and the task in a `Uint32Array`. A node's four children are then
- * 64 contiguous bytes, one cache line when aligned, so a sift-down level costs one miss on the keys
- * instead of two or three (separate slot and order arrays), plus one for the chosen child's task.
+ * one `Float64Array` (16 bytes) and the task in a `Uint32Array`. The keys of a node's four
+ * children are then 64 contiguous bytes (at most two cache lines, instead of up to four in
+ * separate slot and order arrays), and the task is read only for the child that moves up.
  * A cancelled task's entry stays where it is and is dropped when it surfaces (lazy deletion); the
  * owner counts such dead entries and calls {@link TimerHeap.compact} when they pass half of the
  * heap, so memory stays proportional to the live tasks.
@@ -29,14 +29,6 @@ import { InvariantViolation } from "./Errors.ts"
 /** Each level multiplies the width by 4: half the depth of a binary heap, fewer cache misses. */
 const ARITY = 4
 const MIN_CAPACITY = 64
-/**
- * Position of the root; the positions below it are unused. Entry k's children are at positions
- * `4k + 1 + ROOT …`, 16 bytes each, so their keys are 64 contiguous bytes. Large typed arrays come
- * from `calloc`, which on glibc returns memory 16 bytes past a page boundary: with the root at
- * position 2, every group of four children then fills exactly one 64-byte cache line. Any other
- * start is equally correct, with groups split over two lines.
- */
-const ROOT = 2
 
 /**
  * The multiplier that puts the priority rank above any sequence number in {@link TimerHeap}'s
@@ -92,28 +84,27 @@ export const compare = (a: RunKey, b: RunKey): number =>
  */
 export class TimerHeap {
   /**
-   * Entry keys by position: `keys[2p]` is the slot (epoch ms), `keys[2p + 1]` the order
-   * (`priorityRank * RANK_STRIDE + seq`). Entry k is at position `k + ROOT`. Only this class
-   * writes the arrays.
+   * Entry keys: `keys[2p]` is the slot (epoch ms) of entry p, `keys[2p + 1]` its order
+   * (`priorityRank * RANK_STRIDE + seq`). Only this class writes the arrays.
    */
   private keys: Float64Array
-  /** Kernel task index by position. */
+  /** Kernel task index of each entry. */
   private tasks: Uint32Array
   /** Number of entries, dead ones included. */
   size = 0
 
   constructor(capacity = MIN_CAPACITY) {
     const n = Math.max(MIN_CAPACITY, capacity)
-    this.keys = new Float64Array((n + ROOT) * 2)
-    this.tasks = new Uint32Array(n + ROOT)
+    this.keys = new Float64Array(n * 2)
+    this.tasks = new Uint32Array(n)
   }
 
   /** Allocated entries (for memory accounting). */
   get capacity(): number {
-    return this.tasks.length - ROOT
+    return this.tasks.length
   }
 
-  /** Bytes held by the arrays: 20 per allocated entry, plus the {@link ROOT} unused positions. */
+  /** Bytes held by the arrays: 20 per allocated entry. */
   get byteLength(): number {
     return this.keys.byteLength + this.tasks.byteLength
   }
@@ -123,10 +114,10 @@ export class TimerHeap {
     if (this.size === this.capacity) this.resize(this.size * 2)
     const keys = this.keys
     const tasks = this.tasks
-    let p = ROOT + this.size++
+    let p = this.size++
     // Sift up with a hole: parents move down until the new key fits.
-    while (p > ROOT) {
-      const q = ((p - ROOT - 1) >> 2) + ROOT
+    while (p > 0) {
+      const q = (p - 1) >> 2
       const qs = keys[2 * q] as number
       if (qs < slot || (qs === slot && (keys[2 * q + 1] as number) < order)) break
       keys[2 * p] = qs
@@ -141,30 +132,29 @@ export class TimerHeap {
 
   /** Slot of the smallest entry, or `Infinity` when empty. O(1). */
   topSlot(): number {
-    return this.size === 0 ? Number.POSITIVE_INFINITY : (this.keys[2 * ROOT] as number)
+    return this.size === 0 ? Number.POSITIVE_INFINITY : (this.keys[0] as number)
   }
 
   /** Order key of the smallest entry. Precondition: not empty. O(1). */
   topOrder(): number {
-    return this.keys[2 * ROOT + 1] as number
+    return this.keys[1] as number
   }
 
   /** Task index of the smallest entry. Precondition: not empty. O(1). */
   topTask(): number {
-    return this.tasks[ROOT] as number
+    return this.tasks[0] as number
   }
 
   /** Removes the smallest entry (read it with the `top*` getters first). O(log n). */
   pop(): void {
     const last = --this.size
     if (last <= 0) return
-    const p = last + ROOT
     this.siftDown(
-      ROOT,
-      this.keys[2 * p] as number,
-      this.keys[2 * p + 1] as number,
-      this.tasks[p] as number,
-      p,
+      0,
+      this.keys[2 * last] as number,
+      this.keys[2 * last + 1] as number,
+      this.tasks[last] as number,
+      last,
     )
   }
 
@@ -175,9 +165,9 @@ export class TimerHeap {
    */
   compact(live: (task: number, order: number) => boolean): number {
     const { keys, tasks } = this
-    const end = this.size + ROOT
-    let kept = ROOT
-    for (let p = ROOT; p < end; p++) {
+    const end = this.size
+    let kept = 0
+    for (let p = 0; p < end; p++) {
       const t = tasks[p] as number
       const o = keys[2 * p + 1] as number
       if (!live(t, o)) continue
@@ -187,10 +177,10 @@ export class TimerHeap {
       kept++
     }
     const dropped = end - kept
-    this.size = kept - ROOT
+    this.size = kept
     this.heapify()
-    if (this.capacity > MIN_CAPACITY && this.size * 4 <= this.capacity) {
-      this.resize(Math.max(MIN_CAPACITY, this.size * 2))
+    if (this.capacity > MIN_CAPACITY && kept * 4 <= this.capacity) {
+      this.resize(Math.max(MIN_CAPACITY, kept * 2))
     }
     return dropped
   }
@@ -201,8 +191,7 @@ export class TimerHeap {
    */
   shift(delta: number, moves: (task: number, order: number) => boolean): void {
     const { keys, tasks } = this
-    const end = this.size + ROOT
-    for (let p = ROOT; p < end; p++) {
+    for (let p = 0; p < this.size; p++) {
       if (moves(tasks[p] as number, keys[2 * p + 1] as number)) {
         keys[2 * p] = (keys[2 * p] as number) + delta
       }
@@ -213,15 +202,15 @@ export class TimerHeap {
   /** Restores heap order over the first `size` entries, bottom-up. O(n). */
   private heapify(): void {
     const { keys, tasks } = this
-    const end = this.size + ROOT
-    for (let p = ((this.size - 2) >> 2) + ROOT; p >= ROOT; p--) {
+    const end = this.size
+    for (let p = (end - 2) >> 2; p >= 0; p--) {
       this.siftDown(p, keys[2 * p] as number, keys[2 * p + 1] as number, tasks[p] as number, end)
     }
   }
 
   /** Calls `f` for every entry, in storage order (not sorted). O(n). */
   forEach(f: (slot: number, order: number, task: number) => void): void {
-    for (let p = ROOT; p < this.size + ROOT; p++) {
+    for (let p = 0; p < this.size; p++) {
       f(this.keys[2 * p] as number, this.keys[2 * p + 1] as number, this.tasks[p] as number)
     }
   }
@@ -230,36 +219,33 @@ export class TimerHeap {
   verify(): void {
     const keys = this.keys
     for (let i = 0; i < this.size; i++) {
-      const p = i + ROOT
-      const s = keys[2 * p] as number
+      const s = keys[2 * i] as number
       // Checked for the root too: a NaN root compares false with everything below it.
       if (!Number.isSafeInteger(s)) {
         throw new InvariantViolation({ message: `heap slot ${s} at ${i} is not a safe integer` })
       }
       if (i === 0) continue
-      const parent = ((i - 1) / ARITY) | 0
-      const q = parent + ROOT
+      const q = ((i - 1) / ARITY) | 0
       const ps = keys[2 * q] as number
-      const o = keys[2 * p + 1] as number
+      const o = keys[2 * i + 1] as number
       const po = keys[2 * q + 1] as number
       if (s < ps || (s === ps && o < po)) {
         throw new InvariantViolation({
-          message: `heap order broken at ${i}: (${s}, ${o}) < parent ${parent} (${ps}, ${po})`,
+          message: `heap order broken at ${i}: (${s}, ${o}) < parent ${q} (${ps}, ${po})`,
         })
       }
     }
   }
 
   /**
-   * Places `(slot, order, task)` in the hole at position `p`, moving smaller children up; `end`
-   * is the position after the last entry.
+   * Places `(slot, order, task)` in the hole at entry `p`, moving smaller children up; `end` is
+   * the number of entries.
    */
   private siftDown(p: number, slot: number, order: number, task: number, end: number): void {
     const keys = this.keys
     const tasks = this.tasks
     for (;;) {
-      // Children of position p are 4p - 3·ROOT + 1 … + 3 (entry k's are 4k + 1 … 4k + 4).
-      const first = 4 * p - 3 * ROOT + 1
+      const first = p * ARITY + 1
       if (first >= end) break
       let c = first
       let cs = keys[2 * first] as number
@@ -285,9 +271,9 @@ export class TimerHeap {
   }
 
   private resize(capacity: number): void {
-    const end = this.size + ROOT
-    const keys = new Float64Array((capacity + ROOT) * 2)
-    const tasks = new Uint32Array(capacity + ROOT)
+    const end = this.size
+    const keys = new Float64Array(capacity * 2)
+    const tasks = new Uint32Array(capacity)
     keys.set(this.keys.subarray(0, 2 * end))
     tasks.set(this.tasks.subarray(0, end))
     this.keys = keys

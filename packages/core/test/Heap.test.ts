@@ -124,8 +124,7 @@ describe("models", () => {
     const initial = h.capacity
     for (let i = 0; i < initial * 3; i++) h.push(initial * 3 - i, i, i)
     expect(h.capacity).toBeGreaterThanOrEqual(initial * 3)
-    // Plus two unused leading positions that align sibling groups.
-    expect(h.byteLength).toBe((h.capacity + 2) * 20)
+    expect(h.byteLength).toBe(h.capacity * 20)
     h.verify()
     expect(drain(h).map((e) => e.slot)).toEqual(
       Array.from({ length: initial * 3 }, (_, i) => i + 1),
