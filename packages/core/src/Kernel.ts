@@ -1169,7 +1169,7 @@ export class Kernel<J> {
     const failed = outcome.kind !== "succeeded"
     let extra = this.t.extra(i)
     this.settling = i
-    const settled = Rules.settle(
+    const settled = Rules.settleInto(
       this.rowView(i, extra),
       outcome,
       finishedAt,
