@@ -1442,6 +1442,11 @@ export class Kernel<J> {
     if (i < 0) {
       i = this.top++
       if (i === this.t.capacity) this.t.grow(this.t.capacity * 2)
+      // A row never used has generation 0, so its first task's is 1: written without a read, so
+      // that a fresh page of the table is first touched by a write. A read first maps the shared
+      // zero page and the write after it faults again to copy it: two page faults instead of one.
+      this.t.setGen(i, 1)
+      return i
     }
     return this.renew(i)
   }
