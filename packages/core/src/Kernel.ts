@@ -5,10 +5,11 @@
  * the jobs.
  *
  * Tasks live in a table of typed arrays indexed by a task index; the {@link TimerHeap} holds
- * only `(slot, order, index, generation)` keys. A task advances through the compiled
+ * only `(slot, order, index)` keys. A task advances through the compiled
  * {@link Lifecycle} table. Rarely used per-task data (a caller's id, a recurring plan, a retry
  * policy, the last failure) sits in one optional side object, so a pending one-shot task with a
- * generated id costs ~70 bytes besides its job.
+ * generated id costs ~63 bytes besides the job itself (row 32, heap entry 20, job reference 8, and
+ * the slack of doubling arrays).
  *
  * Ground rules (SPEC §14):
  * 1. A run is taken only when its slot is `<= now`, in (slot, priority, seq) order.
@@ -432,13 +433,19 @@ export class Run<J> implements RunInfo {
 }
 
 /**
+ * `"." + g` for the generations most rows are at: a generated id is made for every accepted task,
+ * and a ready suffix saves one string conversion and one concatenation of the three.
+ */
+const SUFFIXES: ReadonlyArray<string> = Array.from({ length: 256 }, (_, g) => `.${g}`)
+
+/**
  * The generated id of table row `index` at `generation`.
  *
  * @category constructors
  * @since 0.1.0
  */
 export const formatId = (index: number, generation: number): TaskId =>
-  `#${index}.${generation}` as TaskId
+  ("#" + index + (generation < SUFFIXES.length ? SUFFIXES[generation] : `.${generation}`)) as TaskId
 
 const GENERATED = /^#(0|[1-9]\d*)\.([1-9]\d*)$/
 
@@ -650,7 +657,7 @@ export class Kernel<J> {
       i,
       tag === "At" || tag === "Cron" || tag === "Custom" ? WALL_TASK | WALL_SLOT : 0,
     )
-    this.push(i, first, this.t.gen(i))
+    this.push(i, first)
     this.bump(SCHEDULED, 1)
     this.accepted++
     const taskId = (id ?? formatId(i, this.t.gen(i))) as TaskId
@@ -827,7 +834,6 @@ export class Kernel<J> {
       extra.pauseAfter = changes.pauseAfterConsecutiveFailures
     if (tags !== undefined) extra.tags = tags
     if (windowMs !== undefined) extra.windowMs = windowMs
-    const g = this.t.gen(i)
     let repush = false
     if (rank >= 0 && rank !== this.t.rank(i)) {
       this.t.setRank(i, rank)
@@ -849,7 +855,7 @@ export class Kernel<J> {
     }
     if (repush && s === SCHEDULED) {
       // Push first: the new entry makes the old one dead before a compaction can look at it.
-      this.push(i, this.t.slot(i), g)
+      this.push(i, this.t.slot(i))
       this.kill()
     }
     if (breaker !== undefined && breaker !== extra.breaker) {
@@ -1055,7 +1061,7 @@ export class Kernel<J> {
     const heap = this.heap
     while (heap.size > 0) {
       const i = heap.topTask()
-      if (this.isLive(i, heap.topGen(), heap.topOrder())) {
+      if (this.isLive(i, heap.topOrder())) {
         const slot = heap.topSlot()
         return Math.min(slot, this.breakerAt)
       }
@@ -1085,11 +1091,11 @@ export class Kernel<J> {
       const slot = heap.topSlot()
       if (slot > limit) return undefined
       const i = heap.topTask()
-      const g = heap.topGen()
       // Read the row before popping: the row and its refs are cold (rows are visited in slot
       // order, not in the order they were written), and these loads can then complete while
       // the pop's sift runs, instead of stalling after it.
-      const live = t.gen(i) === g && t.state(i) === SCHEDULED && t.ticket(i) === heap.topOrder()
+      const live = t.state(i) === SCHEDULED && t.ticket(i) === heap.topOrder()
+      const g = t.gen(i)
       const job = t.job(i) as J
       const extra = t.extra(i)
       heap.pop()
@@ -1167,7 +1173,7 @@ export class Kernel<J> {
     const failed = outcome.kind !== "succeeded"
     let extra = this.t.extra(i)
     this.settling = i
-    const settled = Rules.settle(
+    const settled = Rules.settleInto(
       this.rowView(i, extra),
       outcome,
       finishedAt,
@@ -1207,6 +1213,10 @@ export class Kernel<J> {
       this.t.setAnchor(i, this.t.anchor(i) & ~WALL_SLOT)
     }
     if (extra !== undefined && extra.breaker !== undefined && settled.slotEnded) {
+      // Until its push below, a row going back to `scheduled` still holds its start time as
+      // ticket; a compaction set off by the breaker pausing its other tasks must not take an
+      // old entry whose order key happens to equal it for live. No order key is negative.
+      if (target === SCHEDULED) this.t.setTicket(i, -1)
       this.breakerAfterRun(i, extra.breaker, failed, finishedAt)
     }
     if (target === PAUSED) {
@@ -1215,7 +1225,7 @@ export class Kernel<J> {
       this.hold(i, extra as Extras, settled.pausedReason as PauseReason, finishedAt)
     } else if (nextSlot !== undefined) {
       this.t.setSlot(i, nextSlot)
-      this.push(i, nextSlot, run.generation)
+      this.push(i, nextSlot)
     } else {
       this.finish(i, finishedAt)
     }
@@ -1248,10 +1258,7 @@ export class Kernel<J> {
         extra.plan = { ...plan, grid: MissedRun.periodic(extra.gridSlot, plan.period) }
       }
     }
-    this.heap.shift(
-      delta,
-      (i, gen) => t.gen(i) === gen && t.state(i) === SCHEDULED && (t.anchor(i) & WALL_SLOT) === 0,
-    )
+    this.heap.shift(delta, (i, order) => this.isLive(i, order) && (t.anchor(i) & WALL_SLOT) === 0)
   }
 
   // ------------------------------------------------------------------ introspection
@@ -1312,8 +1319,8 @@ export class Kernel<J> {
     }
     const liveEntries = new Map<number, number>()
     let dead = 0
-    this.heap.forEach((slot, order, i, g) => {
-      if (this.isLive(i, g, order)) {
+    this.heap.forEach((slot, order, i) => {
+      if (this.isLive(i, order)) {
         if (liveEntries.has(i)) fail(`task row ${i} has two live heap entries`)
         if (slot !== this.t.slot(i))
           fail(`task row ${i} is due ${this.t.slot(i)}, its entry says ${slot}`)
@@ -1439,6 +1446,11 @@ export class Kernel<J> {
     if (i < 0) {
       i = this.top++
       if (i === this.t.capacity) this.t.grow(this.t.capacity * 2)
+      // A row never used has generation 0, so its first task's is 1: written without a read, so
+      // that a fresh page of the table is first touched by a write. A read first maps the shared
+      // zero page and the write after it faults again to copy it: two page faults instead of one.
+      this.t.setGen(i, 1)
+      return i
     }
     return this.renew(i)
   }
@@ -1619,7 +1631,7 @@ export class Kernel<J> {
     }
     extra.gridSlot = r.slot
     this.t.setSlot(i, r.dueAt)
-    this.push(i, r.dueAt, g)
+    this.push(i, r.dueAt)
     this.emit({ kind: "resumed", id, generation: g, reason, nextSlot: r.dueAt, at: now })
   }
 
@@ -1691,7 +1703,7 @@ export class Kernel<J> {
     }
     extra.gridSlot = take.slot
     this.t.setSlot(i, take.slot)
-    this.push(i, take.slot, g)
+    this.push(i, take.slot)
     return true
   }
 
@@ -1943,26 +1955,27 @@ export class Kernel<J> {
   }
 
   private compact(): void {
-    this.heap.compact((i, g, order) => this.isLive(i, g, order))
+    this.heap.compact((i, order) => this.isLive(i, order))
     this.dead = 0
   }
 
   /**
-   * Whether a heap entry is live: its task is still the row's (generation), still `scheduled`,
-   * and this is its latest push (a paused-then-resumed or re-prioritised task was pushed again,
-   * and its older entry died in place).
+   * Whether the heap entry of row `i` with order key `order` is live: the row is `scheduled` and
+   * this is its latest push. Order keys are unique per push and the row records its latest one,
+   * so an entry of an earlier task in the row, or of this task before a pause, a change of
+   * priority or a move, fails the comparison: no generation needs to be kept in the entry.
    */
-  private isLive(i: number, g: number, order: number): boolean {
-    return this.t.gen(i) === g && this.t.state(i) === SCHEDULED && this.t.ticket(i) === order
+  private isLive(i: number, order: number): boolean {
+    return this.t.state(i) === SCHEDULED && this.t.ticket(i) === order
   }
 
   /**
    * Pushes row `i`'s run at `slot`, with the next sequence number (SPEC §4), and records the
    * entry's order key in the row so that any older entry of the same task is dead. O(log n).
    */
-  private push(i: number, slot: number, g: number): void {
+  private push(i: number, slot: number): void {
     const order = this.t.rank(i) * RANK_STRIDE + this.seq++
-    this.heap.push(slot, order, i, g)
+    this.heap.push(slot, order, i)
     this.t.setTicket(i, order)
   }
 }

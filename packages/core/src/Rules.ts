@@ -567,7 +567,8 @@ class Completion {
 
 /**
  * Reusable working memory for {@link settle}: a caller that settles many runs (the kernel) makes
- * one and passes it to every call, so a settle allocates only its result. Valid during one call.
+ * one and passes it to every call, so a settle allocates only its result (and `settleInto`
+ * nothing). Valid during one call.
  *
  * @category models
  * @since 0.3.0
@@ -576,6 +577,24 @@ export interface Scratch {
   readonly context: Lifecycle.TaskContext
   /** @internal */
   readonly completion: Completion
+  /** @internal The result of {@link settleInto}, overwritten by its next call. */
+  readonly settled: SettledCell
+}
+
+/** A {@link Settled} that {@link settleInto} fills again on every call. */
+class SettledCell implements Settled {
+  state: TaskState = "scheduled"
+  continuation: Continuation = "final"
+  nextSlot: number | undefined = undefined
+  slot = 0
+  dropped: Dropped | undefined = undefined
+  attempt = 1
+  consecutiveFailures = 0
+  pausedReason: PauseReason | undefined = undefined
+  slotEnded = false
+  consumed = false
+  plan: Schedule.Plan | undefined = undefined
+  scheduleError: ScheduleError | undefined = undefined
 }
 
 /**
@@ -594,6 +613,7 @@ export const makeScratch = (): Scratch => ({
     pauseRequested: false,
   },
   completion: new Completion(),
+  settled: new SettledCell(),
 })
 
 /**
@@ -625,6 +645,36 @@ export const settle = (
   finishedAt: number,
   context: SettleContext,
   scratch: Scratch = makeScratch(),
+): Settled => {
+  const s = settleInto(row, outcome, finishedAt, context, scratch)
+  return {
+    state: s.state,
+    continuation: s.continuation,
+    nextSlot: s.nextSlot,
+    slot: s.slot,
+    dropped: s.dropped,
+    attempt: s.attempt,
+    consecutiveFailures: s.consecutiveFailures,
+    pausedReason: s.pausedReason,
+    slotEnded: s.slotEnded,
+    consumed: s.consumed,
+    plan: s.plan,
+    scheduleError: s.scheduleError,
+  }
+}
+
+/**
+ * @internal
+ * {@link settle} without allocating its result: the scratch's own object is filled and returned,
+ * valid until the next call with the same scratch. For the kernel, which reads it within the
+ * completion it settles.
+ */
+export const settleInto = (
+  row: Row,
+  outcome: Outcome,
+  finishedAt: number,
+  context: SettleContext,
+  scratch: Scratch,
 ): Settled => {
   const failed = outcome.kind !== "succeeded"
   const ctx = scratch.context
@@ -667,21 +717,21 @@ export const settle = (
       ? undefined
       : (row.pauseRequest ??
         (completion.breakerAsked && completion.breakerAnswer ? "breaker" : "failures"))
-  return {
-    state,
-    continuation,
-    nextSlot,
-    slot,
-    dropped,
-    attempt: ctx.attempt,
-    consecutiveFailures: ctx.consecutiveFailures,
-    pausedReason,
-    slotEnded:
-      edge.ops.includes(Lifecycle.ops.slotFailed) || edge.ops.includes(Lifecycle.ops.slotSucceeded),
-    consumed: completion.computed,
-    plan: completion.plan,
-    scheduleError: completion.error,
-  }
+  const out = scratch.settled
+  out.state = state
+  out.continuation = continuation
+  out.nextSlot = nextSlot
+  out.slot = slot
+  out.dropped = dropped
+  out.attempt = ctx.attempt
+  out.consecutiveFailures = ctx.consecutiveFailures
+  out.pausedReason = pausedReason
+  out.slotEnded =
+    edge.ops.includes(Lifecycle.ops.slotFailed) || edge.ops.includes(Lifecycle.ops.slotSucceeded)
+  out.consumed = completion.computed
+  out.plan = completion.plan
+  out.scheduleError = completion.error
+  return out
 }
 
 /**

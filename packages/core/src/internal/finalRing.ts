@@ -92,20 +92,23 @@ export class FinalRing {
 
   private grow(): void {
     const size = (this.mask + 1) * 2
+    // Both halves of the doubled arrays get a copy of the old ones: for every ticket t,
+    // (t & newMask) & oldMask === t & oldMask, so each live entry lands at its new index with
+    // six block copies instead of a loop over the entries. The other copy is never read: a
+    // slot is written by push before its ticket becomes live again.
     const rows = new Uint32Array(size)
     const flags = new Uint8Array(size)
     const at = new Float64Array(size)
-    const mask = size - 1
-    for (let t = this.reuse; t < this.tail; t++) {
-      const from = t & this.mask
-      const to = t & mask
-      rows[to] = this.rows[from] as number
-      flags[to] = this.flags[from] as number
-      at[to] = this.at[from] as number
-    }
+    const half = this.mask + 1
+    rows.set(this.rows)
+    rows.set(this.rows, half)
+    flags.set(this.flags)
+    flags.set(this.flags, half)
+    at.set(this.at)
+    at.set(this.at, half)
     this.rows = rows
     this.flags = flags
     this.at = at
-    this.mask = mask
+    this.mask = size - 1
   }
 }

@@ -1,11 +1,14 @@
 /**
  * @internal
  * The kernel's task table: one 32-byte row per task in a single `ArrayBuffer`, read through
- * three views, plus one JS array holding each row's two object references side by side.
+ * three views, plus two JS arrays holding each row's object references: its job and its side
+ * object.
  *
  * Runs are taken in slot order, not in the order tasks were accepted, so rows are visited at
  * random. Interleaving a row's fields puts them in one cache line: one miss per row instead of
- * one per field (measured: separate arrays per field cost ~1.6x the run time at 1M tasks).
+ * one per field (measured: separate arrays per field cost ~1.6x the run time at 1M tasks). The
+ * references are the exception: most tasks have no side object, and the row's `hasExtra` flag
+ * says so, so a run reads only the job, from an array half as large as one holding both.
  *
  * Row layout (byte offsets):
  * ```text
@@ -18,7 +21,7 @@
  * 24  u32  runs        TaskContext.runNumber
  * 28  u8   state       Lifecycle state index, or FREE
  * 29  u8   rank        priority rank: 0 high, 1 normal, 2 low
- * 30  u8   hasExtra    1 when refs[2i + 1] holds a side object: lets a release skip that cold read
+ * 30  u8   hasExtra    1 when extras[i] holds a side object: lets a read skip that cold array
  * 31  u8   anchor      which clock the task's times follow (WALL_TASK, WALL_SLOT bits; see Kernel.shift)
  * ```
  */
@@ -29,14 +32,17 @@ export class Table<J, X> {
   private f64: Float64Array
   private u32: Uint32Array
   private u8: Uint8Array
-  /** `refs[2i]` is row i's job, `refs[2i + 1]` its side object. */
-  private refs: Array<J | X | undefined> = []
+  /** `jobs[i]` is row i's job; as long as the rows, holes read as `undefined`. */
+  private jobs: Array<J | undefined> = []
+  /** `extras[i]` is row i's side object; read only when the row's `hasExtra` flag is set. */
+  private extras: Array<X | undefined> = []
 
   constructor(capacity: number) {
     const buffer = new ArrayBuffer(capacity * ROW_BYTES)
     this.f64 = new Float64Array(buffer)
     this.u32 = new Uint32Array(buffer)
     this.u8 = new Uint8Array(buffer)
+    this.jobs.length = capacity
   }
 
   get capacity(): number {
@@ -54,6 +60,9 @@ export class Table<J, X> {
     this.f64 = new Float64Array(buffer)
     this.u32 = new Uint32Array(buffer)
     this.u8 = u8
+    // Sized with the rows, so the job array grows by doubling in the same step instead of by
+    // the engine's ~1.5x on appends: fewer copies of an array every task writes to.
+    this.jobs.length = capacity
   }
 
   slot(i: number): number {
@@ -99,16 +108,23 @@ export class Table<J, X> {
     this.u8[(i << 5) + 29] = v
   }
   job(i: number): J | undefined {
-    return this.refs[i << 1] as J | undefined
+    return this.jobs[i]
   }
   setJob(i: number, v: J | undefined): void {
-    this.refs[i << 1] = v
+    this.jobs[i] = v
   }
   extra(i: number): X | undefined {
-    return this.refs[(i << 1) + 1] as X | undefined
+    return this.u8[(i << 5) + 30] === 0 ? undefined : this.extras[i]
   }
   setExtra(i: number, v: X | undefined): void {
-    this.refs[(i << 1) + 1] = v
+    const extras = this.extras
+    if (i < extras.length) extras[i] = v
+    else if (v !== undefined) {
+      // Grown only to the last row that ever had a side object: no cost for plain tasks. Filled
+      // without gaps, so the array keeps fast elements instead of turning into a dictionary.
+      while (extras.length < i) extras.push(undefined)
+      extras.push(v)
+    }
     this.u8[(i << 5) + 30] = v === undefined ? 0 : 1
   }
   hasExtra(i: number): boolean {
