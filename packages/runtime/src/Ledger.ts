@@ -223,9 +223,12 @@ export class Store {
   /**
    * Four numbers per row, side by side so a record touches one cache line of them: the
    * generation of the row's history (as int32: generations are uint32), its oldest and newest
-   * record (-1 for none), and how many records it holds (0: no history).
+   * record (meaningful only while it holds some), and how many records it holds (0: none). In
+   * chunks of {@link CHUNK} rows made when a row of theirs first gets a record: growing one
+   * array copied it whole (a million rows: 16 MB), and runs visit rows in slot order, not row
+   * order, so the copy and its page faults landed on the first runs after a large schedule.
    */
-  private rowData = new Int32Array(0)
+  private rowChunks: Array<Int32Array | undefined> = []
 
   /** Final tasks, oldest first: (row, generation) from `finalHead` to `finalTail` in a power-of-two ring. */
   private finalRows = new Uint32Array(64)
@@ -289,11 +292,11 @@ export class Store {
 
   /** The records of the task in `row` with `generation`, oldest first. */
   get(row: number, generation: number): ReadonlyArray<Occurrence> {
-    if (row < 0 || row * ROW >= this.rowData.length || this.rowData[row * ROW + COUNT] === 0)
-      return []
-    if (this.rowData[row * ROW + GEN] !== (generation | 0)) return []
+    const c = row < 0 ? undefined : this.rowChunks[row >>> CHUNK_BITS]
+    const r = (row & CHUNK_MASK) * ROW
+    if (c === undefined || c[r + COUNT] === 0 || c[r + GEN] !== (generation | 0)) return []
     const out: Array<Occurrence> = []
-    for (let p = this.rowData[row * ROW + OLDEST] as number; p >= 0; p = this.next[p] as number) {
+    for (let p = c[r + OLDEST] as number; p >= 0; p = this.next[p] as number) {
       out.push(this.read(p))
     }
     return out
@@ -334,9 +337,8 @@ export class Store {
    * holds another task now.
    */
   private append(row: number, generation: number): number {
-    if (row * ROW >= this.rowData.length) this.growRows(row)
-    const data = this.rowData
-    const r = row * ROW
+    const data = this.rowChunks[row >>> CHUNK_BITS] ?? this.addChunk(row)
+    const r = (row & CHUNK_MASK) * ROW
     if (data[r + COUNT] !== 0 && data[r + GEN] !== (generation | 0)) this.dropHistory(row)
     if (this.used === this.size) this.makeRoom()
     const p = (this.head + this.used) % this.size
@@ -364,22 +366,25 @@ export class Store {
 
   /** Drops the oldest record of `row`'s task. */
   private dropOldest(row: number): void {
-    const p = this.rowData[row * ROW + OLDEST] as number
+    const c = this.rowChunks[row >>> CHUNK_BITS] as Int32Array
+    const r = (row & CHUNK_MASK) * ROW
+    const p = c[r + OLDEST] as number
     const after = this.next[p] as number
     this.drop(p)
-    this.rowData[row * ROW + COUNT] = (this.rowData[row * ROW + COUNT] as number) - 1
-    if (after < 0) this.rowData[row * ROW + NEWEST] = -1
+    c[r + COUNT] = (c[r + COUNT] as number) - 1
+    if (after < 0) c[r + NEWEST] = -1
     else this.prev[after] = -1
-    this.rowData[row * ROW + OLDEST] = after
+    c[r + OLDEST] = after
   }
 
   /** Drops every record of `row`'s task. */
   private dropHistory(row: number): void {
-    for (let p = this.rowData[row * ROW + OLDEST] as number; p >= 0; p = this.next[p] as number)
-      this.drop(p)
-    this.rowData[row * ROW + COUNT] = 0
-    this.rowData[row * ROW + OLDEST] = -1
-    this.rowData[row * ROW + NEWEST] = -1
+    const c = this.rowChunks[row >>> CHUNK_BITS] as Int32Array
+    const r = (row & CHUNK_MASK) * ROW
+    for (let p = c[r + OLDEST] as number; p >= 0; p = this.next[p] as number) this.drop(p)
+    c[r + COUNT] = 0
+    c[r + OLDEST] = -1
+    c[r + NEWEST] = -1
   }
 
   private drop(p: number): void {
@@ -460,8 +465,9 @@ export class Store {
       this.prev[at] = before < 0 ? -1 : (moved[before] as number)
       this.next[at] = after < 0 ? -1 : (moved[after] as number)
       const row = old.rows[p] as number
-      if (before < 0) this.rowData[row * ROW + OLDEST] = at
-      if (after < 0) this.rowData[row * ROW + NEWEST] = at
+      const c = this.rowChunks[row >>> CHUNK_BITS] as Int32Array
+      if (before < 0) c[(row & CHUNK_MASK) * ROW + OLDEST] = at
+      if (after < 0) c[(row & CHUNK_MASK) * ROW + NEWEST] = at
     }
     this.size = size
     this.head = 0
@@ -487,16 +493,11 @@ export class Store {
     this.continuation = new Uint8Array(size)
   }
 
-  /** Makes room for rows up to `row`: doubles, so a table of n rows costs O(n) in all. */
-  private growRows(row: number): void {
-    const rows = Math.max(64, row + 1, (this.rowData.length / ROW) * 2)
-    const data = new Int32Array(rows * ROW)
-    data.set(this.rowData)
-    for (let r = this.rowData.length / ROW; r < rows; r++) {
-      data[r * ROW + OLDEST] = -1
-      data[r * ROW + NEWEST] = -1
-    }
-    this.rowData = data
+  /** Makes the chunk of `row`'s numbers (zeros: no history). */
+  private addChunk(row: number): Int32Array {
+    const chunk = new Int32Array(CHUNK * ROW)
+    this.rowChunks[row >>> CHUNK_BITS] = chunk
+    return chunk
   }
 
   /** Notes that `row`'s task is final; past `finalTasks` of them, drops the oldest one's history. */
@@ -510,9 +511,12 @@ export class Store {
       const k = this.finalHead & mask
       const old = this.finalRows[k] as number
       // Keep it if the row holds a newer task's history by now.
+      const c = this.rowChunks[old >>> CHUNK_BITS]
+      const r = (old & CHUNK_MASK) * ROW
       if (
-        this.rowData[old * ROW + COUNT] !== 0 &&
-        this.rowData[old * ROW + GEN] === ((this.finalGens[k] as number) | 0)
+        c !== undefined &&
+        c[r + COUNT] !== 0 &&
+        c[r + GEN] === ((this.finalGens[k] as number) | 0)
       )
         this.dropHistory(old)
       this.finalHead++
@@ -533,7 +537,12 @@ export class Store {
   }
 }
 
-/** The numbers per row in `rowData`, and their offsets. */
+/** Rows per chunk of `rowChunks` (4,096: 64 KiB of numbers). */
+const CHUNK_BITS = 12
+const CHUNK = 1 << CHUNK_BITS
+const CHUNK_MASK = CHUNK - 1
+
+/** The numbers per row in a chunk, and their offsets. */
 const ROW = 4
 const GEN = 0
 const OLDEST = 1
