@@ -224,7 +224,7 @@ export class Store {
    * Four numbers per row, side by side so a record touches one cache line of them: the
    * generation of the row's history (as int32: generations are uint32), its oldest and newest
    * record (meaningful only while it holds some), and how many records it holds (0: none). In
-   * chunks of {@link CHUNK} rows made when a row of theirs first gets a record: growing one
+   * chunks of 256 rows (one page) made when a row of theirs first gets a record: growing one
    * array copied it whole (a million rows: 16 MB), and runs visit rows in slot order, not row
    * order, so the copy and its page faults landed on the first runs after a large schedule.
    */
@@ -496,7 +496,11 @@ export class Store {
   /** Makes the chunk of `row`'s numbers (zeros: no history). */
   private addChunk(row: number): Int32Array {
     const chunk = new Int32Array(CHUNK * ROW)
-    this.rowChunks[row >>> CHUNK_BITS] = chunk
+    const chunks = this.rowChunks
+    const k = row >>> CHUNK_BITS
+    // Filled without gaps, so the array keeps fast elements instead of turning into a dictionary.
+    while (chunks.length < k) chunks.push(undefined)
+    chunks[k] = chunk
     return chunk
   }
 
@@ -537,8 +541,13 @@ export class Store {
   }
 }
 
-/** Rows per chunk of `rowChunks` (4,096: 64 KiB of numbers). */
-const CHUNK_BITS = 12
+/**
+ * Rows per chunk of `rowChunks`: 256, one 4 KiB page of numbers. A larger chunk is zeroed
+ * whole when made (the allocator clears memory it reuses), so each of its pages faulted in at
+ * once: 64 KiB chunks cost 3 page faults per run over the first thousand runs after a large
+ * schedule, one-page chunks at most one.
+ */
+const CHUNK_BITS = 8
 const CHUNK = 1 << CHUNK_BITS
 const CHUNK_MASK = CHUNK - 1
 
