@@ -1281,6 +1281,11 @@ export class Kernel<J> {
     }
   }
 
+  /** Tasks in `scheduled` now: `stats().scheduled` without building the stats. O(1). */
+  get scheduledCount(): number {
+    return this.counts[SCHEDULED] as number
+  }
+
   /** Bytes held by the typed arrays of the heap and the task table (jobs and side objects excluded). */
   get arrayBytes(): number {
     return this.heap.byteLength + this.t.byteLength

@@ -89,6 +89,11 @@ export class Recorder {
     this.series = seriesFor(options.metrics, options.context, Metrics.secondsBoundaries)
   }
 
+  /** Whether anyone hears of accepted tasks: when not, the caller skips building what they would hear. */
+  get hearsAccepted(): boolean {
+    return this.listener?.accepted !== undefined
+  }
+
   /** A task was accepted. */
   accepted(id: Task.TaskId, info: () => Task.TaskInfo, options: AcceptedOptions): void {
     const l = this.listener

@@ -566,7 +566,7 @@ export const make = (
             )
           }
           const context = contextFor(callerContext)
-          const link = Option.getOrUndefined(Context.getOption(callerContext, Tracer.ParentSpan))
+          const link = Context.getOrUndefined(callerContext, Tracer.ParentSpan)
           // Tasks scheduled in a row with the same job, context, timeout and link (a loop of
           // schedule calls) share one PoolJob: ~50 bytes less per pending task.
           let job = lastJob

@@ -189,7 +189,9 @@ export class TimingActor {
     const id = this.kernel.schedule(options, this.now())
     if (typeof id !== "string") return id
     // Listeners hear of the task before the actor may start it.
-    this.recorder.accepted(id, () => this.kernel.info(id) as Task.TaskInfo, heard)
+    if (this.recorder.hearsAccepted) {
+      this.recorder.accepted(id, () => this.kernel.info(id) as Task.TaskInfo, heard)
+    }
     this.flush()
     this.nudge()
     return id
@@ -258,7 +260,7 @@ export class TimingActor {
     this.gaugesQueued = true
     queueMicrotask(() => {
       this.gaugesQueued = false
-      this.recorder.gauges(this.kernel.stats().scheduled, this.pool.inFlight)
+      this.recorder.gauges(this.kernel.scheduledCount, this.pool.inFlight)
     })
   }
 
@@ -377,7 +379,7 @@ export class TimingActor {
         if (self.ended > 0) continue
         taken = 0
         const now = self.now()
-        self.recorder.gauges(self.kernel.stats().scheduled, pool.inFlight)
+        self.recorder.gauges(self.kernel.scheduledCount, pool.inFlight)
         const free = !self.stopping && pool.free > 0
         const next = free ? self.kernel.nextSlot() : undefined
         // Runs going too long are reported, and the next one to pass the bound is woken for.
