@@ -84,37 +84,75 @@ export const compare = (a: RunKey, b: RunKey): number =>
  */
 export class TimerHeap {
   /**
-   * Entry keys: `keys[2p]` is the slot (epoch ms) of entry p, `keys[2p + 1]` its order
+   * Tree entry keys: `keys[2p]` is the slot (epoch ms) of entry p, `keys[2p + 1]` its order
    * (`priorityRank * RANK_STRIDE + seq`). Only this class writes the arrays.
    */
   private keys: Float64Array
-  /** Kernel task index of each entry. */
+  /** Kernel task index of each tree entry. */
   private tasks: Uint32Array
-  /** Number of entries, dead ones included. */
-  size = 0
+  /** Entries in the tree, dead ones included. */
+  private n = 0
 
-  constructor(capacity = MIN_CAPACITY) {
+  // ---- the sorted run: entries taken out of the tree in one batch (see prepare) ----
+  /**
+   * Each entry packed into one unsigned 64-bit key `(slot, rank, seq, task)` relative to the
+   * batch's minimums (see {@link RunCodec}), sorted ascending; `[runHead, runEnd)` are left.
+   */
+  private run: BigUint64Array = EMPTY_RUN
+  /** The same keys as 32-bit halves, to pack and unpack them without BigInt arithmetic. */
+  private runWords: Uint32Array = EMPTY_WORDS
+  private runHead = 0
+  private runEnd = 0
+  private readonly codec = new RunCodec()
+  /** The run's head, unpacked (valid while `runHead < runEnd`). */
+  private headSlot = 0
+  private headOrder = 0
+  private headTask = 0
+  /** Whether the smallest entry is the run's head rather than the tree's root. */
+  private fromRun = false
+  /** Tree pops since a batch was last tried. */
+  private pops = 0
+  /** A batch is tried only after this many tree pops and with at least this many entries. */
+  private readonly batchAfter: number
+
+  /**
+   * @param capacity entries to allocate at first.
+   * @param batchAfter tree pops before {@link prepare} may take a batch (also the smallest tree
+   *   it does so for); tests lower it to exercise batches on small heaps.
+   */
+  constructor(capacity = MIN_CAPACITY, batchAfter = BATCH_AFTER) {
     const n = Math.max(MIN_CAPACITY, capacity)
     this.keys = new Float64Array(n * 2)
     this.tasks = new Uint32Array(n)
+    this.batchAfter = Math.max(1, batchAfter)
   }
 
-  /** Allocated entries (for memory accounting). */
+  /** Number of entries, dead ones included. O(1). */
+  get size(): number {
+    return this.n + (this.runEnd - this.runHead)
+  }
+
+  /** Entries waiting in the sorted run taken out by {@link prepare} (also counted in `size`). O(1). */
+  get sorted(): number {
+    return this.runEnd - this.runHead
+  }
+
+  /** Allocated entries (for memory accounting): the tree's and the sorted run's. */
   get capacity(): number {
-    return this.tasks.length
+    return this.tasks.length + Math.ceil((this.run.length * 8) / ENTRY_BYTES)
   }
 
-  /** Bytes held by the arrays: 20 per allocated entry. */
+  /** Bytes held by the arrays: 20 per allocated tree entry, 8 per sorted-run entry. */
   get byteLength(): number {
-    return this.keys.byteLength + this.tasks.byteLength
+    return this.keys.byteLength + this.tasks.byteLength + this.run.byteLength
   }
 
   /** Adds an entry. O(log n); amortised O(1) growth. */
   push(slot: number, order: number, task: number): void {
-    if (this.size === this.capacity) this.resize(this.size * 2)
+    if (this.n === this.tasks.length) this.resize(this.n * 2)
     const keys = this.keys
     const tasks = this.tasks
-    let p = this.size++
+    let p = this.n++
     // Sift up with a hole: parents move down until the new key fits.
     while (p > 0) {
       const q = (p - 1) >> 2
@@ -128,34 +166,65 @@ export class TimerHeap {
     keys[2 * p] = slot
     keys[2 * p + 1] = order
     tasks[p] = task
+    if (this.runHead < this.runEnd) this.pickTop()
   }
 
   /** Slot of the smallest entry, or `Infinity` when empty. O(1). */
   topSlot(): number {
-    return this.size === 0 ? Number.POSITIVE_INFINITY : (this.keys[0] as number)
+    if (this.fromRun) return this.headSlot
+    return this.n === 0 ? Number.POSITIVE_INFINITY : (this.keys[0] as number)
   }
 
   /** Order key of the smallest entry. Precondition: not empty. O(1). */
   topOrder(): number {
-    return this.keys[1] as number
+    return this.fromRun ? this.headOrder : (this.keys[1] as number)
   }
 
   /** Task index of the smallest entry. Precondition: not empty. O(1). */
   topTask(): number {
-    return this.tasks[0] as number
+    return this.fromRun ? this.headTask : (this.tasks[0] as number)
   }
 
-  /** Removes the smallest entry (read it with the `top*` getters first). O(log n). */
+  /**
+   * Removes the smallest entry (read it with the `top*` getters first). O(log n) from the tree,
+   * O(1) from the sorted run.
+   */
   pop(): void {
-    const last = --this.size
-    if (last <= 0) return
-    this.siftDown(
-      0,
-      this.keys[2 * last] as number,
-      this.keys[2 * last + 1] as number,
-      this.tasks[last] as number,
-      last,
-    )
+    if (this.fromRun) {
+      if (++this.runHead < this.runEnd) this.unpackHead()
+      else this.dropRun()
+      this.pickTop()
+      return
+    }
+    this.pops++
+    const last = --this.n
+    if (last > 0) {
+      this.siftDown(
+        0,
+        this.keys[2 * last] as number,
+        this.keys[2 * last + 1] as number,
+        this.tasks[last] as number,
+        last,
+      )
+    }
+    if (this.runHead < this.runEnd) this.pickTop()
+  }
+
+  /**
+   * Says that entries with slot `<= limit` are about to be taken one after another. When many
+   * are (an eighth of the entries or more, estimated from a sample) and the tree has been popped
+   * often since the last try, every entry with slot `<= limit` is moved out of the tree in one
+   * pass, sorted natively as packed 64-bit keys, and then taken in O(1) each: ~60–90 ns an
+   * entry instead of a pop's O(log n) cache misses (~300–400 ns at a million). The order in
+   * which entries come out is unchanged. O(1) when it does not act; O(n + d log d) when it
+   * does, for d entries taken out.
+   */
+  prepare(limit: number): void {
+    if (this.pops < this.batchAfter || this.pops * 16 < this.n) return
+    this.pops = 0
+    if (this.runHead < this.runEnd || this.n < this.batchAfter) return
+    if (!this.mostlyDue(limit)) return
+    this.batch(limit)
   }
 
   /**
@@ -165,7 +234,7 @@ export class TimerHeap {
    */
   compact(live: (task: number, order: number) => boolean): number {
     const { keys, tasks } = this
-    const end = this.size
+    const end = this.n
     let kept = 0
     for (let p = 0; p < end; p++) {
       const t = tasks[p] as number
@@ -176,12 +245,28 @@ export class TimerHeap {
       tasks[kept] = t
       kept++
     }
-    const dropped = end - kept
-    this.size = kept
+    let dropped = end - kept
+    this.n = kept
     this.heapify()
-    if (this.capacity > MIN_CAPACITY && kept * 4 <= this.capacity) {
+    if (this.tasks.length > MIN_CAPACITY && kept * 4 <= this.tasks.length) {
       this.resize(Math.max(MIN_CAPACITY, kept * 2))
     }
+    if (this.runHead < this.runEnd) {
+      // Filtering keeps the run sorted.
+      const run = this.run
+      const codec = this.codec
+      let to = this.runHead
+      for (let j = this.runHead; j < this.runEnd; j++) {
+        codec.unpack(this.runWords, j)
+        if (!live(codec.task, codec.order)) continue
+        run[to++] = run[j] as bigint
+      }
+      dropped += this.runEnd - to
+      this.runEnd = to
+      if (this.runHead < this.runEnd) this.unpackHead()
+      else this.dropRun()
+    }
+    this.pickTop()
     return dropped
   }
 
@@ -190,8 +275,9 @@ export class TimerHeap {
    * heap order (Floyd): O(n). Order keys are kept, so ties still go to the earlier push.
    */
   shift(delta: number, moves: (task: number, order: number) => boolean): void {
+    this.mergeRun()
     const { keys, tasks } = this
-    for (let p = 0; p < this.size; p++) {
+    for (let p = 0; p < this.n; p++) {
       if (moves(tasks[p] as number, keys[2 * p + 1] as number)) {
         keys[2 * p] = (keys[2 * p] as number) + delta
       }
@@ -199,26 +285,25 @@ export class TimerHeap {
     this.heapify()
   }
 
-  /** Restores heap order over the first `size` entries, bottom-up. O(n). */
-  private heapify(): void {
-    const { keys, tasks } = this
-    const end = this.size
-    for (let p = (end - 2) >> 2; p >= 0; p--) {
-      this.siftDown(p, keys[2 * p] as number, keys[2 * p + 1] as number, tasks[p] as number, end)
-    }
-  }
-
   /** Calls `f` for every entry, in storage order (not sorted). O(n). */
   forEach(f: (slot: number, order: number, task: number) => void): void {
-    for (let p = 0; p < this.size; p++) {
+    for (let p = 0; p < this.n; p++) {
       f(this.keys[2 * p] as number, this.keys[2 * p + 1] as number, this.tasks[p] as number)
+    }
+    const codec = this.codec
+    for (let j = this.runHead; j < this.runEnd; j++) {
+      codec.unpack(this.runWords, j)
+      f(codec.slot, codec.order, codec.task)
     }
   }
 
-  /** Throws {@link InvariantViolation} unless every entry is no smaller than its parent. O(n). */
+  /**
+   * Throws {@link InvariantViolation} unless every tree entry is no smaller than its parent, the
+   * sorted run is sorted, and the top is the smaller of the two. O(n).
+   */
   verify(): void {
     const keys = this.keys
-    for (let i = 0; i < this.size; i++) {
+    for (let i = 0; i < this.n; i++) {
       const s = keys[2 * i] as number
       // Checked for the root too: a NaN root compares false with everything below it.
       if (!Number.isSafeInteger(s)) {
@@ -234,6 +319,156 @@ export class TimerHeap {
           message: `heap order broken at ${i}: (${s}, ${o}) < parent ${q} (${ps}, ${po})`,
         })
       }
+    }
+    const codec = this.codec
+    let prevSlot = Number.NEGATIVE_INFINITY
+    let prevOrder = Number.NEGATIVE_INFINITY
+    for (let j = this.runHead; j < this.runEnd; j++) {
+      codec.unpack(this.runWords, j)
+      if (codec.slot < prevSlot || (codec.slot === prevSlot && codec.order <= prevOrder)) {
+        throw new InvariantViolation({ message: `sorted run out of order at ${j}` })
+      }
+      prevSlot = codec.slot
+      prevOrder = codec.order
+    }
+    if (this.runHead < this.runEnd) {
+      const rootFirst =
+        this.n > 0 &&
+        ((keys[0] as number) < this.headSlot ||
+          ((keys[0] as number) === this.headSlot && (keys[1] as number) < this.headOrder))
+      if (this.fromRun === rootFirst) {
+        throw new InvariantViolation({ message: "heap top is not the smallest entry" })
+      }
+    } else if (this.fromRun) {
+      throw new InvariantViolation({ message: "heap top points into an empty sorted run" })
+    }
+  }
+
+  /** Whether at least an eighth of a sample of tree entries is due by `limit`. */
+  private mostlyDue(limit: number): boolean {
+    const keys = this.keys
+    const n = this.n
+    let due = 0
+    for (let k = 0; k < SAMPLE; k++) {
+      if ((keys[2 * Math.floor(((k + 0.5) * n) / SAMPLE)] as number) <= limit) due++
+    }
+    return due * 8 >= SAMPLE
+  }
+
+  /**
+   * Moves every tree entry with slot `<= limit` into a new sorted run, unless there are too few
+   * of them to pay for the pass or their keys do not fit 64 bits (then nothing changes).
+   */
+  private batch(limit: number): void {
+    const { keys, tasks } = this
+    const end = this.n
+    let due = 0
+    let minSlot = Number.POSITIVE_INFINITY
+    let maxSlot = Number.NEGATIVE_INFINITY
+    let minOrder = Number.POSITIVE_INFINITY
+    let maxOrder = Number.NEGATIVE_INFINITY
+    let maxTask = 0
+    for (let p = 0; p < end; p++) {
+      const s = keys[2 * p] as number
+      if (s > limit) continue
+      const o = keys[2 * p + 1] as number
+      const t = tasks[p] as number
+      if (s < minSlot) minSlot = s
+      if (s > maxSlot) maxSlot = s
+      if (o < minOrder) minOrder = o
+      if (o > maxOrder) maxOrder = o
+      if (t > maxTask) maxTask = t
+      due++
+    }
+    if (due * 16 < end) return
+    const codec = this.codec
+    if (!codec.fit(keys, end, limit, minSlot, maxSlot, minOrder, maxOrder, maxTask)) return
+    const run = new BigUint64Array(due)
+    const words = new Uint32Array(run.buffer)
+    let j = 0
+    let kept = 0
+    for (let p = 0; p < end; p++) {
+      const s = keys[2 * p] as number
+      const o = keys[2 * p + 1] as number
+      const t = tasks[p] as number
+      if (s <= limit) {
+        codec.pack(words, j++, s, o, t)
+      } else {
+        keys[2 * kept] = s
+        keys[2 * kept + 1] = o
+        tasks[kept] = t
+        kept++
+      }
+    }
+    // Native sort of unsigned 64-bit keys: keys are unique (order keys are), so it is total.
+    run.sort()
+    this.run = run
+    this.runWords = words
+    this.runHead = 0
+    this.runEnd = due
+    this.n = kept
+    this.heapify()
+    if (this.tasks.length > MIN_CAPACITY && kept * 4 <= this.tasks.length) {
+      this.resize(Math.max(MIN_CAPACITY, kept * 2))
+    }
+    this.unpackHead()
+    this.pickTop()
+  }
+
+  /** Puts what is left of the sorted run back into the tree (before changing slots). */
+  private mergeRun(): void {
+    if (this.runHead === this.runEnd) return
+    const codec = this.codec
+    const left = this.runEnd - this.runHead
+    if (this.n + left > this.tasks.length) this.resize(this.n + left)
+    const { keys, tasks } = this
+    for (let j = this.runHead; j < this.runEnd; j++) {
+      codec.unpack(this.runWords, j)
+      const p = this.n++
+      keys[2 * p] = codec.slot
+      keys[2 * p + 1] = codec.order
+      tasks[p] = codec.task
+    }
+    this.dropRun()
+    this.pickTop()
+  }
+
+  private unpackHead(): void {
+    const codec = this.codec
+    codec.unpack(this.runWords, this.runHead)
+    this.headSlot = codec.slot
+    this.headOrder = codec.order
+    this.headTask = codec.task
+  }
+
+  private dropRun(): void {
+    this.run = EMPTY_RUN
+    this.runWords = EMPTY_WORDS
+    this.runHead = 0
+    this.runEnd = 0
+  }
+
+  /** Points the top at the smaller of the run's head and the tree's root. */
+  private pickTop(): void {
+    if (this.runHead === this.runEnd) {
+      this.fromRun = false
+      return
+    }
+    if (this.n === 0) {
+      this.fromRun = true
+      return
+    }
+    const rs = this.keys[0] as number
+    this.fromRun =
+      this.headSlot < rs || (this.headSlot === rs && this.headOrder < (this.keys[1] as number))
+  }
+
+  /** Restores heap order over the tree's entries, bottom-up. O(n). */
+  private heapify(): void {
+    const { keys, tasks } = this
+    const end = this.n
+    for (let p = (end - 2) >> 2; p >= 0; p--) {
+      this.siftDown(p, keys[2 * p] as number, keys[2 * p + 1] as number, tasks[p] as number, end)
     }
   }
 
@@ -271,12 +506,132 @@ export class TimerHeap {
   }
 
   private resize(capacity: number): void {
-    const end = this.size
+    const end = this.n
     const keys = new Float64Array(capacity * 2)
     const tasks = new Uint32Array(capacity)
     keys.set(this.keys.subarray(0, 2 * end))
     tasks.set(this.tasks.subarray(0, end))
     this.keys = keys
     this.tasks = tasks
+  }
+}
+
+const ENTRY_BYTES = 20
+/** Tree pops (and tree entries) before a batch is tried: below this, pops stay in cache. */
+const BATCH_AFTER = 4096
+/** Tree entries looked at to estimate how many are due. */
+const SAMPLE = 64
+const EMPTY_RUN = new BigUint64Array(0)
+const EMPTY_WORDS = new Uint32Array(0)
+/** Index of the low 32-bit word of a 64-bit element in a `Uint32Array` over the same bytes. */
+const LOW = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1 ? 0 : 1
+const HIGH = 1 - LOW
+const INV_STRIDE = 1 / RANK_STRIDE
+
+/** Bits needed to hold every integer in `[0, x]`. */
+const bitsFor = (x: number): number => (x <= 0 ? 0 : Math.floor(Math.log2(x)) + 1)
+
+/**
+ * Packs a batch's entries into unsigned 64-bit keys that sort in SPEC §4 order:
+ * `(slot − minSlot, rank − minRank, seq − minSeq, task)`, most significant first, each field as
+ * wide as the batch needs. Unique order keys make the keys unique. Every field is an integer
+ * below 2^53 and the first three together fit 53 bits, so packing needs no BigInt arithmetic:
+ * the key is written and read as two 32-bit words. Fields are split with multiplications by
+ * powers of two (exact) rather than divisions. {@link fit} says whether a batch fits.
+ */
+class RunCodec {
+  private minSlot = 0
+  private minRank = 0
+  private minSeq = 0
+  /** Whether the batch mixes priorities (else its rank field is empty). */
+  private ranked = false
+  /** 2^width of the rank, seq and task fields, of the head's bits in the low word, and inverses. */
+  private rankSpan = 1
+  private seqSpan = 1
+  private taskSpan = 1
+  private split = 1
+  private invRankSpan = 1
+  private invSeqSpan = 1
+  private invTaskSpan = 1
+  private invSplit = 1
+  /** Read by {@link unpack}. */
+  slot = 0
+  order = 0
+  task = 0
+
+  /**
+   * Whether the batch's entries (slot `<= limit` among the first `end` of `keys`, with these
+   * bounds) pack into 64 bits; fixes the field widths when they do. Slots must be integers.
+   */
+  fit(
+    keys: Float64Array,
+    end: number,
+    limit: number,
+    minSlot: number,
+    maxSlot: number,
+    minOrder: number,
+    maxOrder: number,
+    maxTask: number,
+  ): boolean {
+    if (!Number.isSafeInteger(minSlot) || !Number.isSafeInteger(maxSlot)) return false
+    const minRank = Math.floor(minOrder * INV_STRIDE)
+    const maxRank = Math.floor(maxOrder * INV_STRIDE)
+    let minSeq = minOrder - minRank * RANK_STRIDE
+    let maxSeq = maxOrder - maxRank * RANK_STRIDE
+    if (minRank !== maxRank) {
+      // Mixed priorities: the sequence numbers' range needs a pass of its own.
+      minSeq = Number.POSITIVE_INFINITY
+      maxSeq = Number.NEGATIVE_INFINITY
+      for (let p = 0; p < end; p++) {
+        if ((keys[2 * p] as number) > limit) continue
+        const o = keys[2 * p + 1] as number
+        const seq = o - Math.floor(o * INV_STRIDE) * RANK_STRIDE
+        if (seq < minSeq) minSeq = seq
+        if (seq > maxSeq) maxSeq = seq
+      }
+    }
+    const rankBits = bitsFor(maxRank - minRank)
+    const seqBits = bitsFor(maxSeq - minSeq)
+    const taskBits = bitsFor(maxTask)
+    const head = bitsFor(maxSlot - minSlot) + rankBits + seqBits
+    if (head > 53 || taskBits > 31 || head + taskBits > 64) return false
+    this.minSlot = minSlot
+    this.minRank = minRank
+    this.minSeq = minSeq
+    this.ranked = rankBits > 0
+    this.rankSpan = 2 ** rankBits
+    this.seqSpan = 2 ** seqBits
+    this.taskSpan = 2 ** taskBits
+    this.split = 2 ** (32 - taskBits)
+    this.invRankSpan = 1 / this.rankSpan
+    this.invSeqSpan = 1 / this.seqSpan
+    this.invTaskSpan = 1 / this.taskSpan
+    this.invSplit = 1 / this.split
+    return true
+  }
+
+  pack(words: Uint32Array, j: number, slot: number, order: number, task: number): void {
+    const rank = this.ranked ? Math.floor(order * INV_STRIDE) : this.minRank
+    // head < 2^53: exact in a double.
+    const head =
+      ((slot - this.minSlot) * this.rankSpan + (rank - this.minRank)) * this.seqSpan +
+      (order - rank * RANK_STRIDE - this.minSeq)
+    const high = Math.floor(head * this.invSplit)
+    words[2 * j + HIGH] = high
+    words[2 * j + LOW] = (head - high * this.split) * this.taskSpan + task
+  }
+
+  unpack(words: Uint32Array, j: number): void {
+    const low = words[2 * j + LOW] as number
+    const lowHead = Math.floor(low * this.invTaskSpan)
+    this.task = low - lowHead * this.taskSpan
+    const head = (words[2 * j + HIGH] as number) * this.split + lowHead
+    const rest = Math.floor(head * this.invSeqSpan)
+    const slotPart = Math.floor(rest * this.invRankSpan)
+    this.slot = this.minSlot + slotPart
+    this.order =
+      (this.minRank + (rest - slotPart * this.rankSpan)) * RANK_STRIDE +
+      this.minSeq +
+      (head - rest * this.seqSpan)
   }
 }

@@ -1082,6 +1082,9 @@ export class Kernel<J> {
     const heap = this.heap
     const t = this.t
     for (;;) {
+      // Many runs due at once (a burst, a driver stepping far ahead) are sorted out of the
+      // heap in one batch instead of being popped one by one.
+      heap.prepare(limit)
       if (this.breakerAt <= limit && (heap.size === 0 || this.breakerAt <= heap.topSlot())) {
         // A breaker's cool-down ends before the next run: it goes half-open first (SPEC §7).
         this.halfOpen(Math.max(this.breakerAt, now))

@@ -179,6 +179,176 @@ describe("compaction", () => {
   })
 })
 
+describe("batches of due entries", () => {
+  /** Pushes, pops, batch hints, compactions and shifts, on a heap that batches after `after` pops. */
+  const opArb = fc.oneof(
+    {
+      weight: 4,
+      arbitrary: fc.record({
+        push: fc.integer({ min: 0, max: 40 }),
+        rank: fc.integer({ min: 0, max: 2 }),
+      }),
+    },
+    { weight: 4, arbitrary: fc.constant({ pop: true as const }) },
+    { weight: 2, arbitrary: fc.record({ prepare: fc.integer({ min: -5, max: 45 }) }) },
+    { weight: 1, arbitrary: fc.record({ keepEvery: fc.integer({ min: 2, max: 4 }) }) },
+    { weight: 1, arbitrary: fc.record({ shift: fc.integer({ min: -10, max: 10 }) }) },
+  )
+
+  it("takes entries out in the same order as popping, whatever the batches", () => {
+    let runsWithBatches = 0
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 6 }),
+        fc.array(opArb, { minLength: 50, maxLength: 300, size: "max" }),
+        (after, ops) => {
+          const h = new Heap.TimerHeap(4, after)
+          let reference: Array<Entry> = []
+          let seq = 0
+          let batched = 0
+          for (const o of ops) {
+            if ("pop" in o) {
+              if (reference.length === 0) continue
+              reference.sort(byKey)
+              expect(top(h)).toEqual(reference[0])
+              reference = reference.slice(1)
+              h.pop()
+            } else if ("push" in o) {
+              const e = { slot: o.push, order: o.rank * Heap.RANK_STRIDE + seq, task: seq }
+              seq++
+              reference.push(e)
+              h.push(e.slot, e.order, e.task)
+            } else if ("prepare" in o) {
+              h.prepare(o.prepare)
+              if (h.sorted > 0) batched++
+            } else if ("keepEvery" in o) {
+              const live = (task: number) => task % o.keepEvery !== 0
+              const dropped = reference.filter((e) => !live(e.task)).length
+              reference = reference.filter((e) => live(e.task))
+              expect(h.compact(live)).toBe(dropped)
+            } else {
+              // Odd tasks move (as a wall-clock step moves only some tasks).
+              const moves = (task: number) => task % 2 === 1
+              reference = reference.map((e) =>
+                moves(e.task) ? { ...e, slot: e.slot + o.shift } : e,
+              )
+              h.shift(o.shift, moves)
+            }
+            h.verify()
+            expect(h.size).toBe(reference.length)
+            expect(h.sorted).toBeLessThanOrEqual(h.size)
+          }
+          expect(drain(h)).toEqual(reference.sort(byKey))
+          if (batched > 0) runsWithBatches++
+        },
+      ),
+      { numRuns: 300 },
+    )
+    // The sequences must reach the batch path, not only the tree.
+    expect(runsWithBatches).toBeGreaterThan(30)
+  })
+
+  it("batches a burst: what is due leaves the tree sorted, later pushes still come first when smaller", () => {
+    const h = new Heap.TimerHeap(4, 8)
+    const n = 1000
+    // Due by 500: slots 0..499 in a scrambled push order, with all three priorities.
+    for (let k = 0; k < n; k++) {
+      const slot = (k * 7919) % n
+      h.push(slot, (k % 3) * Heap.RANK_STRIDE + k, k)
+    }
+    const expected: Array<Entry> = []
+    for (let k = 0; k < n; k++) {
+      expected.push({ slot: (k * 7919) % n, order: (k % 3) * Heap.RANK_STRIDE + k, task: k })
+    }
+    expected.sort(byKey)
+    const out: Array<Entry> = []
+    for (let k = 0; k < 100; k++) {
+      h.prepare(499)
+      out.push(top(h))
+      h.pop()
+    }
+    // After enough pops the hint moved every remaining entry due by 499 into the sorted run.
+    expect(h.sorted).toBeGreaterThan(0)
+    expect(h.sorted).toBe(expected.filter((e) => e.slot <= 499).length - 100)
+    h.verify()
+    // A push smaller than the run's head comes out first; then the run and the tree interleave.
+    h.push(-1, 0, 5000)
+    out.push(...drain(h))
+    expect(out).toEqual([
+      ...expected.slice(0, 100),
+      { slot: -1, order: 0, task: 5000 },
+      ...expected.slice(100),
+    ])
+    expect(h.sorted).toBe(0)
+  })
+
+  it("a higher-priority push at the run's slot comes before the rest of the run (SPEC §4)", () => {
+    const h = new Heap.TimerHeap(4, 8)
+    for (let k = 0; k < 200; k++) h.push(10, Heap.RANK_STRIDE + k, k) // all normal, slot 10
+    while (h.sorted === 0) {
+      h.prepare(10)
+      h.pop()
+    }
+    const left = h.size
+    h.push(10, 0 * Heap.RANK_STRIDE + 500, 500) // high priority, same slot, pushed last
+    h.push(10, 2 * Heap.RANK_STRIDE + 501, 501) // low priority: after the whole run
+    h.verify()
+    const tasks = drain(h).map((e) => e.task)
+    expect(tasks[0]).toBe(500)
+    expect(tasks[tasks.length - 1]).toBe(501)
+    expect(tasks).toHaveLength(left + 2)
+  })
+
+  it("leaves the tree alone when too few entries are due", () => {
+    const h = new Heap.TimerHeap(4, 8)
+    for (let k = 0; k < 1000; k++) h.push(k, k, k)
+    for (let k = 0; k < 100; k++) h.pop()
+    h.prepare(110) // 10 of the 900 left are due: popping them is cheaper
+    expect(h.sorted).toBe(0)
+    expect(drain(h).map((e) => e.slot)).toEqual(Array.from({ length: 900 }, (_, k) => k + 100))
+  })
+
+  it("falls back to popping when a batch's keys do not fit 64 bits", () => {
+    const h = new Heap.TimerHeap(4, 8)
+    // Slots 2^45 apart and sequence numbers 2^20 apart: more than 53 bits of slot and sequence.
+    const entries: Array<Entry> = []
+    for (let k = 0; k < 200; k++) {
+      const e = { slot: (k % 2) * 2 ** 45, order: k * 2 ** 20, task: k }
+      entries.push(e)
+      h.push(e.slot, e.order, e.task)
+    }
+    const out: Array<Entry> = []
+    for (let k = 0; k < 20; k++) {
+      h.prepare(2 ** 46)
+      out.push(top(h))
+      h.pop()
+    }
+    expect(h.sorted).toBe(0)
+    out.push(...drain(h))
+    expect(out).toEqual(entries.sort(byKey))
+  })
+
+  it("counts the sorted run in its bytes and frees it once drained", () => {
+    const h = new Heap.TimerHeap(4, 8)
+    for (let k = 0; k < 400; k++) h.push(k % 50, k, k)
+    const tree = h.byteLength
+    let popped = 0
+    while (h.sorted === 0 && popped < 100) {
+      h.prepare(100)
+      h.pop()
+      popped++
+    }
+    // Every entry is due: after an eighth-ish of them were popped, the rest left the tree at once.
+    expect(h.sorted).toBe(400 - popped)
+    expect(popped).toBeLessThan(100)
+    // The tree shrank to what is left in it; the run holds 8 bytes an entry.
+    expect(h.byteLength).toBeGreaterThanOrEqual(h.sorted * 8)
+    expect(h.byteLength).toBeLessThan(tree)
+    drain(h)
+    expect(h.byteLength).toBeLessThanOrEqual(tree)
+  })
+})
+
 describe("verify", () => {
   const filled = () => {
     const h = new Heap.TimerHeap()

@@ -354,3 +354,51 @@ describe("shift: re-anchoring after a wall-clock step (SPEC §2)", () => {
     expect([retry.slot, retry.scheduledFor, retry.attempt]).toEqual([1_000, 1_200, 2])
   })
 })
+
+describe("many runs due at once", () => {
+  it("a backlog taken in one sorted batch comes out in SPEC §4 order, recurring runs interleaved", () => {
+    const k = new Kernel.Kernel<number>({ random: Random.seeded(7) })
+    const rng = Random.seeded(11)
+    const n = 20_000
+    const expected: Array<{ slot: number; rank: number; seq: number; job: number }> = []
+    const cancelled = new Set<number>()
+    for (let j = 0; j < n; j++) {
+      const slot = Math.floor(rng.next() * 5_000)
+      const rank = Math.floor(rng.next() * 3)
+      const t = id(
+        k.schedule(
+          {
+            job: j,
+            schedule: Schedule.once(slot),
+            priority: Task.priorities[rank] as Task.Priority,
+          },
+          0,
+        ),
+      )
+      if (j % 7 === 3) {
+        k.cancel(t, 0)
+        cancelled.add(j)
+      } else {
+        expected.push({ slot, rank, seq: j, job: j })
+      }
+    }
+    // A recurring task pushes its next slot after each run: those pushes land among the batch.
+    k.schedule({ job: -1, schedule: Schedule.fixedRate(1_000, { delay: 500 }) }, 0)
+    expected.sort((a, b) => a.slot - b.slot || a.rank - b.rank || a.seq - b.seq)
+    const taken: Array<number> = []
+    const recurring: Array<number> = []
+    let batched = false
+    for (;;) {
+      const run = k.takeDue(0, 5_000)
+      if (run === undefined) break
+      batched ||= (k as unknown as { heap: { sorted: number } }).heap.sorted > 0
+      if (run.job === -1) recurring.push(run.scheduledFor)
+      else taken.push(run.job)
+      k.complete(run, Task.succeeded, run.startedAt, false)
+    }
+    expect(batched).toBe(true)
+    expect(taken).toEqual(expected.map((e) => e.job))
+    expect(recurring).toEqual([500, 1_500, 2_500, 3_500, 4_500])
+    k.checkInvariants()
+  })
+})
