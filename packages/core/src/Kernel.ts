@@ -1289,6 +1289,15 @@ export class Kernel<J> {
     return this.counts[SCHEDULED] as number
   }
 
+  /**
+   * Rows the task table has room for now; it doubles as tasks arrive, and a row index is always
+   * below it. A store kept per row beside the kernel (the runtime's ledger) grows with it when
+   * tasks are accepted instead of during runs. O(1).
+   */
+  get rowCapacity(): number {
+    return this.t.capacity
+  }
+
   /** Bytes held by the typed arrays of the heap and the task table (jobs and side objects excluded). */
   get arrayBytes(): number {
     return this.heap.byteLength + this.t.byteLength

@@ -219,16 +219,22 @@ export class Store {
   private states!: Uint8Array
   private continuation!: Uint8Array
 
+  /** The arrays of the ring before its last same-size compaction, for the next one to reuse. */
+  private spare: Columns | undefined = undefined
+  /** Where each position went in a compaction, reused while the ring keeps its size. */
+  private moved = new Int32Array(0)
+
   // ------------------------------------------------------------ per table row (grown on use)
   /**
-   * Four numbers per row, side by side so a record touches one cache line of them: the
+   * Four numbers per table row, side by side so a record touches one cache line of them: the
    * generation of the row's history (as int32: generations are uint32), its oldest and newest
-   * record (meaningful only while it holds some), and how many records it holds (0: none). In
-   * chunks of 256 rows (one page) made when a row of theirs first gets a record: growing one
-   * array copied it whole (a million rows: 16 MB), and runs visit rows in slot order, not row
-   * order, so the copy and its page faults landed on the first runs after a large schedule.
+   * record (meaningful only while it holds some), and how many records it holds (0: none).
+   * One flat array, grown with the task table when tasks are accepted ({@link reserveRows}),
+   * so a run reads its row in one load: runs visit rows in slot order, not row order, and an
+   * array of per-page chunks cost three cold loads a row (the chunk list, the chunk, its bytes)
+   * — ~0.6 µs of a run at a million tasks.
    */
-  private rowChunks: Array<Int32Array | undefined> = []
+  private rowData = new Int32Array(0)
 
   /** Final tasks, oldest first: (row, generation) from `finalHead` to `finalTail` in a power-of-two ring. */
   private finalRows = new Uint32Array(64)
@@ -292,9 +298,9 @@ export class Store {
 
   /** The records of the task in `row` with `generation`, oldest first. */
   get(row: number, generation: number): ReadonlyArray<Occurrence> {
-    const c = row < 0 ? undefined : this.rowChunks[row >>> CHUNK_BITS]
-    const r = (row & CHUNK_MASK) * ROW
-    if (c === undefined || c[r + COUNT] === 0 || c[r + GEN] !== (generation | 0)) return []
+    const c = this.rowData
+    const r = row * ROW
+    if (row < 0 || r >= c.length || c[r + COUNT] === 0 || c[r + GEN] !== (generation | 0)) return []
     const out: Array<Occurrence> = []
     for (let p = c[r + OLDEST] as number; p >= 0; p = this.next[p] as number) {
       out.push(this.read(p))
@@ -337,8 +343,10 @@ export class Store {
    * holds another task now.
    */
   private append(row: number, generation: number): number {
-    const data = this.rowChunks[row >>> CHUNK_BITS] ?? this.addChunk(row)
-    const r = (row & CHUNK_MASK) * ROW
+    const r = row * ROW
+    if (r >= this.rowData.length)
+      this.reserveRows(Math.max(row + 1, (this.rowData.length / ROW) * 2))
+    const data = this.rowData
     if (data[r + COUNT] !== 0 && data[r + GEN] !== (generation | 0)) this.dropHistory(row)
     if (this.used === this.size) this.makeRoom()
     const p = (this.head + this.used) % this.size
@@ -366,8 +374,8 @@ export class Store {
 
   /** Drops the oldest record of `row`'s task. */
   private dropOldest(row: number): void {
-    const c = this.rowChunks[row >>> CHUNK_BITS] as Int32Array
-    const r = (row & CHUNK_MASK) * ROW
+    const c = this.rowData
+    const r = row * ROW
     const p = c[r + OLDEST] as number
     const after = this.next[p] as number
     this.drop(p)
@@ -379,8 +387,8 @@ export class Store {
 
   /** Drops every record of `row`'s task. */
   private dropHistory(row: number): void {
-    const c = this.rowChunks[row >>> CHUNK_BITS] as Int32Array
-    const r = (row & CHUNK_MASK) * ROW
+    const c = this.rowData
+    const r = row * ROW
     for (let p = c[r + OLDEST] as number; p >= 0; p = this.next[p] as number) this.drop(p)
     c[r + COUNT] = 0
     c[r + OLDEST] = -1
@@ -412,9 +420,15 @@ export class Store {
     }
   }
 
-  /** Copies the records held, oldest first, into a ring of `size` positions. O(used). */
+  /**
+   * Copies the records held, oldest first, into a ring of `size` positions. O(used). A
+   * compaction at the same size reuses the arrays the previous one left behind: a ring cycling
+   * at its size (a steady stream of runs) then allocates nothing, where fresh arrays cost ~80
+   * bytes a position each time (5 MB for 64k positions, plus a JS array the collector had to
+   * promote), and that churn set off full collections.
+   */
   private rebuild(size: number): void {
-    const old = {
+    const old: Columns = {
       size: this.size,
       dropped: this.dropped,
       rows: this.rows,
@@ -433,13 +447,21 @@ export class Store {
       states: this.states,
       continuation: this.continuation,
     }
-    this.allocate(size)
-    const moved = new Int32Array(old.size).fill(-1)
+    const spare = this.spare
+    if (spare !== undefined && spare.size === size) this.use(spare)
+    else this.allocate(size)
+    let moved = this.moved
+    if (moved.length !== old.size) {
+      moved = new Int32Array(old.size)
+      this.moved = moved
+    }
+    moved.fill(-1)
     let q = 0
     for (let k = 0; k < this.used; k++) {
       const p = (this.head + k) % old.size
       if (old.dropped[p] === 1) continue
       moved[p] = q
+      this.dropped[q] = 0
       this.rows[q] = old.rows[p] as number
       this.gens[q] = old.gens[p] as number
       this.how[q] = old.how[p] as number
@@ -464,14 +486,36 @@ export class Store {
       const after = old.next[p] as number
       this.prev[at] = before < 0 ? -1 : (moved[before] as number)
       this.next[at] = after < 0 ? -1 : (moved[after] as number)
-      const row = old.rows[p] as number
-      const c = this.rowChunks[row >>> CHUNK_BITS] as Int32Array
-      if (before < 0) c[(row & CHUNK_MASK) * ROW + OLDEST] = at
-      if (after < 0) c[(row & CHUNK_MASK) * ROW + NEWEST] = at
+      const r = (old.rows[p] as number) * ROW
+      if (before < 0) this.rowData[r + OLDEST] = at
+      if (after < 0) this.rowData[r + NEWEST] = at
     }
+    // The old arrays hold no objects for the collector to keep, whether reused or not.
+    old.objects.fill(undefined)
+    this.spare = old.size === size ? old : undefined
     this.size = size
     this.head = 0
     this.used = q
+  }
+
+  /** Makes `columns` the ring's arrays. */
+  private use(columns: Columns): void {
+    this.dropped = columns.dropped
+    this.rows = columns.rows
+    this.gens = columns.gens
+    this.prev = columns.prev
+    this.next = columns.next
+    this.how = columns.how
+    this.objects = columns.objects
+    this.slots = columns.slots
+    this.scheduledFor = columns.scheduledFor
+    this.startedAt = columns.startedAt
+    this.finishedAt = columns.finishedAt
+    this.nextSlots = columns.nextSlots
+    this.attempts = columns.attempts
+    this.runNumbers = columns.runNumbers
+    this.states = columns.states
+    this.continuation = columns.continuation
   }
 
   private allocate(size: number): void {
@@ -493,15 +537,20 @@ export class Store {
     this.continuation = new Uint8Array(size)
   }
 
-  /** Makes the chunk of `row`'s numbers (zeros: no history). */
-  private addChunk(row: number): Int32Array {
-    const chunk = new Int32Array(CHUNK * ROW)
-    const chunks = this.rowChunks
-    const k = row >>> CHUNK_BITS
-    // Filled without gaps, so the array keeps fast elements instead of turning into a dictionary.
-    while (chunks.length < k) chunks.push(undefined)
-    chunks[k] = chunk
-    return chunk
+  /**
+   * Makes room for the numbers of table rows below `rows` (the scheduler calls it with the task
+   * table's size as tasks are accepted). Grows by doubling and writes every new page once, so
+   * the copy and the page faults happen while tasks are accepted, in row order, not on the runs
+   * after a large schedule (which visit rows in slot order). O(1) amortised per row.
+   */
+  reserveRows(rows: number): void {
+    const have = this.rowData.length / ROW
+    if (rows <= have || !this.enabled) return
+    const grown = new Int32Array(Math.max(rows, have * 2) * ROW)
+    grown.set(this.rowData)
+    // Zeros already; the writes fault the pages in now.
+    grown.fill(0, this.rowData.length)
+    this.rowData = grown
   }
 
   /** Notes that `row`'s task is final; past `finalTasks` of them, drops the oldest one's history. */
@@ -515,14 +564,11 @@ export class Store {
       const k = this.finalHead & mask
       const old = this.finalRows[k] as number
       // Keep it if the row holds a newer task's history by now.
-      const c = this.rowChunks[old >>> CHUNK_BITS]
-      const r = (old & CHUNK_MASK) * ROW
-      if (
-        c !== undefined &&
-        c[r + COUNT] !== 0 &&
-        c[r + GEN] === ((this.finalGens[k] as number) | 0)
-      )
+      const c = this.rowData
+      const r = old * ROW
+      if (c[r + COUNT] !== 0 && c[r + GEN] === ((this.finalGens[k] as number) | 0)) {
         this.dropHistory(old)
+      }
       this.finalHead++
     }
   }
@@ -541,22 +587,33 @@ export class Store {
   }
 }
 
-/**
- * Rows per chunk of `rowChunks`: 256, one 4 KiB page of numbers. A larger chunk is zeroed
- * whole when made (the allocator clears memory it reuses), so each of its pages faulted in at
- * once: 64 KiB chunks cost 3 page faults per run over the first thousand runs after a large
- * schedule, one-page chunks at most one.
- */
-const CHUNK_BITS = 8
-const CHUNK = 1 << CHUNK_BITS
-const CHUNK_MASK = CHUNK - 1
-
-/** The numbers per row in a chunk, and their offsets. */
+/** The numbers per table row in `rowData`, and their offsets. */
 const ROW = 4
 const GEN = 0
 const OLDEST = 1
 const NEWEST = 2
 const COUNT = 3
+
+/** The ring's arrays, as one value (for {@link Store} compactions). */
+interface Columns {
+  readonly size: number
+  readonly dropped: Uint8Array
+  readonly rows: Int32Array
+  readonly gens: Float64Array
+  readonly prev: Int32Array
+  readonly next: Int32Array
+  readonly how: Uint8Array
+  readonly objects: Array<Occurrence | undefined>
+  readonly slots: Float64Array
+  readonly scheduledFor: Float64Array
+  readonly startedAt: Float64Array
+  readonly finishedAt: Float64Array
+  readonly nextSlots: Float64Array
+  readonly attempts: Float64Array
+  readonly runNumbers: Float64Array
+  readonly states: Uint8Array
+  readonly continuation: Uint8Array
+}
 
 /** A record kept as its object. */
 const OBJECT = 0

@@ -188,6 +188,7 @@ export class TimingActor {
   ): Task.TaskId | Errors.ScheduleError {
     const id = this.kernel.schedule(options, this.now())
     if (typeof id !== "string") return id
+    this.recorder.ledger.reserveRows(this.kernel.rowCapacity)
     // Listeners hear of the task before the actor may start it.
     if (this.recorder.hearsAccepted) {
       this.recorder.accepted(id, () => this.kernel.info(id) as Task.TaskInfo, heard)
