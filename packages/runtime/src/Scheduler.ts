@@ -34,6 +34,7 @@ import {
   Clock,
   Context,
   Effect,
+  Scheduler as EffectScheduler,
   Layer,
   Option,
   PubSub,
@@ -488,7 +489,19 @@ export const make = (
       clocks,
       timerSleeps: liveClock,
     })
-    yield* Effect.forkScoped(actor.run)
+    // The actor yields every few hundred runs of a backlog so Node's timers and I/O get a turn.
+    // Under the scheduler `Effect.runSync` hands to the fibers it forks, a yield is a microtask,
+    // and a backlog of a million runs would hold the event loop for its whole length.
+    const fibers = yield* EffectScheduler.Scheduler
+    yield* Effect.forkScoped(
+      fibers.executionMode === "sync"
+        ? Effect.provideService(
+            actor.run,
+            EffectScheduler.Scheduler,
+            new EffectScheduler.MixedScheduler("async"),
+          )
+        : actor.run,
+    )
     // Finalizers run in reverse order: the shutdown runs before the actor is interrupted.
     yield* Effect.addFinalizer(() =>
       Effect.flatMap(actor.shutdown(), (report) =>

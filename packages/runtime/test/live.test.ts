@@ -3,7 +3,7 @@
  * under TestClock in the other suites sleeps for real here.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Logger } from "effect"
+import { Deferred, Effect, Exit, Logger, Scope } from "effect"
 import { Schedule, Scheduler } from "../src/index.ts"
 
 const quiet = Effect.provide(Logger.layer([]))
@@ -60,4 +60,47 @@ describe("on the real clock", () => {
       expect(yield* Deferred.await(recovered)).toBe(3)
     }).pipe(quiet),
   )
+})
+
+describe("a backlog does not hold the event loop", () => {
+  it("built under Effect.runSync, the actor lets Node's callbacks run between its batches", async () => {
+    const scope = Scope.makeUnsafe()
+    const run = <A, E>(effect: Effect.Effect<A, E>): A => Effect.runSync(quiet(effect))
+    // Effect.runSync gives the fibers it forks a scheduler that yields with microtasks.
+    const s = run(Scheduler.make({ workers: 8 }).pipe(Scope.provide(scope)))
+    const n = 5_000
+    // Event-loop turns, counted by a chain of setImmediate callbacks while the backlog runs.
+    let turns = 0
+    let done = 0
+    let turnsAtFirst = -1
+    let turnsAtLast = -1
+    let all: () => void = () => {}
+    const finished = new Promise<void>((resolve) => {
+      all = resolve
+    })
+    const job = Effect.sync(() => {
+      done++
+      if (done === 1) turnsAtFirst = turns
+      if (done === n) {
+        turnsAtLast = turns
+        all()
+      }
+    })
+    // All due together, once the timer of the first slot fires.
+    run(
+      Effect.gen(function* () {
+        for (let k = 0; k < n; k++) yield* s.schedule({ schedule: Schedule.once(100), job })
+      }),
+    )
+    const tick = (): void => {
+      turns++
+      if (done < n) setImmediate(tick)
+    }
+    setImmediate(tick)
+    await finished
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+    // 5,000 runs are ten batches: the loop turned between them, not once after all of them.
+    expect(turnsAtFirst).toBeGreaterThanOrEqual(0)
+    expect(turnsAtLast - turnsAtFirst).toBeGreaterThanOrEqual(2)
+  })
 })
