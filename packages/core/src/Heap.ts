@@ -368,9 +368,12 @@ export class TimerHeap {
     let minOrder = Number.POSITIVE_INFINITY
     let maxOrder = Number.NEGATIVE_INFINITY
     let maxTask = 0
+    let whole = true
     for (let p = 0; p < end; p++) {
       const s = keys[2 * p] as number
       if (s > limit) continue
+      // The kernel's slots are whole ms (verify checks it); a fraction would not pack exactly.
+      if (Math.floor(s) !== s) whole = false
       const o = keys[2 * p + 1] as number
       const t = tasks[p] as number
       if (s < minSlot) minSlot = s
@@ -380,7 +383,7 @@ export class TimerHeap {
       if (t > maxTask) maxTask = t
       due++
     }
-    if (due * 16 < end) return
+    if (due * 16 < end || !whole) return
     const codec = this.codec
     if (!codec.fit(keys, end, limit, minSlot, maxSlot, minOrder, maxOrder, maxTask)) return
     const run = new BigUint64Array(due)

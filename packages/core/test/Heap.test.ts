@@ -328,6 +328,31 @@ describe("batches of due entries", () => {
     expect(out).toEqual(entries.sort(byKey))
   })
 
+  it("falls back to popping when a due slot is not a whole ms", () => {
+    const h = new Heap.TimerHeap(4, 8)
+    const entries: Array<Entry> = []
+    for (let k = 0; k < 200; k++) {
+      // Fractions only between whole smallest and largest slots, so only the per-entry check sees them.
+      const whole = k % 50
+      const e = {
+        slot: k % 3 === 0 && whole > 10 && whole < 40 ? whole + 0.5 : whole,
+        order: k,
+        task: k,
+      }
+      entries.push(e)
+      h.push(e.slot, e.order, e.task)
+    }
+    const out: Array<Entry> = []
+    for (let k = 0; k < 20; k++) {
+      h.prepare(100)
+      out.push(top(h))
+      h.pop()
+    }
+    expect(h.sorted).toBe(0)
+    out.push(...drain(h))
+    expect(out).toEqual(entries.sort(byKey))
+  })
+
   it("counts the sorted run in its bytes and frees it once drained", () => {
     const h = new Heap.TimerHeap(4, 8)
     for (let k = 0; k < 400; k++) h.push(k % 50, k, k)
