@@ -1,4 +1,6 @@
 import { Clock, Driver, Kernel, Schedule, Task } from "@tickwork/core"
+import { epochNow } from "../lib/env.ts"
+import type { RealtimeContender } from "./realtime.ts"
 import type { Job, VirtualContender, VirtualInstance, Workload } from "./virtual.ts"
 
 /** (e) The tickwork core: `Driver.scheduleUnsafe` per task, then `Driver.runUntil` on a ManualClock. */
@@ -100,3 +102,47 @@ export const coreKernel: VirtualContender = {
     }
   },
 }
+
+/**
+ * The core on the real clock, without Effect: a `Driver` on the system clock, every task armed
+ * with `Schedule.at(slot)`, and one `setTimeout` for its next slot that runs everything due
+ * (`runDue`) — the single-timer limit's loop with the kernel's rules in it. It separates what the
+ * core costs on the real clock from what the Effect runtime adds per run (a fiber, its scope and
+ * context, the ledger, metrics).
+ */
+export const coreTimer: RealtimeContender = {
+  key: "core-timer",
+  name: "tickwork core Driver + one setTimeout",
+  start: (slots, started) => {
+    const d = Driver.make({ clock: Clock.system })
+    const job = (run: Task.RunInfo): void => started(taskOfRow[rowOf(run.id)] as number)
+    const taskOfRow = new Int32Array(slots.length)
+    for (let k = 0; k < slots.length; k++) {
+      taskOfRow[rowOf(d.scheduleUnsafe({ schedule: Schedule.at(slots[k] as number), job }))] = k
+    }
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const tick = (): void => {
+      timer = undefined
+      for (;;) {
+        d.runDue()
+        const next = d.nextSlot()
+        if (next === undefined) return
+        const wait = next - epochNow()
+        if (wait > 0) {
+          timer = setTimeout(tick, Math.ceil(wait))
+          return
+        }
+      }
+    }
+    const first = d.nextSlot()
+    if (first !== undefined) timer = setTimeout(tick, Math.ceil(Math.max(0, first - epochNow())))
+    return {
+      stop: () => {
+        if (timer !== undefined) clearTimeout(timer)
+      },
+    }
+  },
+}
+
+/** A generated id's table row (`#<row>.<generation>`): a fresh driver gives task k row k. */
+const rowOf = (id: string): number => Number.parseInt(id.slice(1), 10)

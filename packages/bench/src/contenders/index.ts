@@ -4,7 +4,7 @@
  * and append it to the matching list.
  */
 import { ceiling } from "./ceiling.ts"
-import { coreDriver, coreKernel } from "./core.ts"
+import { coreDriver, coreKernel, coreTimer } from "./core.ts"
 import { effectTestClock } from "./effectTestClock.ts"
 import { objectHeap } from "./objectHeap.ts"
 import { realtimeContenders as baselines, singleTimer, withLoad } from "./realtime.ts"
@@ -32,6 +32,7 @@ export const cancelContenders: ReadonlyArray<VirtualContender> = [ceiling, objec
  */
 export const realtimeContenders = [
   ...baselines,
+  coreTimer,
   runtimeRealtime(8),
   withLoad(singleTimer),
   withLoad(runtimeRealtime(8)),
