@@ -369,11 +369,21 @@ const fiberLocals: ReadonlyArray<string> = [
 /** `context` without its fiber-local values (a new context only when it has some). */
 const withoutFiberLocals = (context: Context.Context<never>): Context.Context<never> => {
   const map = context.mapUnsafe
-  if (!fiberLocals.some((key) => map.has(key))) return context
+  const runSync = isRunSyncScheduler(map.get(EffectScheduler.Scheduler.key))
+  if (!runSync && !fiberLocals.some((key) => map.has(key))) return context
   const services = new Map(map)
   for (const key of fiberLocals) services.delete(key)
+  if (runSync) services.delete(EffectScheduler.Scheduler.key)
   return Context.makeUnsafe(services)
 }
+
+/**
+ * Whether `scheduler` is the one `Effect.runSync` runs its effect with: its yields are
+ * microtasks, meant for that one synchronous call. It must not follow a task into its runs (a
+ * job that yields would hold the event loop until it ends) nor drive the actor.
+ */
+const isRunSyncScheduler = (scheduler: unknown): boolean =>
+  scheduler instanceof EffectScheduler.MixedScheduler && scheduler.executionMode === "sync"
 
 /**
  * Builds a scheduler in the current scope: starts its timing actor, and on scope close applies
@@ -492,9 +502,8 @@ export const make = (
     // The actor yields every few hundred runs of a backlog so Node's timers and I/O get a turn.
     // Under the scheduler `Effect.runSync` hands to the fibers it forks, a yield is a microtask,
     // and a backlog of a million runs would hold the event loop for its whole length.
-    const fibers = yield* EffectScheduler.Scheduler
     yield* Effect.forkScoped(
-      fibers.executionMode === "sync"
+      isRunSyncScheduler(yield* EffectScheduler.Scheduler)
         ? Effect.provideService(
             actor.run,
             EffectScheduler.Scheduler,

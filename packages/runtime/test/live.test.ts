@@ -103,4 +103,37 @@ describe("a backlog does not hold the event loop", () => {
     expect(turnsAtFirst).toBeGreaterThanOrEqual(0)
     expect(turnsAtLast - turnsAtFirst).toBeGreaterThanOrEqual(2)
   })
+
+  it("a job scheduled under Effect.runSync yields to the event loop, not to microtasks", async () => {
+    const scope = Scope.makeUnsafe()
+    const run = <A, E>(effect: Effect.Effect<A, E>): A => Effect.runSync(quiet(effect))
+    const s = run(Scheduler.make().pipe(Scope.provide(scope)))
+    let turns = 0
+    let finished = false
+    let turnsAtStart = -1
+    let turnsAtEnd = -1
+    let ended: () => void = () => {}
+    const done = new Promise<void>((resolve) => {
+      ended = resolve
+    })
+    // A long job that yields now and then, as Effect does on its own every 2,048 steps.
+    const job = Effect.gen(function* () {
+      turnsAtStart = turns
+      for (let k = 0; k < 20; k++) yield* Effect.yieldNow
+      turnsAtEnd = turns
+      finished = true
+      ended()
+    })
+    run(s.schedule({ schedule: Schedule.once(50), job }))
+    const tick = (): void => {
+      turns++
+      if (!finished) setImmediate(tick)
+    }
+    setImmediate(tick)
+    await done
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+    // Its twenty yields gave the event loop turns; under runSync's scheduler they were microtasks.
+    expect(turnsAtStart).toBeGreaterThanOrEqual(0)
+    expect(turnsAtEnd - turnsAtStart).toBeGreaterThanOrEqual(10)
+  })
 })
