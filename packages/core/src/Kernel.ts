@@ -1155,13 +1155,17 @@ export class Kernel<J> {
    * Reports a run's outcome at `finishedAt` and applies the lifecycle: the task is scheduled
    * again (a retry, or its next slot under its missed-run policy) or reaches a final state.
    * A run whose task was cancelled (or whose id was reused) meanwhile changes nothing but is
-   * still reported. Returns the {@link RunRecord} when `record` is set. O(log n).
+   * still reported. Returns the {@link RunRecord} when `record` is set: written into `into` when
+   * given (valid until the next completion; see {@link Rules.RecordBuffer}), except for the rare
+   * run whose task was cancelled meanwhile or that paused its task, which gets one of its own.
+   * O(log n).
    */
   complete(
     run: Run<J>,
     outcome: Outcome,
     finishedAt: number,
     record: boolean,
+    into?: Rules.RecordBuffer,
   ): RunRecord | undefined {
     const i = run.index
     this.inFlight--
@@ -1233,7 +1237,10 @@ export class Kernel<J> {
       this.finish(i, finishedAt)
     }
     this.expire(finishedAt)
-    return record ? Rules.record(run, outcome, finishedAt, settled) : undefined
+    if (!record) return undefined
+    return into !== undefined && settled.pausedReason === undefined
+      ? Rules.recordInto(into, run, outcome, finishedAt, settled)
+      : Rules.record(run, outcome, finishedAt, settled)
   }
 
   /**

@@ -267,7 +267,8 @@ export class Store {
 
   /**
    * Adds the `ran` record of a finished run of the task in table row `row`; `named` says the task
-   * has a caller-given id. Kept as columns when it can be rebuilt from them exactly.
+   * has a caller-given id. Kept as columns when it can be rebuilt from them exactly, else as a
+   * copy of `record` (which may be the kernel's reused buffer).
    */
   addRun(row: number, record: Task.RunRecord, named: boolean): void {
     if (
@@ -278,7 +279,7 @@ export class Store {
       record.merged !== undefined ||
       record.pausedReason !== undefined
     ) {
-      this.add(row, record, record.continuation === "final")
+      this.add(row, Rules.copyRecord(record), record.continuation === "final")
       return
     }
     if (!this.enabled || row < 0) return

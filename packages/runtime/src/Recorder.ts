@@ -9,7 +9,7 @@
  *
  * @since 0.1.0
  */
-import type { Task } from "@tickwork/core"
+import { Rules, type Task } from "@tickwork/core"
 import { type Context, Effect, PubSub, Stream } from "effect"
 import { type Series, seriesFor } from "./internal/series.ts"
 import * as Ledger from "./Ledger.ts"
@@ -110,7 +110,9 @@ export class Recorder {
   /**
    * A run finished and the kernel applied it (`record`): its records, in order — slots merged
    * into it before it started, the run, slots its policy dropped when it ended — and its metrics.
-   * `row` is the task's kernel row; `named` says its id was given by the caller.
+   * `row` is the task's kernel row; `named` says its id was given by the caller. `record` may
+   * be the kernel's reused buffer: whatever keeps it (the ledger, the stream, a listener) gets
+   * a copy.
    */
   finished(row: number, record: Task.RunRecord, named: boolean): void {
     const m = this.metrics
@@ -125,7 +127,11 @@ export class Recorder {
       this.add(row, merged, false)
     }
     this.ledger.addRun(row, record, named)
-    if (this.subscribers > 0) PubSub.publishUnsafe(this.occurrences, Ledger.ran(record))
+    const l = this.listener
+    // One copy for the stream and the listener, made only when one of them is there.
+    const kept =
+      this.subscribers > 0 || l?.completed !== undefined ? Rules.copyRecord(record) : record
+    if (this.subscribers > 0) PubSub.publishUnsafe(this.occurrences, Ledger.ran(kept))
     if (record.dropped !== undefined) {
       const missed = Ledger.missed(record, record.dropped)
       m.slotsMissed(missed.cause, missed.kind === "coalesced" ? "coalesce" : "skip").updateUnsafe(
@@ -134,8 +140,7 @@ export class Recorder {
       )
       this.add(row, missed, false)
     }
-    const l = this.listener
-    if (l?.completed !== undefined) this.call("completed", () => l.completed?.(record))
+    if (l?.completed !== undefined) this.call("completed", () => l.completed?.(kept))
   }
 
   /** A task was cancelled (from `scheduled` or `running`). */

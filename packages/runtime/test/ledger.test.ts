@@ -58,7 +58,7 @@ describe("Ledger.Store", () => {
     expect(store.get(4, 2)).toEqual([])
   })
 
-  it("keeps a run with a value, a failure or a caller-given id as the object it was", () => {
+  it("keeps a run with a value, a failure or a caller-given id as a copy of the object it was", () => {
     const store = new Ledger.Store(8, 10, 1000)
     const withValue = ranRecord(0, 1, 0, { outcome: { kind: "succeeded", value: 42 } })
     const failed = ranRecord(0, 1, 10, { outcome: Task.failed("boom") })
@@ -66,9 +66,20 @@ describe("Ledger.Store", () => {
     store.addRun(0, withValue, false)
     store.addRun(0, failed, false)
     store.addRun(1, named, true)
-    expect(store.get(0, 1)[0]).toBe(withValue)
-    expect(store.get(0, 1)[1]).toBe(failed)
+    expect(store.get(0, 1)).toEqual([withValue, failed])
     expect(store.get(1, 1)).toEqual([named])
+    // The scheduler hands over a buffer it refills for the next run: what was kept must not change.
+    const buffer = Rules.makeRecordBuffer()
+    Rules.recordInto(buffer, { ...failed, id: "#2.1" as Task.TaskId }, failed.outcome, 20, failed)
+    store.addRun(2, buffer, false)
+    Rules.recordInto(
+      buffer,
+      { ...withValue, id: "#3.1" as Task.TaskId },
+      withValue.outcome,
+      30,
+      withValue,
+    )
+    expect(store.get(2, 1)).toEqual([{ ...failed, id: "#2.1", finishedAt: 20 }])
   })
 
   it("starts a new history when a row is given to a new task", () => {

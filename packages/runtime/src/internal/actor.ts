@@ -17,7 +17,7 @@
  *    a finished run, or by an insert earlier than the slot it sleeps toward. It never busy-waits
  *    and never sleeps past an earlier insert.
  */
-import type { Errors, Kernel, Task } from "@tickwork/core"
+import { type Errors, type Kernel, Rules, type Task } from "@tickwork/core"
 import { Deferred, Effect, type Exit, Option } from "effect"
 import type * as Ledger from "../Ledger.ts"
 import type { AcceptedOptions, Recorder } from "../Recorder.ts"
@@ -105,6 +105,12 @@ export class TimingActor {
    * ~450 bytes of garbage per run.
    */
   private ended = 0
+  /**
+   * Each run's record is written here, not allocated (~200 bytes a run): the recorder reads it
+   * at once and copies what it keeps (an object ledger entry, a published occurrence, a record
+   * handed to a listener).
+   */
+  private readonly recordBuffer = Rules.makeRecordBuffer()
   /** The actor's wake-up, while it is parked. */
   private parked: ((effect: Effect.Effect<void>) => void) | undefined = undefined
   /** The Node timer of a timed park (live clock only). */
@@ -504,7 +510,13 @@ export class TimingActor {
   }
 
   private apply(run: Run, exit: Exit.Exit<unknown, unknown>, finishedAt: number): void {
-    const record = this.kernel.complete(run, outcome(exit), finishedAt, true) as Task.RunRecord
+    const record = this.kernel.complete(
+      run,
+      outcome(exit),
+      finishedAt,
+      true,
+      this.recordBuffer,
+    ) as Task.RunRecord
     this.recorder.finished(run.index, record, run.named)
     // A failed slot may pause the task or open its breaker; after the run's own records.
     this.flush()
