@@ -26,6 +26,17 @@ const drain = (h: Heap.TimerHeap): Array<Entry> => {
   return out
 }
 
+/** Takes `count` entries, each after the hint that entries due by `limit` are being taken. */
+const takeWithHints = (h: Heap.TimerHeap, limit: number, count: number): Array<Entry> => {
+  const out: Array<Entry> = []
+  for (let k = 0; k < count; k++) {
+    h.prepare(limit)
+    out.push(top(h))
+    h.pop()
+  }
+  return out
+}
+
 /** Entries with unique order keys (the kernel's seq is never reused), in push order. */
 const entriesArb = (maxLength: number) =>
   fc
@@ -261,12 +272,7 @@ describe("batches of due entries", () => {
       expected.push({ slot: (k * 7919) % n, order: (k % 3) * Heap.RANK_STRIDE + k, task: k })
     }
     expected.sort(byKey)
-    const out: Array<Entry> = []
-    for (let k = 0; k < 100; k++) {
-      h.prepare(499)
-      out.push(top(h))
-      h.pop()
-    }
+    const out = takeWithHints(h, 499, 100)
     // After enough pops the hint moved every remaining entry due by 499 into the sorted run.
     expect(h.sorted).toBeGreaterThan(0)
     expect(h.sorted).toBe(expected.filter((e) => e.slot <= 499).length - 100)
@@ -317,12 +323,7 @@ describe("batches of due entries", () => {
       entries.push(e)
       h.push(e.slot, e.order, e.task)
     }
-    const out: Array<Entry> = []
-    for (let k = 0; k < 20; k++) {
-      h.prepare(2 ** 46)
-      out.push(top(h))
-      h.pop()
-    }
+    const out = takeWithHints(h, 2 ** 46, 20)
     expect(h.sorted).toBe(0)
     out.push(...drain(h))
     expect(out).toEqual(entries.sort(byKey))
@@ -342,12 +343,7 @@ describe("batches of due entries", () => {
       entries.push(e)
       h.push(e.slot, e.order, e.task)
     }
-    const out: Array<Entry> = []
-    for (let k = 0; k < 20; k++) {
-      h.prepare(100)
-      out.push(top(h))
-      h.pop()
-    }
+    const out = takeWithHints(h, 100, 20)
     expect(h.sorted).toBe(0)
     out.push(...drain(h))
     expect(out).toEqual(entries.sort(byKey))

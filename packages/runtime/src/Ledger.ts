@@ -190,34 +190,12 @@ export class Store {
   private readonly capacity: number
 
   // ------------------------------------------------------------ the ring, oldest record at head
-  private size: number
+  /** The ring's arrays; `ring.size` positions. */
+  private ring: Columns
   private head = 0
   private used = 0
   /** Records held (not dropped): at most `used`. */
   private held = 0
-  /** 1 for a dropped record still taking its place in the ring. */
-  private dropped!: Uint8Array
-  private rows!: Int32Array
-  private gens!: Float64Array
-  /** The task's previous and next record, or -1. */
-  private prev!: Int32Array
-  private next!: Int32Array
-  /** How a record is kept: {@link OBJECT} or {@link RUN}. */
-  private how!: Uint8Array
-  /** The object of an {@link OBJECT} record. */
-  private objects!: Array<Occurrence | undefined>
-  // The columns of a RUN record.
-  private slots!: Float64Array
-  private scheduledFor!: Float64Array
-  private startedAt!: Float64Array
-  private finishedAt!: Float64Array
-  /** NaN for none. */
-  private nextSlots!: Float64Array
-  private attempts!: Float64Array
-  private runNumbers!: Float64Array
-  /** Index into `Lifecycle.states`, and into {@link continuations}. */
-  private states!: Uint8Array
-  private continuation!: Uint8Array
 
   /** The arrays of the ring before its last same-size compaction, for the next one to reuse. */
   private spare: Columns | undefined = undefined
@@ -247,8 +225,7 @@ export class Store {
     this.perTask = perTask
     this.finalTasks = finalTasks
     this.capacity = capacity
-    this.size = Math.max(1, Math.min(capacity, initialSize))
-    this.allocate(this.size)
+    this.ring = makeColumns(Math.max(1, Math.min(capacity, initialSize)))
   }
 
   /** Whether records are kept at all. */
@@ -260,8 +237,8 @@ export class Store {
   add(row: number, occurrence: Occurrence, final: boolean): void {
     if (!this.enabled || row < 0) return
     const p = this.append(row, occurrence.generation)
-    this.how[p] = OBJECT
-    this.objects[p] = occurrence
+    this.ring.how[p] = OBJECT
+    this.ring.objects[p] = occurrence
     if (final) this.retire(row, occurrence.generation)
   }
 
@@ -284,16 +261,17 @@ export class Store {
     }
     if (!this.enabled || row < 0) return
     const p = this.append(row, record.generation)
-    this.how[p] = RUN
-    this.slots[p] = record.slot
-    this.scheduledFor[p] = record.scheduledFor
-    this.startedAt[p] = record.startedAt
-    this.finishedAt[p] = record.finishedAt
-    this.nextSlots[p] = record.nextSlot ?? Number.NaN
-    this.attempts[p] = record.attempt
-    this.runNumbers[p] = record.runNumber
-    this.states[p] = Lifecycle.states.indexOf(record.state)
-    this.continuation[p] = continuations.indexOf(record.continuation)
+    const ring = this.ring
+    ring.how[p] = RUN
+    ring.slots[p] = record.slot
+    ring.scheduledFor[p] = record.scheduledFor
+    ring.startedAt[p] = record.startedAt
+    ring.finishedAt[p] = record.finishedAt
+    ring.nextSlots[p] = record.nextSlot ?? Number.NaN
+    ring.attempts[p] = record.attempt
+    ring.runNumbers[p] = record.runNumber
+    ring.states[p] = Lifecycle.states.indexOf(record.state)
+    ring.continuation[p] = continuations.indexOf(record.continuation)
     if (record.continuation === "final") this.retire(row, record.generation)
   }
 
@@ -303,7 +281,7 @@ export class Store {
     const r = row * ROW
     if (row < 0 || r >= c.length || c[r + COUNT] === 0 || c[r + GEN] !== (generation | 0)) return []
     const out: Array<Occurrence> = []
-    for (let p = c[r + OLDEST] as number; p >= 0; p = this.next[p] as number) {
+    for (let p = c[r + OLDEST] as number; p >= 0; p = this.ring.next[p] as number) {
       out.push(this.read(p))
     }
     return out
@@ -311,26 +289,27 @@ export class Store {
 
   /** The record at ring position `p`. */
   private read(p: number): Occurrence {
-    if (this.how[p] === OBJECT) return this.objects[p] as Occurrence
-    const row = this.rows[p] as number
-    const generation = this.gens[p] as number
-    const nextSlot = this.nextSlots[p] as number
+    const ring = this.ring
+    if (ring.how[p] === OBJECT) return ring.objects[p] as Occurrence
+    const row = ring.rows[p] as number
+    const generation = ring.gens[p] as number
+    const nextSlot = ring.nextSlots[p] as number
     return Rules.record(
       {
         id: Kernel.formatId(row, generation),
         generation,
-        slot: this.slots[p] as number,
-        scheduledFor: this.scheduledFor[p] as number,
-        startedAt: this.startedAt[p] as number,
-        attempt: this.attempts[p] as number,
-        runNumber: this.runNumbers[p] as number,
+        slot: ring.slots[p] as number,
+        scheduledFor: ring.scheduledFor[p] as number,
+        startedAt: ring.startedAt[p] as number,
+        attempt: ring.attempts[p] as number,
+        runNumber: ring.runNumbers[p] as number,
         merged: undefined,
       },
       Task.succeeded,
-      this.finishedAt[p] as number,
+      ring.finishedAt[p] as number,
       {
-        state: Lifecycle.states[this.states[p] as number] as Task.TaskState,
-        continuation: continuations[this.continuation[p] as number] as Task.Continuation,
+        state: Lifecycle.states[ring.states[p] as number] as Task.TaskState,
+        continuation: continuations[ring.continuation[p] as number] as Task.Continuation,
         nextSlot: Number.isNaN(nextSlot) ? undefined : nextSlot,
         dropped: undefined,
         pausedReason: undefined,
@@ -349,23 +328,25 @@ export class Store {
       this.reserveRows(Math.max(row + 1, (this.rowData.length / ROW) * 2))
     const data = this.rowData
     if (data[r + COUNT] !== 0 && data[r + GEN] !== (generation | 0)) this.dropHistory(row)
-    if (this.used === this.size) this.makeRoom()
-    const p = (this.head + this.used) % this.size
+    if (this.used === this.ring.size) this.makeRoom()
+    // After making room: a compaction replaces the ring.
+    const ring = this.ring
+    const p = (this.head + this.used) % ring.size
     this.used++
     this.held++
-    this.dropped[p] = 0
-    this.rows[p] = row
-    this.gens[p] = generation
-    this.next[p] = -1
+    ring.dropped[p] = 0
+    ring.rows[p] = row
+    ring.gens[p] = generation
+    ring.next[p] = -1
     const count = data[r + COUNT] as number
     if (count === 0) {
-      this.prev[p] = -1
+      ring.prev[p] = -1
       data[r + OLDEST] = p
       data[r + GEN] = generation
     } else {
       const newest = data[r + NEWEST] as number
-      this.prev[p] = newest
-      this.next[newest] = p
+      ring.prev[p] = newest
+      ring.next[newest] = p
     }
     data[r + NEWEST] = p
     data[r + COUNT] = count + 1
@@ -378,11 +359,11 @@ export class Store {
     const c = this.rowData
     const r = row * ROW
     const p = c[r + OLDEST] as number
-    const after = this.next[p] as number
+    const after = this.ring.next[p] as number
     this.drop(p)
     c[r + COUNT] = (c[r + COUNT] as number) - 1
     if (after < 0) c[r + NEWEST] = -1
-    else this.prev[after] = -1
+    else this.ring.prev[after] = -1
     c[r + OLDEST] = after
   }
 
@@ -390,15 +371,15 @@ export class Store {
   private dropHistory(row: number): void {
     const c = this.rowData
     const r = row * ROW
-    for (let p = c[r + OLDEST] as number; p >= 0; p = this.next[p] as number) this.drop(p)
+    for (let p = c[r + OLDEST] as number; p >= 0; p = this.ring.next[p] as number) this.drop(p)
     c[r + COUNT] = 0
     c[r + OLDEST] = -1
     c[r + NEWEST] = -1
   }
 
   private drop(p: number): void {
-    this.dropped[p] = 1
-    this.objects[p] = undefined
+    this.ring.dropped[p] = 1
+    this.ring.objects[p] = undefined
     this.held--
   }
 
@@ -409,14 +390,15 @@ export class Store {
    * ring (three quarters below `capacity`): O(1) amortised per record.
    */
   private makeRoom(): void {
-    if (this.size < this.capacity && this.held * 4 > this.size) {
-      this.rebuild(Math.min(this.capacity, this.size * 2))
-    } else if (this.held * 4 <= this.size * 3) {
-      this.rebuild(this.size)
+    const ring = this.ring
+    if (ring.size < this.capacity && this.held * 4 > ring.size) {
+      this.rebuild(Math.min(this.capacity, ring.size * 2))
+    } else if (this.held * 4 <= ring.size * 3) {
+      this.rebuild(ring.size)
     } else {
       const p = this.head
-      if (this.dropped[p] === 0) this.dropOldest(this.rows[p] as number)
-      this.head = (p + 1) % this.size
+      if (ring.dropped[p] === 0) this.dropOldest(ring.rows[p] as number)
+      this.head = (p + 1) % ring.size
       this.used--
     }
   }
@@ -429,28 +411,9 @@ export class Store {
    * promote), and that churn set off full collections.
    */
   private rebuild(size: number): void {
-    const old: Columns = {
-      size: this.size,
-      dropped: this.dropped,
-      rows: this.rows,
-      gens: this.gens,
-      prev: this.prev,
-      next: this.next,
-      how: this.how,
-      objects: this.objects,
-      slots: this.slots,
-      scheduledFor: this.scheduledFor,
-      startedAt: this.startedAt,
-      finishedAt: this.finishedAt,
-      nextSlots: this.nextSlots,
-      attempts: this.attempts,
-      runNumbers: this.runNumbers,
-      states: this.states,
-      continuation: this.continuation,
-    }
+    const old = this.ring
     const spare = this.spare
-    if (spare !== undefined && spare.size === size) this.use(spare)
-    else this.allocate(size)
+    const ring = spare !== undefined && spare.size === size ? spare : makeColumns(size)
     let moved = this.moved
     if (moved.length !== old.size) {
       moved = new Int32Array(old.size)
@@ -462,20 +425,20 @@ export class Store {
       const p = (this.head + k) % old.size
       if (old.dropped[p] === 1) continue
       moved[p] = q
-      this.dropped[q] = 0
-      this.rows[q] = old.rows[p] as number
-      this.gens[q] = old.gens[p] as number
-      this.how[q] = old.how[p] as number
-      this.objects[q] = old.objects[p]
-      this.slots[q] = old.slots[p] as number
-      this.scheduledFor[q] = old.scheduledFor[p] as number
-      this.startedAt[q] = old.startedAt[p] as number
-      this.finishedAt[q] = old.finishedAt[p] as number
-      this.nextSlots[q] = old.nextSlots[p] as number
-      this.attempts[q] = old.attempts[p] as number
-      this.runNumbers[q] = old.runNumbers[p] as number
-      this.states[q] = old.states[p] as number
-      this.continuation[q] = old.continuation[p] as number
+      ring.dropped[q] = 0
+      ring.rows[q] = old.rows[p] as number
+      ring.gens[q] = old.gens[p] as number
+      ring.how[q] = old.how[p] as number
+      ring.objects[q] = old.objects[p]
+      ring.slots[q] = old.slots[p] as number
+      ring.scheduledFor[q] = old.scheduledFor[p] as number
+      ring.startedAt[q] = old.startedAt[p] as number
+      ring.finishedAt[q] = old.finishedAt[p] as number
+      ring.nextSlots[q] = old.nextSlots[p] as number
+      ring.attempts[q] = old.attempts[p] as number
+      ring.runNumbers[q] = old.runNumbers[p] as number
+      ring.states[q] = old.states[p] as number
+      ring.continuation[q] = old.continuation[p] as number
       q++
     }
     // Links point to held records only (a dropped record is unlinked first), so every one moved.
@@ -485,8 +448,8 @@ export class Store {
       const at = moved[p] as number
       const before = old.prev[p] as number
       const after = old.next[p] as number
-      this.prev[at] = before < 0 ? -1 : (moved[before] as number)
-      this.next[at] = after < 0 ? -1 : (moved[after] as number)
+      ring.prev[at] = before < 0 ? -1 : (moved[before] as number)
+      ring.next[at] = after < 0 ? -1 : (moved[after] as number)
       const r = (old.rows[p] as number) * ROW
       if (before < 0) this.rowData[r + OLDEST] = at
       if (after < 0) this.rowData[r + NEWEST] = at
@@ -494,48 +457,9 @@ export class Store {
     // The old arrays hold no objects for the collector to keep, whether reused or not.
     old.objects.fill(undefined)
     this.spare = old.size === size ? old : undefined
-    this.size = size
+    this.ring = ring
     this.head = 0
     this.used = q
-  }
-
-  /** Makes `columns` the ring's arrays. */
-  private use(columns: Columns): void {
-    this.dropped = columns.dropped
-    this.rows = columns.rows
-    this.gens = columns.gens
-    this.prev = columns.prev
-    this.next = columns.next
-    this.how = columns.how
-    this.objects = columns.objects
-    this.slots = columns.slots
-    this.scheduledFor = columns.scheduledFor
-    this.startedAt = columns.startedAt
-    this.finishedAt = columns.finishedAt
-    this.nextSlots = columns.nextSlots
-    this.attempts = columns.attempts
-    this.runNumbers = columns.runNumbers
-    this.states = columns.states
-    this.continuation = columns.continuation
-  }
-
-  private allocate(size: number): void {
-    this.dropped = new Uint8Array(size)
-    this.rows = new Int32Array(size)
-    this.gens = new Float64Array(size)
-    this.prev = new Int32Array(size)
-    this.next = new Int32Array(size)
-    this.how = new Uint8Array(size)
-    this.objects = new Array(size).fill(undefined)
-    this.slots = new Float64Array(size)
-    this.scheduledFor = new Float64Array(size)
-    this.startedAt = new Float64Array(size)
-    this.finishedAt = new Float64Array(size)
-    this.nextSlots = new Float64Array(size)
-    this.attempts = new Float64Array(size)
-    this.runNumbers = new Float64Array(size)
-    this.states = new Uint8Array(size)
-    this.continuation = new Uint8Array(size)
   }
 
   /**
@@ -595,26 +519,53 @@ const OLDEST = 1
 const NEWEST = 2
 const COUNT = 3
 
-/** The ring's arrays, as one value (for {@link Store} compactions). */
+/** The ring's arrays: position `p` of each is one record. */
 interface Columns {
   readonly size: number
+  /** 1 for a dropped record still taking its place in the ring. */
   readonly dropped: Uint8Array
   readonly rows: Int32Array
   readonly gens: Float64Array
+  /** The task's previous and next record, or -1. */
   readonly prev: Int32Array
   readonly next: Int32Array
+  /** How a record is kept: {@link OBJECT} or {@link RUN}. */
   readonly how: Uint8Array
+  /** The object of an {@link OBJECT} record. */
   readonly objects: Array<Occurrence | undefined>
+  // The columns of a RUN record.
   readonly slots: Float64Array
   readonly scheduledFor: Float64Array
   readonly startedAt: Float64Array
   readonly finishedAt: Float64Array
+  /** NaN for none. */
   readonly nextSlots: Float64Array
   readonly attempts: Float64Array
   readonly runNumbers: Float64Array
+  /** Index into `Lifecycle.states`, and into {@link continuations}. */
   readonly states: Uint8Array
   readonly continuation: Uint8Array
 }
+
+const makeColumns = (size: number): Columns => ({
+  size,
+  dropped: new Uint8Array(size),
+  rows: new Int32Array(size),
+  gens: new Float64Array(size),
+  prev: new Int32Array(size),
+  next: new Int32Array(size),
+  how: new Uint8Array(size),
+  objects: new Array(size).fill(undefined),
+  slots: new Float64Array(size),
+  scheduledFor: new Float64Array(size),
+  startedAt: new Float64Array(size),
+  finishedAt: new Float64Array(size),
+  nextSlots: new Float64Array(size),
+  attempts: new Float64Array(size),
+  runNumbers: new Float64Array(size),
+  states: new Uint8Array(size),
+  continuation: new Uint8Array(size),
+})
 
 /** A record kept as its object. */
 const OBJECT = 0
