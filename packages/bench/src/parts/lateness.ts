@@ -1,9 +1,16 @@
 /**
  * Part 3: real-clock lateness. For each contender and size, N slots are drawn uniformly (whole
  * ms) over a window that opens `lead` ms after arming starts; the lead covers the arming time
- * measured so far with a margin (see `leadFor`), so every task is armed before the window opens. Each job records
- * `performance.timeOrigin + performance.now()`; lateness = startedAt − slot. A run that starts
- * before its slot is an early start.
+ * measured so far with a margin (see `leadFor`), so every task is armed before the window
+ * opens. Each job records `performance.timeOrigin + performance.now()`; lateness = startedAt −
+ * slot. A run that starts before its slot is an early start.
+ *
+ * Each trial's instance is warmed up before its window: with the N tasks it arms
+ * {@link WARM_TASKS} more, due over the 200 ms that end 50 ms before the window opens, whose
+ * starts are not measured. A warm-up on another instance is not enough: when that instance is
+ * collected, V8 discards the optimised code that embedded its objects ("weak objects" in
+ * `--trace-deopt`), and the trial's first ~100 ms then ran in unoptimised code while it was
+ * compiled again (1M over 5 s: the runtime's p99 34–62 ms that way, 3.8–6.1 ms warmed).
  */
 import type { RealtimeContender } from "../contenders/realtime.ts"
 import { Budget, progress } from "../lib/budget.ts"
@@ -53,6 +60,12 @@ export interface LatenessRow {
 /** Tasks armed (and dropped) once per contender before its trials: JIT warm-up and a first rate. */
 const CALIBRATION_TASKS = 20_000
 
+/** Warm-up tasks armed with each trial's tasks, due just before its window (not measured). */
+const WARM_TASKS = 20_000
+/** The warm-up's span and how long before the window it ends, in ms. */
+const WARM_SPAN_MS = 200
+const WARM_GAP_MS = 50
+
 /**
  * Arms tasks a minute ahead, then stops them: the arming cost per task, in ms. Then an untimed
  * warm-up: the same number of tasks run over 200 ms, so every contender's run path is optimised
@@ -95,7 +108,12 @@ const calibrate = async (c: RealtimeContender): Promise<number> => {
  * the calibration (cold caches and a small heap make that rate optimistic).
  */
 const leadFor = (n: number, rate: { readonly n: number; readonly msPerTask: number }): number =>
-  Math.ceil(250 + (rate.n >= n ? 1.5 : rate.n <= CALIBRATION_TASKS ? 3 : 2) * n * rate.msPerTask)
+  Math.ceil(
+    250 +
+      WARM_SPAN_MS +
+      WARM_GAP_MS +
+      (rate.n >= n ? 1.5 : rate.n <= CALIBRATION_TASKS ? 3 : 2) * (n + WARM_TASKS) * rate.msPerTask,
+  )
 
 /** How long after the window closes a trial waits for tasks that have not started yet. */
 const graceFor = (windowMs: number): number => Math.max(2_000, windowMs)
@@ -110,15 +128,23 @@ const runTrial = async (
   const n = offsets.length
   await quiesce()
   const windowStart = Math.ceil(epochNow()) + leadMs
-  const slots = new Float64Array(n)
+  // The trial's tasks are 0..n-1; the warm-up's follow them.
+  const slots = new Float64Array(n + WARM_TASKS)
   for (let k = 0; k < n; k++) slots[k] = windowStart + (offsets[k] as number)
+  const warmFrom = windowStart - WARM_GAP_MS - WARM_SPAN_MS
+  for (let k = 0; k < WARM_TASKS; k++) slots[n + k] = warmFrom + (k % WARM_SPAN_MS)
   const startedAt = new Float64Array(n).fill(Number.NaN)
   let started = 0
   let finish: () => void = () => {}
   const done = new Promise<void>((resolve) => {
     finish = resolve
   })
+  let warmed = 0
   const onStart = (k: number): void => {
+    if (k >= n) {
+      warmed++
+      return
+    }
     startedAt[k] = epochNow()
     if (++started === n) finish()
   }
@@ -163,7 +189,8 @@ const runTrial = async (
     early,
     earlyShare: early / Math.max(1, started),
     gcShare: reading.gcShare,
-    bytesPerRun: reading.allocatedBytes / Math.max(1, started),
+    // The reading began when arming ended, so it includes the warm-up's runs.
+    bytesPerRun: reading.allocatedBytes / Math.max(1, started + warmed),
   }
 }
 
