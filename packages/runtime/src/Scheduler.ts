@@ -452,7 +452,11 @@ export const make = (
     let lastNanos = -1n
     let lastMono = 0
     const clocks: Clocks = liveClock
-      ? { mono: () => performance.now(), wall: () => Date.now() }
+      ? {
+          mono: () => performance.now(),
+          wall: () => Date.now(),
+          preciseWall: () => performance.timeOrigin + performance.now(),
+        }
       : {
           mono: () => {
             // Converted once per reading that changed: virtual time stands still between

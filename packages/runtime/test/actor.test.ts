@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { Schedule, Scheduler } from "../src/index.ts"
+import { anchorOffset } from "../src/internal/actor.ts"
 
 describe("timing actor", () => {
   it.effect("wakes for an insert earlier than the slot it sleeps toward", () =>
@@ -125,4 +126,41 @@ describe("worker pool", () => {
       expect((yield* s.stats).done).toBe(1_000)
     }),
   )
+})
+
+describe("the scheduler's time is anchored to the wall clock's fraction of a ms (SPEC §2)", () => {
+  it("takes the precise reading when it lies in the whole ms the wall clock reads", () => {
+    const offset = anchorOffset({
+      mono: () => 250.25,
+      wall: () => 10_000,
+      preciseWall: () => 10_000.75,
+    })
+    // Anchored to Date.now() alone, the scheduler's time would be 0.75 ms behind the wall clock,
+    // and an at task for 10,001 would start when the wall clock read 10,001.75.
+    expect(offset).toBe(10_000.75 - 250.25)
+  })
+
+  it("anchors to the wall clock when the precise reading disagrees with it, or there is none", () => {
+    // The wall clock stepped since the precise reading's origin was taken: it is not used.
+    expect(
+      anchorOffset({ mono: () => 250, wall: () => 10_000, preciseWall: () => 3_610_000.5 }),
+    ).toBe(10_000 - 250)
+    expect(
+      anchorOffset({ mono: () => 250, wall: () => 10_000, preciseWall: () => 9_999.5 }),
+    ).toBe(10_000 - 250)
+    // TestClock or a provided Clock: whole ms from the Clock.
+    expect(anchorOffset({ mono: () => 250, wall: () => 10_000 })).toBe(10_000 - 250)
+  })
+
+  it("reads the monotonic clock last, so the scheduler's time is never ahead of the wall clock", () => {
+    // Time passes between the readings: 0.1 ms each. The wall clock is 5,000.4 + monotonic.
+    let t = 0
+    const offset = anchorOffset({
+      mono: () => (t += 0.1),
+      wall: () => Math.floor(5_000.4 + (t += 0.1)),
+      preciseWall: () => 5_000.4 + (t += 0.1),
+    })
+    expect(offset).toBeGreaterThan(5_000.2)
+    expect(offset).toBeLessThanOrEqual(5_000.4)
+  })
 })

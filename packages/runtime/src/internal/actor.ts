@@ -46,6 +46,28 @@ export interface Clocks {
   readonly mono: () => number
   /** Wall-clock time, epoch ms: may step (NTP, a suspended VM). */
   readonly wall: () => number
+  /**
+   * The wall-clock time with its fraction of a ms, on the monotonic clock's basis (live clock:
+   * `performance.timeOrigin + performance.now()`), when there is one: the scheduler's time is
+   * anchored to it while it agrees with {@link wall}. `wall()` reads whole ms, and an anchor
+   * taken from it is up to 1 ms behind: every `at` and cron run then started 0.5 ms late on
+   * average.
+   */
+  readonly preciseWall?: () => number
+}
+
+/**
+ * The offset from monotonic to scheduler time: from the precise wall reading when it lies in
+ * the whole ms `wall()` reads, else from `wall()`. The monotonic clock is read last, so the
+ * scheduler's time is never ahead of the reading it was anchored to (never early).
+ */
+export const anchorOffset = (clocks: Clocks): number => {
+  const wall = clocks.wall()
+  const precise = clocks.preciseWall?.()
+  const mono = clocks.mono()
+  return precise !== undefined && precise >= wall && precise < wall + 1
+    ? precise - mono
+    : wall - mono
 }
 
 /** Runs the actor starts in one go before it yields to other fibers and Node's timers. */
@@ -140,7 +162,7 @@ export class TimingActor {
     this.kernel = config.kernel
     this.recorder = config.recorder
     this.clocks = config.clocks
-    this.offset = config.clocks.wall() - config.clocks.mono()
+    this.offset = anchorOffset(config.clocks)
     this.pool = new WorkerPool<Run>({
       workers: config.workers,
       spans: config.spans,
