@@ -145,9 +145,9 @@ describe("the scheduler's time is anchored to the wall clock's fraction of a ms 
     expect(
       anchorOffset({ mono: () => 250, wall: () => 10_000, preciseWall: () => 3_610_000.5 }),
     ).toBe(10_000 - 250)
-    expect(
-      anchorOffset({ mono: () => 250, wall: () => 10_000, preciseWall: () => 9_999.5 }),
-    ).toBe(10_000 - 250)
+    expect(anchorOffset({ mono: () => 250, wall: () => 10_000, preciseWall: () => 9_999.5 })).toBe(
+      10_000 - 250,
+    )
     // TestClock or a provided Clock: whole ms from the Clock.
     expect(anchorOffset({ mono: () => 250, wall: () => 10_000 })).toBe(10_000 - 250)
   })
@@ -155,10 +155,15 @@ describe("the scheduler's time is anchored to the wall clock's fraction of a ms 
   it("reads the monotonic clock last, so the scheduler's time is never ahead of the wall clock", () => {
     // Time passes between the readings: 0.1 ms each. The wall clock is 5,000.4 + monotonic.
     let t = 0
+    /** The true monotonic time at each reading. */
+    const tick = (): number => {
+      t += 0.1
+      return t
+    }
     const offset = anchorOffset({
-      mono: () => (t += 0.1),
-      wall: () => Math.floor(5_000.4 + (t += 0.1)),
-      preciseWall: () => 5_000.4 + (t += 0.1),
+      mono: tick,
+      wall: () => Math.floor(5_000.4 + tick()),
+      preciseWall: () => 5_000.4 + tick(),
     })
     expect(offset).toBeGreaterThan(5_000.2)
     expect(offset).toBeLessThanOrEqual(5_000.4)
