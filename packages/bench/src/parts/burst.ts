@@ -18,7 +18,7 @@
  * again (the runtime: ~0.93–0.99M/s cold against 1.07–1.09M/s warm, in one process).
  */
 import { Schedule, type Scheduler } from "@tickwork/runtime"
-import { Effect, type Fiber } from "effect"
+import { Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { TypedHeap } from "../baselines/TypedHeap.ts"
 import { finished, scheduleAll, testClockEnv } from "../contenders/runtime.ts"
@@ -149,16 +149,15 @@ const effectSleepBurst: BurstContender = {
   key: "effect-sleep",
   name: "Effect fiber per task (sleep 0)",
   trial: async (n) => {
-    const fork = (count: number): [Array<Fiber.Fiber<void>>, Promise<void>] => {
+    const fork = (count: number): Promise<void> => {
       const [done, all] = countdown(count)
       const job = Effect.andThen(Effect.sleep(0), Effect.sync(done))
-      const fibers: Array<Fiber.Fiber<void>> = new Array(count)
-      for (let k = 0; k < count; k++) fibers[k] = Effect.runFork(job)
-      return [fibers, all]
+      for (let k = 0; k < count; k++) Effect.runFork(job)
+      return all
     }
-    await fork(WARM_TASKS)[1]
+    await fork(WARM_TASKS)
     const t0 = performance.now()
-    const [, all] = fork(n)
+    const all = fork(n)
     const gc = startGcReading()
     const t1 = performance.now()
     await all
