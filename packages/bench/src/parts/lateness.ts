@@ -32,7 +32,7 @@ export interface LatenessTrial {
   readonly rep: number
   readonly armMs: number
   readonly leadMs: number
-  /** > 0 when arming ended after the window opened (the trial still counts, flagged). */
+  /** > 0 when arming ended after the warm-up began, in ms (the trial still counts, flagged). */
   readonly overrunMs: number
   readonly started: number
   readonly missed: number
@@ -151,7 +151,8 @@ const runTrial = async (
   const t0 = performance.now()
   const handle = c.start(slots, onStart)
   const armMs = performance.now() - t0
-  const overrunMs = Math.max(0, epochNow() - windowStart)
+  // Arming that ends after the warm-up began leaves warm-up runs (and maybe the window's) late.
+  const overrunMs = Math.max(0, epochNow() - warmFrom)
   const graceMs = graceFor(windowMs)
   const gc = startGcReading()
   let timer: ReturnType<typeof setTimeout> | undefined
@@ -273,7 +274,7 @@ export const runLateness = async (config: LatenessConfig): Promise<Array<Latenes
         })
         p.row.trials.push(trial)
         progress(
-          `${count(n)} rep ${rep + 1} ${c.name}: p50 ${ms(trial.p50)} p99 ${ms(trial.p99)} max ${ms(trial.max)} ms, early ${int(trial.early)}, missed ${int(trial.missed)}, armed in ${ms(trial.armMs)} ms${trial.overrunMs > 0 ? `, window opened ${ms(trial.overrunMs)} ms before arming ended` : ""} [${(p.lastMs / 1000).toFixed(1)} s]`,
+          `${count(n)} rep ${rep + 1} ${c.name}: p50 ${ms(trial.p50)} p99 ${ms(trial.p99)} max ${ms(trial.max)} ms, early ${int(trial.early)}, missed ${int(trial.missed)}, armed in ${ms(trial.armMs)} ms${trial.overrunMs > 0 ? `, the warm-up began ${ms(trial.overrunMs)} ms before arming ended` : ""} [${(p.lastMs / 1000).toFixed(1)} s]`,
         )
       }
     }
@@ -351,7 +352,7 @@ export const latenessTable = (summaries: ReadonlyArray<LatenessSummary>): string
       const has = s.p50.values.length > 0
       const notes: Array<string> = []
       if (s.missed > 0) notes.push(`${int(s.missed)} never started in the window + grace`)
-      if (s.overruns > 0) notes.push(`${s.overruns} reps armed past the window's opening`)
+      if (s.overruns > 0) notes.push(`${s.overruns} reps armed past the warm-up's start`)
       if (s.skipped !== undefined) notes.push(s.skipped)
       else if (s.p50.values.length < 3) notes.push(`${s.p50.values.length} reps`)
       return [
