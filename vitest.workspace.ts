@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url"
 import { defaultServerConditions } from "vite"
 import { defineConfig } from "vitest/config"
 
+const sourceConditions = ["@tickwork/source", ...defaultServerConditions]
 const repoRoot = fileURLToPath(new URL(".", import.meta.url))
 
 // Every folder under packages/ and examples/ with a package.json is one project, named after it;
@@ -24,9 +25,12 @@ const projectDirs = ["packages", "examples"].flatMap((group) =>
 
 export default defineConfig({
   // Workspace packages resolve to their TypeScript sources through the "@tickwork/source" export
-  // condition, so tests need no build. Node-side tests run in Vite's SSR environment, where
-  // `ssr.resolve.conditions` applies (top-level `resolve.conditions` does not).
-  ssr: { resolve: { conditions: ["@tickwork/source", ...defaultServerConditions] } },
+  // condition, so nothing here needs a build. Two environments load our code: tests run in Vite's
+  // SSR environment (`ssr.resolve`), and global setup files in Vitest's own `__vitest__`
+  // environment. Without the condition there, a global setup that imports a workspace package
+  // resolves to its dist/, which a fresh clone does not have.
+  ssr: { resolve: { conditions: sourceConditions } },
+  environments: { __vitest__: { resolve: { conditions: sourceConditions } } },
   test: {
     projects: projectDirs.map(({ name, root }) => ({
       extends: true,
