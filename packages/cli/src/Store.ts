@@ -164,8 +164,9 @@ const slots = (first: number, last: number, count: number): string =>
   count === 1 ? instant(first) : `${instant(first)} .. ${instant(last)} (${count})`
 
 /**
- * A ledger as a table, oldest first: when, what (a run's outcome, or the event's kind), the
- * slot(s), the attempt, lateness, owner, and the cause or error.
+ * A ledger as a table, oldest first: when, what (a run's outcome, or the event's kind and the
+ * tool that asked for it, `paused by cli`), the slot(s), the attempt, lateness, owner, and the
+ * cause or error.
  *
  * @category getters
  * @since 0.1.0
@@ -193,7 +194,7 @@ export const ledgerTable = (
         : [
             instant(o.at),
             ...(withTask ? [o.taskId] : []),
-            o.kind,
+            o.origin === undefined ? o.kind : `${o.kind} by ${o.origin}`,
             slots(o.firstSlot, o.lastSlot, o.count),
             "-",
             "-",
@@ -445,7 +446,9 @@ export const ledger = Command.make(
 const control = (operation: "pause" | "resume" | "cancel", description: string) =>
   Command.make(operation, { store: storeFlag, id: idArgument, json: jsonFlag }, (input) =>
     Effect.gen(function* () {
-      const result = yield* withStore(input.store, true, (admin) => admin[operation](input.id))
+      const result = yield* withStore(input.store, true, (admin) =>
+        admin[operation](input.id, { origin: "cli" }),
+      )
       yield* print(input.json, result, () => controlText(operation, result))
     }),
   ).pipe(Command.withDescription(description))
