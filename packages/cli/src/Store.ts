@@ -295,7 +295,13 @@ export const parseLimit = (text: string): number | Errors.InvalidOption => {
 const userError = (error: { readonly message: string }): CliError.UserError =>
   new CliError.UserError({ cause: error, userMessage: error.message })
 
-const storeFlag = Flag.String("store").pipe(
+/**
+ * `--store <path|url>`, falling back to `TICKWORK_STORE`: shared by every command on a store.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const storeFlag = Flag.String("store").pipe(
   Flag.withMetavar("path|url"),
   Flag.withDescription(
     'The durable store: a SQLite file path ("./tasks.db") or a PostgreSQL URL ("postgres://user@host/db"); default: the TICKWORK_STORE environment variable',
