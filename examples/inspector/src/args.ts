@@ -1,4 +1,4 @@
-// Command-line options of the example's programs, shared by the live view and the dashboard.
+// Command-line options of the live view.
 
 /** The value of `--name value` or `--name=value`, else the environment variable `env`. */
 export const option = (name: string, env: string): string | undefined => {

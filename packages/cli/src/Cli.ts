@@ -1,10 +1,11 @@
 /**
  * The `tickwork` root command and how to run it. Every tool is a subcommand of the root
- * (`tickwork explain …`, `tickwork tasks --store …`); new ones are added to {@link subcommands}.
+ * (`tickwork explain …`, `tickwork tasks --store …`, `tickwork dashboard …`); new ones are added to {@link subcommands}.
  *
  * @since 0.1.0
  */
 import { Command } from "effect/cli"
+import * as Dashboard from "./Dashboard.ts"
 import * as Explain from "./Explain.ts"
 import * as Store from "./Store.ts"
 
@@ -22,7 +23,7 @@ export const version = "0.1.0"
  * @category models
  * @since 0.1.0
  */
-export const subcommands = [Explain.command, ...Store.commands] as const
+export const subcommands = [Explain.command, ...Store.commands, Dashboard.command] as const
 
 /**
  * The root command, `tickwork`. It does nothing by itself: without a subcommand it prints help.

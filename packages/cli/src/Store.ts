@@ -164,8 +164,9 @@ const slots = (first: number, last: number, count: number): string =>
   count === 1 ? instant(first) : `${instant(first)} .. ${instant(last)} (${count})`
 
 /**
- * A ledger as a table, oldest first: when, what (a run's outcome, or the event's kind), the
- * slot(s), the attempt, lateness, owner, and the cause or error.
+ * A ledger as a table, oldest first: when, what (a run's outcome, or the event's kind and the
+ * tool that asked for it, `paused by cli`), the slot(s), the attempt, lateness, owner, and the
+ * cause or error.
  *
  * @category getters
  * @since 0.1.0
@@ -193,7 +194,7 @@ export const ledgerTable = (
         : [
             instant(o.at),
             ...(withTask ? [o.taskId] : []),
-            o.kind,
+            o.origin === undefined ? o.kind : `${o.kind} by ${o.origin}`,
             slots(o.firstSlot, o.lastSlot, o.count),
             "-",
             "-",
@@ -294,7 +295,13 @@ export const parseLimit = (text: string): number | Errors.InvalidOption => {
 const userError = (error: { readonly message: string }): CliError.UserError =>
   new CliError.UserError({ cause: error, userMessage: error.message })
 
-const storeFlag = Flag.String("store").pipe(
+/**
+ * `--store <path|url>`, falling back to `TICKWORK_STORE`: shared by every command on a store.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const storeFlag = Flag.String("store").pipe(
   Flag.withMetavar("path|url"),
   Flag.withDescription(
     'The durable store: a SQLite file path ("./tasks.db") or a PostgreSQL URL ("postgres://user@host/db"); default: the TICKWORK_STORE environment variable',
@@ -445,7 +452,9 @@ export const ledger = Command.make(
 const control = (operation: "pause" | "resume" | "cancel", description: string) =>
   Command.make(operation, { store: storeFlag, id: idArgument, json: jsonFlag }, (input) =>
     Effect.gen(function* () {
-      const result = yield* withStore(input.store, true, (admin) => admin[operation](input.id))
+      const result = yield* withStore(input.store, true, (admin) =>
+        admin[operation](input.id, { origin: "cli" }),
+      )
       yield* print(input.json, result, () => controlText(operation, result))
     }),
   ).pipe(Command.withDescription(description))

@@ -268,12 +268,13 @@ describe("pause, resume and cancel (SQLite)", () => {
         const ledger = yield* tickwork("ledger", "sync-crm", "--store", file)
         // The slots of 09:04 and 09:05 passed while it was paused: skipped, never caught up; it
         // goes on at 09:06, the first slot at or after now (09:05:30).
+        // Each event the command wrote says it came from the CLI.
         expect(lines(ledger).slice(6)).toEqual([
-          "2026-12-01T09:05:30Z  skipped         2026-12-01T09:04:00Z .. 2026-12-01T09:05:00Z (2)  -        -     -         paused: passed while paused; resumed at slot 1796115960000",
-          "2026-12-01T09:05:30Z  resumed         2026-12-01T09:06:00Z                              -        -     -         manual: due at 1796115960000",
+          "2026-12-01T09:05:30Z  skipped by cli  2026-12-01T09:04:00Z .. 2026-12-01T09:05:00Z (2)  -        -     -         paused: passed while paused; resumed at slot 1796115960000",
+          "2026-12-01T09:05:30Z  resumed by cli  2026-12-01T09:06:00Z                              -        -     -         manual: due at 1796115960000",
         ])
         expect(
-          lines(ledger).filter((l) => / paused +2026-12-01T09:04:00Z .* manual$/.test(l)),
+          lines(ledger).filter((l) => / paused by cli +2026-12-01T09:04:00Z .* manual$/.test(l)),
         ).toHaveLength(1)
         const status = json<StoreAdmin.TaskDetails>(
           yield* tickwork("status", "sync-crm", "--store", file, "--json"),

@@ -329,6 +329,7 @@ export interface StoreAdminShape {
   /** The scheduler's `pause` (SPEC §15). */
   readonly pause: (
     id: string,
+    options?: ControlOptions,
   ) => Effect.Effect<
     ControlResult,
     UnknownTask | ReadOnlyStore | CoreErrors.InvalidOption | StoreError
@@ -336,6 +337,7 @@ export interface StoreAdminShape {
   /** The scheduler's `resume`; on PostgreSQL the workers are told at once (`NOTIFY`). */
   readonly resume: (
     id: string,
+    options?: ControlOptions,
   ) => Effect.Effect<
     ControlResult,
     UnknownTask | ReadOnlyStore | CoreErrors.InvalidOption | StoreError
@@ -343,10 +345,26 @@ export interface StoreAdminShape {
   /** The scheduler's `cancel` (cooperative: a running run finishes and is recorded). */
   readonly cancel: (
     id: string,
+    options?: ControlOptions,
   ) => Effect.Effect<
     ControlResult,
     UnknownTask | ReadOnlyStore | CoreErrors.InvalidOption | StoreError
   >
+}
+
+/**
+ * Options of a control (`pause`, `resume`, `cancel`).
+ *
+ * @category models
+ * @since 0.4.0
+ */
+export interface ControlOptions {
+  /**
+   * Who asks, recorded on the control's ledger event as its `origin` (e.g. `cli`, `dashboard`);
+   * a non-empty string of at most 1024 bytes. A store whose schema predates origins (migration
+   * 0005, applied when a scheduler of this version opens it) records the event without it.
+   */
+  readonly origin?: string | undefined
 }
 
 /**
@@ -567,6 +585,7 @@ export const open = (
     const present = yield* Inspect.isStore(sql).pipe(Effect.mapError(unavailable))
     if (!present) return yield* notAStore(connection.where)
     const tagged = yield* Inspect.hasTags(sql).pipe(Effect.mapError(unavailable))
+    const originKept = yield* Inspect.hasOrigin(sql).pipe(Effect.mapError(unavailable))
     const taskStore: TaskStoreShape = yield* makeStore({
       exclusive: false,
       migrate: false,
@@ -753,10 +772,14 @@ export const open = (
     const control =
       (
         operation: "pause" | "resume" | "cancel",
-        write: (id: string) => Effect.Effect<boolean, StoreError>,
+        write: (id: string, origin: string | undefined) => Effect.Effect<boolean, StoreError>,
       ) =>
-      (id: string) =>
+      (id: string, options: ControlOptions = {}) =>
         Effect.gen(function* () {
+          if (options.origin !== undefined) {
+            const bad = Ids.check("origin", options.origin)
+            if (bad !== undefined) return yield* bad
+          }
           if (readOnly) {
             return yield* new ReadOnlyStore({
               operation,
@@ -764,7 +787,7 @@ export const open = (
             })
           }
           yield* row(id)
-          const changed = yield* write(id)
+          const changed = yield* write(id, originKept ? options.origin : undefined)
           const after = yield* row(id)
           return {
             id,
@@ -789,12 +812,12 @@ export const open = (
       ledger,
       recent,
       stats,
-      pause: control("pause", (id) => Controls.pause(env, id)),
-      resume: control("resume", (id) =>
-        Effect.tap(Controls.resume(env, id), (ok) => (ok ? notify : Effect.void)),
+      pause: control("pause", (id, origin) => Controls.pause(env, id, origin)),
+      resume: control("resume", (id, origin) =>
+        Effect.tap(Controls.resume(env, id, origin), (ok) => (ok ? notify : Effect.void)),
       ),
-      cancel: control("cancel", (id) =>
-        Effect.map(taskStore.cancel(id, now()), (found) => Option.isSome(found)),
+      cancel: control("cancel", (id, origin) =>
+        Effect.map(taskStore.cancel(id, now(), origin), (found) => Option.isSome(found)),
       ),
     } satisfies StoreAdminShape
   })

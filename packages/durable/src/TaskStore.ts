@@ -324,6 +324,14 @@ export interface EventEntry {
   readonly detail: string | null
   /** A `breaker` event's breaker (a shared breaker's name, or the owning task's id). */
   readonly breaker?: string | null | undefined
+  /**
+   * Who asked for a `paused`, `resumed` or `cancelled` event by hand through a tool that names
+   * itself (`StoreAdmin`'s controls with an `origin`: the CLI records `cli`, the dashboard
+   * `dashboard`). Absent for every other event, and for the scheduler API's own controls.
+   *
+   * @since 0.4.0
+   */
+  readonly origin?: string | undefined
 }
 
 /**
@@ -505,8 +513,15 @@ export interface TaskStoreShape {
     ReadonlyArray<number>,
     Errors.DuplicateTaskId | Errors.InvalidOption | StoreError
   >
-  /** Cancels a scheduled, running or paused task, recording it; `None` if it was none of those. */
-  readonly cancel: (id: string, now: number) => Effect.Effect<Option.Option<Cancelled>, StoreError>
+  /**
+   * Cancels a scheduled, running or paused task, recording it (with `origin`, when given, on its
+   * event); `None` if it was none of those.
+   */
+  readonly cancel: (
+    id: string,
+    now: number,
+    origin?: string | undefined,
+  ) => Effect.Effect<Option.Option<Cancelled>, StoreError>
   /** A task's row; a row that cannot be read (edited by hand) is a `StoreError` saying so. */
   readonly get: (id: string) => Effect.Effect<Option.Option<TaskRow>, StoreError>
   /**
@@ -921,7 +936,7 @@ export const make = (options: {
         Effect.mapError(fail("read a task's state")),
       )
 
-    const cancel: TaskStoreShape["cancel"] = (id, now) =>
+    const cancel: TaskStoreShape["cancel"] = (id, now, origin) =>
       sql
         .withTransaction(
           Effect.gen(function* () {
@@ -945,6 +960,7 @@ export const make = (options: {
               eventRecord(
                 Events.make("cancelled", { id, ...found }, now, found.leaseOwner, {
                   cause: found.from,
+                  origin,
                 }),
               ),
             )}`
@@ -1299,7 +1315,8 @@ export const make = (options: {
         }
         return deadline("insert")(insert(tasks, insertOptions))
       },
-      cancel: (id, now) => (Ids.storable(id) ? deadline("cancel")(cancel(id, now)) : none),
+      cancel: (id, now, origin) =>
+        Ids.storable(id) ? deadline("cancel")(cancel(id, now, origin)) : none,
       get: (id) => (Ids.storable(id) ? deadline("read a task")(get(id)) : none),
       state: (id) => (Ids.storable(id) ? deadline("read a task's state")(state(id)) : none),
       modify: (id, decide, committed) =>

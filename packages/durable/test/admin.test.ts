@@ -9,7 +9,9 @@ import { createHash } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
 import { Schedule } from "@tickwork/core"
+import Database from "better-sqlite3"
 import { Effect } from "effect"
+import { TestClock } from "effect/testing"
 import { Postgres, StoreAdmin } from "../src/index.ts"
 import { advance, recording, sqlite, tempDir, withScheduler } from "./helpers.ts"
 import { freshDatabase } from "./pg.ts"
@@ -114,6 +116,71 @@ describe("StoreAdmin on SQLite", () => {
         expect(seen.filter((s) => s.id === "r").map((s) => s.slot)).toEqual([700])
         t.cleanup()
       }),
+  )
+
+  it.effect(
+    "a control's origin is recorded on its ledger event; a scheduler's own events carry none",
+    () =>
+      Effect.gen(function* () {
+        const t = tempDir()
+        const file = t.file()
+        yield* seeded(file)
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            const admin = yield* StoreAdmin.open(file)
+            const bad = yield* Effect.flip(admin.pause("r", { origin: "" }))
+            expect(bad).toMatchObject({ _tag: "InvalidOption", field: "origin", value: "" })
+            expect((yield* admin.info("r")).state).toBe("scheduled")
+            // A millisecond apart: the ledger orders events of one instant by kind, not by call.
+            yield* admin.pause("r", { origin: "ops-console" })
+            yield* TestClock.adjust(250)
+            yield* admin.resume("r", { origin: "ops-console" })
+            yield* TestClock.adjust(1)
+            yield* admin.cancel("o", { origin: "ops-console" })
+            yield* TestClock.adjust(1)
+            yield* admin.pause("r")
+            const events = (yield* admin.ledger("r")).filter((o) => o.kind !== "ran")
+            // The slots that passed while paused are skipped by the same resume: its origin too.
+            expect(events.map((o) => [o.kind, "origin" in o ? o.origin : "none"])).toEqual([
+              ["paused", "ops-console"],
+              ["skipped", "ops-console"],
+              ["resumed", "ops-console"],
+              ["paused", "none"],
+            ])
+            const cancelled = (yield* admin.ledger("o")).find((o) => o.kind === "cancelled")
+            expect(cancelled).toMatchObject({ cause: "scheduled", origin: "ops-console" })
+            const recent = yield* admin.recent(3)
+            expect(recent.map((o) => o.kind)).toEqual(["paused", "cancelled", "resumed"])
+            expect(recent.map((o) => ("origin" in o ? o.origin : null))).toEqual([
+              null,
+              "ops-console",
+              "ops-console",
+            ])
+          }),
+        )
+        t.cleanup()
+      }),
+  )
+
+  it.effect("a store from before origins (no origin column) records the control without one", () =>
+    Effect.gen(function* () {
+      const t = tempDir()
+      const file = t.file()
+      yield* seeded(file)
+      const db = new Database(file)
+      db.exec("ALTER TABLE tickwork_events DROP COLUMN origin")
+      db.close()
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const admin = yield* StoreAdmin.open(file)
+          expect((yield* admin.pause("r", { origin: "cli" })).changed).toBe(true)
+          const paused = (yield* admin.ledger("r")).find((o) => o.kind === "paused")
+          expect(paused).toMatchObject({ cause: "manual" })
+          expect(paused !== undefined && "origin" in paused).toBe(false)
+        }),
+      )
+      t.cleanup()
+    }),
   )
 
   it.effect("filters by tag when the store's tasks keep tags; bad filters name the field", () =>

@@ -6,7 +6,7 @@
  */
 import type { Breaker } from "@tickwork/core"
 import { type MissedRun, type Retry, Schedule, type Task } from "@tickwork/core"
-import { Result } from "effect"
+import { Array as Arr, Result } from "effect"
 import type { BreakerRow, EventEntry, EventKind, NewTask, RunEntry, TaskRow } from "../TaskStore.ts"
 
 /** A row as the driver returns it. */
@@ -147,6 +147,7 @@ export const decodeEvent = (r: Raw): EventEntry => ({
   owner: strOrNull(r.owner),
   detail: strOrNull(r.detail),
   breaker: strOrNull(r.breaker),
+  ...(r.origin === null || r.origin === undefined ? {} : { origin: String(r.origin) }),
 })
 
 /** The columns of a new task. */
@@ -217,4 +218,20 @@ export const eventRecord = (e: EventEntry) => ({
   owner: e.owner,
   detail: e.detail,
   breaker: e.breaker ?? null,
+  // Written only when set: a store not yet at migration 0005 has no such column, and every
+  // event but a named tool's control leaves it NULL anyway.
+  ...(e.origin === undefined ? {} : { origin: e.origin }),
 })
+
+/**
+ * The columns of events inserted together: one multi-row INSERT takes its column list from the
+ * first record, so when any of them carries an `origin`, all of them name the column.
+ */
+export const eventRecords = (
+  list: Arr.NonEmptyReadonlyArray<EventEntry>,
+): Arr.NonEmptyReadonlyArray<Record<string, unknown>> => {
+  const named = list.some((e) => e.origin !== undefined)
+  return Arr.map(list, (e) =>
+    named ? { ...eventRecord(e), origin: e.origin ?? null } : eventRecord(e),
+  )
+}

@@ -12,7 +12,7 @@ import { Array as Arr, Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { Change, ChangeResult, Committed, Decided, EventEntry } from "../TaskStore.ts"
 import * as Breakers from "./breakers.ts"
-import { decodeRow, eventRecord, num, type Raw, runRecord } from "./codec.ts"
+import { decodeRow, eventRecords, num, type Raw, runRecord } from "./codec.ts"
 import * as Write from "./write.ts"
 
 /** Rows per multi-row INSERT: 24 columns × 400 stays under both engines' parameter limits. */
@@ -181,7 +181,7 @@ export const commitAll = (
     }
     const results: Array<ChangeResult> = []
     const runs: Array<ReturnType<typeof runRecord>> = []
-    const events: Array<ReturnType<typeof eventRecord>> = []
+    const events: Array<EventEntry> = []
     for (let k = 0; k < requested.length; k++) {
       const c = requested[k] as Change
       const d = decided[k] as Decided
@@ -194,7 +194,7 @@ export const commitAll = (
       const result: ChangeResult = why
       results.push(result === "applied" && held.has(k) ? "held" : result)
       if (result === "fenced-out") {
-        events.push(eventRecord(c.fencedOut))
+        events.push(c.fencedOut)
         continue
       }
       if (d.run !== undefined) {
@@ -204,14 +204,14 @@ export const commitAll = (
           ),
         )
       }
-      if (result === "applied") for (const e of d.events) events.push(eventRecord(e))
+      if (result === "applied") for (const e of d.events) events.push(e)
     }
-    for (const e of moved) events.push(eventRecord(e))
+    for (const e of moved) events.push(e)
     for (const chunk of Arr.chunksOf(runs, CHUNK)) {
       yield* sql`INSERT INTO tickwork_runs ${sql.insert(chunk)} ON CONFLICT DO NOTHING`
     }
     for (const chunk of Arr.chunksOf(events, CHUNK)) {
-      yield* sql`INSERT INTO tickwork_events ${sql.insert(chunk)}`
+      yield* sql`INSERT INTO tickwork_events ${sql.insert(eventRecords(chunk))}`
     }
     const out: Committed = { results, decided, events: moved }
     return out

@@ -39,7 +39,11 @@ import * as Rows from "./rows.ts"
  * breaker's closing no longer releases it. A half-open breaker whose probe is paused by hand
  * lets another held task through.
  */
-export const pause = (env: Env, id: string): Effect.Effect<boolean, StoreError> => {
+export const pause = (
+  env: Env,
+  id: string,
+  origin?: string | undefined,
+): Effect.Effect<boolean, StoreError> => {
   const now = env.now()
   let outranked = false
   return Effect.map(
@@ -59,7 +63,7 @@ export const pause = (env: Env, id: string): Effect.Effect<boolean, StoreError> 
             ? { update: Rows.requested(row, "manual", now), events: [] }
             : { update: Rows.paused(row, "manual", now), events: [] }
         }
-        const event = Events.make("paused", row, now, null, { cause: "manual" })
+        const event = Events.make("paused", row, now, null, { cause: "manual", origin })
         return decision === "paused"
           ? {
               update: Rows.paused(row, "manual", now),
@@ -82,7 +86,11 @@ export const pause = (env: Env, id: string): Effect.Effect<boolean, StoreError> 
  * Resumes a paused task (whatever paused it) at the slot the rules give, recording the slots
  * that passed as skipped; or withdraws a pause requested while it runs. False for any other task.
  */
-export const resume = (env: Env, id: string): Effect.Effect<boolean, StoreError> => {
+export const resume = (
+  env: Env,
+  id: string,
+  origin?: string | undefined,
+): Effect.Effect<boolean, StoreError> => {
   const now = env.now()
   return env.store.modify(
     id,
@@ -95,11 +103,13 @@ export const resume = (env: Env, id: string): Effect.Effect<boolean, StoreError>
       if (row.state !== "paused") return undefined
       const r = Rules.resume(Rows.view(row, env.options.windowMs), now)
       const events: Array<EventEntry> = []
-      if (r.skipped !== undefined) events.push(Events.paused(r.skipped, row, now, r.dueAt))
+      if (r.skipped !== undefined)
+        events.push(Events.paused(r.skipped, row, now, r.dueAt, "paused", origin))
       events.push(
         Events.make("resumed", { ...row, slot: r.slot }, now, null, {
           cause: row.pausedReason,
           detail: `due at ${r.dueAt}`,
+          origin,
         }),
       )
       return { update: Rows.resumed(row, r, now, env.nextSeq()), events }

@@ -28,6 +28,7 @@ export const make = (
     readonly slots?: Pick<MissedRun.Dropped, "first" | "last" | "count"> | undefined
     readonly cause?: string | null | undefined
     readonly detail?: string | null | undefined
+    readonly origin?: string | undefined
   } = {},
 ): EventEntry => ({
   taskId: subject.id,
@@ -41,6 +42,8 @@ export const make = (
   fence: subject.fence,
   owner,
   detail: fields.detail ?? null,
+  // Only controls asked for by a named tool carry the key: every other event keeps its shape.
+  ...(fields.origin === undefined ? {} : { origin: fields.origin }),
 })
 
 const lowerBound = (slots: MissedRun.Dropped): string | null =>
@@ -92,10 +95,12 @@ export const paused = (
   at: number,
   nextSlot: number,
   cause: "paused" | "breaker" = "paused",
+  origin?: string | undefined,
 ): EventEntry =>
   make("skipped", subject, at, null, {
     slots: skipped,
     cause,
+    origin,
     detail: `passed while ${cause === "paused" ? "paused" : "held by its breaker"}; resumed at slot ${nextSlot}${lowerBound(skipped) === null ? "" : "; count is a lower bound"}`,
   })
 

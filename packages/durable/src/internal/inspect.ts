@@ -38,6 +38,21 @@ export const hasTags = (sql: SqlClient): Effect.Effect<boolean, SqlError> =>
     .pipe(Effect.map((rows) => rows[0] !== undefined && num(rows[0].n) > 0))
 
 /**
+ * Whether the store's ledger events can say who asked for a control (migration 0005 added
+ * `tickwork_events.origin`; an admin opens a store without migrating it).
+ */
+export const hasOrigin = (sql: SqlClient): Effect.Effect<boolean, SqlError> =>
+  sql
+    .onDialectOrElse({
+      pg: () => sql<Raw>`SELECT COUNT(*) AS n FROM information_schema.columns
+        WHERE table_schema = current_schema() AND table_name = 'tickwork_events'
+          AND column_name = 'origin'`,
+      orElse: () =>
+        sql<Raw>`SELECT COUNT(*) AS n FROM pragma_table_info('tickwork_events') WHERE name = 'origin'`,
+    })
+    .pipe(Effect.map((rows) => rows[0] !== undefined && num(rows[0].n) > 0))
+
+/**
  * The tags of a stored `tags` value: a JSON array of strings, or comma-separated text; `[]` for
  * none.
  */

@@ -190,6 +190,12 @@ export const migrations = {
     yield* sql`CREATE INDEX tickwork_tasks_running_owner ON tickwork_tasks (lease_owner)
       WHERE state = 'running'`
   }),
+  "0005_origin": Effect.gen(function* () {
+    const sql = yield* SqlClient
+    // Who asked for a pause, resume or cancel by hand (`cli`, `dashboard`, …). NULL for every
+    // other event and for controls called through the scheduler's API, so older rows stay valid.
+    yield* sql`ALTER TABLE tickwork_events ADD COLUMN origin TEXT`
+  }),
 }
 
 /** Runs the migrations (of `record`, all by default) not yet recorded. */

@@ -7,7 +7,7 @@
 import { Array as Arr, Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { EventEntry, RowUpdate, TaskRow } from "../TaskStore.ts"
-import { eventRecord } from "./codec.ts"
+import { eventRecords } from "./codec.ts"
 
 /** Rows per multi-row INSERT: well under both engines' parameter limits. */
 const CHUNK = 400
@@ -77,6 +77,6 @@ export const tags = (
 export const events = (sql: SqlClient, list: ReadonlyArray<EventEntry>) =>
   Effect.forEach(
     Arr.chunksOf(list, CHUNK),
-    (chunk) => sql`INSERT INTO tickwork_events ${sql.insert(Arr.map(chunk, eventRecord))}`,
+    (chunk) => sql`INSERT INTO tickwork_events ${sql.insert(eventRecords(chunk))}`,
     { discard: true },
   )
