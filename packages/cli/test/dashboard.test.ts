@@ -148,8 +148,18 @@ const count = (selector: string) => page.locator(selector).count()
 const text = (selector: string) => page.locator(selector).first().textContent()
 const waitFor = (selector: string) =>
   page.waitForSelector(selector, { state: "attached", timeout: WAIT })
-const waitUntil = (expression: string) =>
-  page.waitForFunction(expression, undefined, { timeout: WAIT })
+/**
+ * Waits until `expression` is true in the page, for at most WAIT ms. Polled from here with
+ * `page.evaluate`: the page's Content-Security-Policy forbids eval, which
+ * `page.waitForFunction`'s in-page polling needs once its first check is false.
+ */
+const waitUntil = async (expression: string) => {
+  const deadline = performance.now() + WAIT
+  while (!(await page.evaluate(expression))) {
+    if (performance.now() > deadline) throw new Error(`timed out after ${WAIT} ms: ${expression}`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) {
