@@ -8,12 +8,13 @@
 import { createHash } from "node:crypto"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import type { DurableScheduler, StoreAdmin } from "@tickwork/durable"
+import { Schedule } from "@tickwork/core"
+import { DurableScheduler, type StoreAdmin } from "@tickwork/durable"
 import { Cause, Effect, Layer, Option } from "effect"
 import { CliError } from "effect/cli"
 import { TestClock } from "effect/testing"
 import { freshDatabase } from "./pg.ts"
-import { postgres, seed, sqlite, T0, tempStore } from "./store.ts"
+import { handlers, postgres, seed, sqlite, T0, tempStore } from "./store.ts"
 import { lines, type Outcome, tickwork } from "./support.ts"
 
 /** The typed error a failed run carries as the cause of its `UserError`. */
@@ -133,6 +134,46 @@ describe("tasks (SQLite)", () => {
         expect(tag.stderr).toContain("tag must not be empty")
       }),
     ),
+  )
+
+  it.effect("--tag lists the tasks carrying the tag: stores of this version keep tags", () =>
+    Effect.gen(function* () {
+      const t = tempStore()
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const { durable: d } = yield* DurableScheduler.make({
+            handlers: [...handlers],
+            owner: "worker-a",
+            claim: false,
+          })
+          yield* d.schedule({
+            id: "newsletter",
+            handler: "mail.send",
+            payload: { to: "list@example.com" },
+            schedule: Schedule.once(3_600_000),
+            tags: ["mail", "weekly"],
+          })
+          yield* d.schedule({
+            id: "sync-crm",
+            handler: "crm.sync",
+            payload: { account: "acme" },
+            schedule: Schedule.fixedRate(60_000),
+            tags: ["crm"],
+          })
+        }),
+      ).pipe(Effect.provide(sqlite(t.file)))
+      const page = json<StoreAdmin.TaskPage>(
+        yield* tickwork("tasks", "--store", t.file, "--tag", "mail", "--json"),
+      )
+      expect(page.tasks.map((task) => [task.id, task.tags])).toEqual([
+        ["newsletter", ["mail", "weekly"]],
+      ])
+      const table = yield* tickwork("tasks", "--store", t.file, "--tag", "crm")
+      expect(table.code).toBe(0)
+      expect(lines(table).map((l) => l.split(/\s+/)[0])).toEqual(["ID", "sync-crm", "1"])
+      expect(lines(table)[1]?.trimEnd().endsWith(" crm")).toBe(true)
+      t.cleanup()
+    }),
   )
 })
 
