@@ -13,6 +13,7 @@ import { DurableScheduler, type StoreAdmin } from "@tickwork/durable"
 import { Cause, Effect, Layer, Option } from "effect"
 import { CliError } from "effect/cli"
 import { TestClock } from "effect/testing"
+import { ledgerTable } from "../src/Store.ts"
 import { freshDatabase } from "./pg.ts"
 import { handlers, postgres, seed, sqlite, T0, tempStore } from "./store.ts"
 import { lines, type Outcome, tickwork } from "./support.ts"
@@ -283,6 +284,36 @@ describe("status and ledger (SQLite)", () => {
   )
 })
 
+describe("ledger DETAIL", () => {
+  const event = (detail: string): DurableScheduler.DurableOccurrence => ({
+    taskId: "t",
+    generation: 1,
+    kind: "breaker",
+    firstSlot: T0,
+    lastSlot: T0,
+    count: 1,
+    cause: "open",
+    at: T0,
+    fence: null,
+    owner: "worker-a",
+    detail,
+  })
+
+  it("writes the instants of an event's detail in ISO 8601 UTC, like the other columns", () => {
+    const out = ledgerTable([
+      event(`closed -> open: slot ${T0} of task t failed; cool-down 60000 ms, half-open at ${T0 + 60_000}`),
+      event("older than the catch-up window of 2592000000 ms"),
+      event(`attempt 2 due at ${T0 + 1_500}; deadline ${T0 + 3_600_000}`),
+    ]).split("\n")
+    // DETAIL is the last column: the cause, ": ", then the detail.
+    expect(out.slice(1).map((l) => l.slice(l.indexOf("open: ") + "open: ".length))).toEqual([
+      "closed -> open: slot 2026-12-01T09:00:00Z of task t failed; cool-down 60000 ms, half-open at 2026-12-01T09:01:00Z",
+      "older than the catch-up window of 2592000000 ms",
+      "attempt 2 due at 2026-12-01T09:00:01.500Z; deadline 2026-12-01T10:00:00Z",
+    ])
+  })
+})
+
 describe("pause, resume and cancel (SQLite)", () => {
   it.effect("change the task as the scheduler's controls do, and report what they did", () =>
     withSeeded((file) =>
@@ -310,8 +341,8 @@ describe("pause, resume and cancel (SQLite)", () => {
         // The slots of 09:04 and 09:05 passed while it was paused: skipped, never caught up; it
         // goes on at 09:06, the first slot at or after now (09:05:30).
         expect(lines(ledger).slice(6)).toEqual([
-          "2026-12-01T09:05:30Z  skipped         2026-12-01T09:04:00Z .. 2026-12-01T09:05:00Z (2)  -        -     -         paused: passed while paused; resumed at slot 1796115960000",
-          "2026-12-01T09:05:30Z  resumed         2026-12-01T09:06:00Z                              -        -     -         manual: due at 1796115960000",
+          "2026-12-01T09:05:30Z  skipped         2026-12-01T09:04:00Z .. 2026-12-01T09:05:00Z (2)  -        -     -         paused: passed while paused; resumed at slot 2026-12-01T09:06:00Z",
+          "2026-12-01T09:05:30Z  resumed         2026-12-01T09:06:00Z                              -        -     -         manual: due at 2026-12-01T09:06:00Z",
         ])
         expect(
           lines(ledger).filter((l) => / paused +2026-12-01T09:04:00Z .* manual$/.test(l)),
