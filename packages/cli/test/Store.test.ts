@@ -301,7 +301,9 @@ describe("ledger DETAIL", () => {
 
   it("writes the instants of an event's detail in ISO 8601 UTC, like the other columns", () => {
     const out = ledgerTable([
-      event(`closed -> open: slot ${T0} of task t failed; cool-down 60000 ms, half-open at ${T0 + 60_000}`),
+      event(
+        `closed -> open: slot ${T0} of task t failed; cool-down 60000 ms, half-open at ${T0 + 60_000}`,
+      ),
       event("older than the catch-up window of 2592000000 ms"),
       event(`attempt 2 due at ${T0 + 1_500}; deadline ${T0 + 3_600_000}`),
     ]).split("\n")

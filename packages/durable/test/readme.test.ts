@@ -54,7 +54,8 @@ const postgresOptions: Record<keyof Postgres.PostgresStoreConfig, true> = {
 
 describe("README store options", () => {
   const readme = readFileSync(join(root, "README.md"), "utf8")
-  const section = (from: string, to: string) => readme.slice(readme.indexOf(from), readme.indexOf(to))
+  const section = (from: string, to: string) =>
+    readme.slice(readme.indexOf(from), readme.indexOf(to))
 
   it("names every field of Sqlite.layer's options", () => {
     const list = section("`Sqlite.layer` takes", "Both run the same migrations")
