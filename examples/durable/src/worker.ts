@@ -5,9 +5,9 @@
 // On a fresh store it schedules the demo's tasks; on a store that already has them (a restart)
 // it schedules nothing: the tasks come back from the file. It prints every run and every
 // ledger event as it happens, then closes after <run for ms> and prints a summary.
-import { NodeRuntime } from "@effect/platform-node"
 import { Schedule } from "@tickwork/core"
 import { DurableScheduler, Handler, Sqlite } from "@tickwork/durable"
+import { Main } from "@tickwork/runtime"
 import { Effect, Fiber, Layer, References, Schema, Stream } from "effect"
 
 const [file, startArg, runForArg] = process.argv.slice(2)
@@ -104,7 +104,8 @@ const describe = (o: Exclude<DurableScheduler.DurableOccurrence, { kind: "ran" }
   }`
 
 // runMain closes the scope on SIGINT/SIGTERM: the worker releases its claims for another process.
-NodeRuntime.runMain(
+// Main.runMain exits 0 after SIGTERM and a clean shutdown (a stop, not a failure), 130 on Ctrl-C.
+Main.runMain(
   program.pipe(
     Effect.provide(
       DurableScheduler.layer({

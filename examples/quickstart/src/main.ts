@@ -5,8 +5,7 @@
 //   pnpm demo
 //
 // Read it top to bottom: each task shows one part of the API.
-import { NodeRuntime } from "@effect/platform-node"
-import { type Ledger, Schedule, Scheduler, type Task } from "@tickwork/runtime"
+import { type Ledger, Main, Schedule, Scheduler, type Task } from "@tickwork/runtime"
 import { Data, Effect, Schedule as EffectSchedule, Fiber, Logger, Option, Stream } from "effect"
 
 class UpstreamUnavailable extends Data.TaggedError("UpstreamUnavailable")<{
@@ -197,4 +196,4 @@ const main = Effect.gen(function* () {
 
 // runMain closes the scheduler's scope on SIGINT/SIGTERM too (Ctrl-C shuts it down under its
 // policy), reports a failure and sets the exit code.
-NodeRuntime.runMain(main.pipe(Effect.provide(Logger.layer([Logger.consolePretty()]))))
+Main.runMain(main.pipe(Effect.provide(Logger.layer([Logger.consolePretty()]))))

@@ -160,6 +160,16 @@ export const statusText = (t: StoreAdmin.TaskDetails): string =>
     ["payload", JSON.stringify(t.payload)],
   ])
 
+/**
+ * An event's stored detail with its instants as ISO 8601 UTC, like every other time in the
+ * table. Details are free text written by the durable scheduler (stores keep what older versions
+ * wrote too), and name instants as epoch ms (`resumed at slot 1796191200000`, `due at …`,
+ * `half-open at …`). An epoch-ms instant from 1973 to 2286 has 12 or 13 digits, and no count or
+ * duration in a detail comes near that; a number followed by ` ms` is a duration and kept.
+ */
+const detailText = (detail: string): string =>
+  detail.replace(/\b(\d{12,13})\b(?! ?ms\b)/g, (digits) => instant(Number(digits)))
+
 const slots = (first: number, last: number, count: number): string =>
   count === 1 ? instant(first) : `${instant(first)} .. ${instant(last)} (${count})`
 
@@ -199,7 +209,9 @@ export const ledgerTable = (
             "-",
             "-",
             o.owner ?? "-",
-            [o.cause, o.detail].filter((x) => x !== null).join(": ") || "-",
+            [o.cause, o.detail === null ? null : detailText(o.detail)]
+              .filter((x) => x !== null)
+              .join(": ") || "-",
           ],
     ),
   ]

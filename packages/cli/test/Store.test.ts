@@ -8,12 +8,14 @@
 import { createHash } from "node:crypto"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import type { DurableScheduler, StoreAdmin } from "@tickwork/durable"
+import { Schedule } from "@tickwork/core"
+import { DurableScheduler, type StoreAdmin } from "@tickwork/durable"
 import { Cause, Effect, Layer, Option } from "effect"
 import { CliError } from "effect/cli"
 import { TestClock } from "effect/testing"
+import { ledgerTable } from "../src/Store.ts"
 import { freshDatabase } from "./pg.ts"
-import { postgres, seed, sqlite, T0, tempStore } from "./store.ts"
+import { handlers, postgres, seed, sqlite, T0, tempStore } from "./store.ts"
 import { lines, type Outcome, tickwork } from "./support.ts"
 
 /** The typed error a failed run carries as the cause of its `UserError`. */
@@ -134,6 +136,46 @@ describe("tasks (SQLite)", () => {
       }),
     ),
   )
+
+  it.effect("--tag lists the tasks carrying the tag: stores of this version keep tags", () =>
+    Effect.gen(function* () {
+      const t = tempStore()
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const { durable: d } = yield* DurableScheduler.make({
+            handlers: [...handlers],
+            owner: "worker-a",
+            claim: false,
+          })
+          yield* d.schedule({
+            id: "newsletter",
+            handler: "mail.send",
+            payload: { to: "list@example.com" },
+            schedule: Schedule.once(3_600_000),
+            tags: ["mail", "weekly"],
+          })
+          yield* d.schedule({
+            id: "sync-crm",
+            handler: "crm.sync",
+            payload: { account: "acme" },
+            schedule: Schedule.fixedRate(60_000),
+            tags: ["crm"],
+          })
+        }),
+      ).pipe(Effect.provide(sqlite(t.file)))
+      const page = json<StoreAdmin.TaskPage>(
+        yield* tickwork("tasks", "--store", t.file, "--tag", "mail", "--json"),
+      )
+      expect(page.tasks.map((task) => [task.id, task.tags])).toEqual([
+        ["newsletter", ["mail", "weekly"]],
+      ])
+      const table = yield* tickwork("tasks", "--store", t.file, "--tag", "crm")
+      expect(table.code).toBe(0)
+      expect(lines(table).map((l) => l.split(/\s+/)[0])).toEqual(["ID", "sync-crm", "1"])
+      expect(lines(table)[1]?.trimEnd().endsWith(" crm")).toBe(true)
+      t.cleanup()
+    }),
+  )
 })
 
 describe("status and ledger (SQLite)", () => {
@@ -242,6 +284,38 @@ describe("status and ledger (SQLite)", () => {
   )
 })
 
+describe("ledger DETAIL", () => {
+  const event = (detail: string): DurableScheduler.DurableOccurrence => ({
+    taskId: "t",
+    generation: 1,
+    kind: "breaker",
+    firstSlot: T0,
+    lastSlot: T0,
+    count: 1,
+    cause: "open",
+    at: T0,
+    fence: null,
+    owner: "worker-a",
+    detail,
+  })
+
+  it("writes the instants of an event's detail in ISO 8601 UTC, like the other columns", () => {
+    const out = ledgerTable([
+      event(
+        `closed -> open: slot ${T0} of task t failed; cool-down 60000 ms, half-open at ${T0 + 60_000}`,
+      ),
+      event("older than the catch-up window of 2592000000 ms"),
+      event(`attempt 2 due at ${T0 + 1_500}; deadline ${T0 + 3_600_000}`),
+    ]).split("\n")
+    // DETAIL is the last column: the cause, ": ", then the detail.
+    expect(out.slice(1).map((l) => l.slice(l.indexOf("open: ") + "open: ".length))).toEqual([
+      "closed -> open: slot 2026-12-01T09:00:00Z of task t failed; cool-down 60000 ms, half-open at 2026-12-01T09:01:00Z",
+      "older than the catch-up window of 2592000000 ms",
+      "attempt 2 due at 2026-12-01T09:00:01.500Z; deadline 2026-12-01T10:00:00Z",
+    ])
+  })
+})
+
 describe("pause, resume and cancel (SQLite)", () => {
   it.effect("change the task as the scheduler's controls do, and report what they did", () =>
     withSeeded((file) =>
@@ -270,8 +344,8 @@ describe("pause, resume and cancel (SQLite)", () => {
         // goes on at 09:06, the first slot at or after now (09:05:30).
         // Each event the command wrote says it came from the CLI.
         expect(lines(ledger).slice(6)).toEqual([
-          "2026-12-01T09:05:30Z  skipped by cli  2026-12-01T09:04:00Z .. 2026-12-01T09:05:00Z (2)  -        -     -         paused: passed while paused; resumed at slot 1796115960000",
-          "2026-12-01T09:05:30Z  resumed by cli  2026-12-01T09:06:00Z                              -        -     -         manual: due at 1796115960000",
+          "2026-12-01T09:05:30Z  skipped by cli  2026-12-01T09:04:00Z .. 2026-12-01T09:05:00Z (2)  -        -     -         paused: passed while paused; resumed at slot 2026-12-01T09:06:00Z",
+          "2026-12-01T09:05:30Z  resumed by cli  2026-12-01T09:06:00Z                              -        -     -         manual: due at 2026-12-01T09:06:00Z",
         ])
         expect(
           lines(ledger).filter((l) => / paused by cli +2026-12-01T09:04:00Z .* manual$/.test(l)),

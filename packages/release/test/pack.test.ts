@@ -113,7 +113,7 @@ describe("the packed packages", () => {
 
       const packedManifest = readJson(join(installed(pkg), "package.json"))
       expect(packedManifest.private).toBeUndefined()
-      expect(packedManifest.engines?.node).toBe(">=20.19")
+      expect(packedManifest.engines?.node).toBe(">=22.19")
       expect(packedManifest.peerDependencies?.effect).toBe("^4.1.0")
       expect(packedManifest.dependencies?.effect).toBeUndefined()
       expect(JSON.stringify(packedManifest)).not.toContain("workspace:")

@@ -11,6 +11,8 @@ export { Errors, Lifecycle, MissedRun, Retry, Schedule, Task, Time } from "@tick
 export * as Inspect from "./Inspect.ts"
 /** The occurrence ledger. @since 0.1.0 */
 export * as Ledger from "./Ledger.ts"
+/** Running a scheduler as the process's main program: exit 0 on SIGTERM, 130 on SIGINT. @since 0.2.0 */
+export * as Main from "./Main.ts"
 /** The scheduler's metrics. @since 0.1.0 */
 export * as Metrics from "./Metrics.ts"
 /** A Prometheus scrape endpoint for the metrics (needs `@effect/platform-node`). @since 0.1.0 */

@@ -1,6 +1,6 @@
 /**
  * Every ```ts block of the package README type-checks with the package's compiler settings, and
- * so does the example in `Prometheus`'s TSDoc. (The "Testing your tasks" blocks are also run, by
+ * so do the examples in `Prometheus`'s and `Main`'s TSDoc. (The "Testing your tasks" blocks are also run, by
  * testing-docs.test.ts.) Most blocks start servers or run forever, so they are only
  * type-checked. They are written next to this file, because the package name resolves from
  * inside the package only, and removed afterwards.
@@ -20,6 +20,7 @@ const blocks = [
     readFileSync(join(root, "src", "Prometheus.ts"), "utf8"),
     "Prometheus.ts TSDoc",
   ),
+  ...CodeBlocks.fromTsdoc(readFileSync(join(root, "src", "Main.ts"), "utf8"), "Main.ts TSDoc"),
 ]
 
 afterAll(() => {
@@ -32,6 +33,7 @@ describe("README examples", () => {
     expect(names.some((n) => n.includes("Prometheus #"))).toBe(true)
     expect(names.some((n) => n.includes("OpenTelemetry (OTLP) #"))).toBe(true)
     expect(names).toContain("Prometheus.ts TSDoc #1")
+    expect(names).toContain("Main.ts TSDoc #1")
   })
 
   it("every block type-checks with the package's compiler settings", () => {

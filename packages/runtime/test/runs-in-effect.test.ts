@@ -346,7 +346,7 @@ describe("a job that cancels its own task with interrupt", () => {
 })
 
 describe("options", () => {
-  it.effect.each(["missedRun", "overlap", "tags"])(
+  it.effect.each(["missedRun", "overlap", "tag"])(
     "an unknown schedule option %s is an InvalidOption naming it; nothing is scheduled",
     (key) =>
       Effect.gen(function* () {
@@ -361,6 +361,24 @@ describe("options", () => {
         expect(error).toMatchObject({ _tag: "InvalidOption", field: key })
         expect((yield* s.stats).accepted).toBe(0)
       }),
+  )
+
+  it.effect("tags is a known option: an array is accepted, another kind fails as a bad value", () =>
+    Effect.gen(function* () {
+      const s = yield* Scheduler.make()
+      yield* s.schedule({ id: "t", tags: ["mail"], schedule: Schedule.once(10), job: Effect.void })
+      expect(Option.getOrUndefined(yield* s.info("t"))?.tags).toEqual(["mail"])
+      const error = yield* Effect.flip(
+        s.schedule({
+          schedule: Schedule.once(0),
+          job: Effect.void,
+          tags: "mail",
+        } as unknown as Scheduler.ScheduleOptions<void, never, never>),
+      )
+      expect(error).toMatchObject({ _tag: "InvalidOption", field: "tags" })
+      expect(error.message).toContain("tags must be an array of strings")
+      expect((yield* s.stats).accepted).toBe(1)
+    }),
   )
 
   it.effect("an unknown layer option is an InvalidOption naming it", () =>

@@ -238,7 +238,7 @@ describe("Trace", () => {
       "35 poll skipped 10..30 count=3 cause=late next=40",
       "38 pay retried slot=38 start=38 attempt=1 run=1 failed -> scheduled@43",
       "40 poll ran slot=40 start=40 attempt=1 run=2 succeeded -> scheduled@50",
-      "43 pay ran slot=43 start=43 attempt=2 run=2 succeeded -> done",
+      "43 pay ran slot=38 due=43 start=43 attempt=2 run=2 succeeded -> done",
       "45 reminder cancelled from=scheduled slot=100",
       "50 poll ran slot=50 start=50 attempt=1 run=3 succeeded -> scheduled@60",
       "50 export cancelled from=running slot=50 interrupted",
@@ -301,7 +301,7 @@ describe("Trace", () => {
           trace.expectLines(
             [
               "38 pay retried slot=38 start=38 attempt=1 run=1 failed -> scheduled@43",
-              "43 pay ran slot=43 start=43 attempt=2 run=2 succeeded -> done",
+              "43 pay ran slot=38 due=43 start=43 attempt=2 run=2 succeeded -> done",
             ],
             { id: "pay" },
           ),

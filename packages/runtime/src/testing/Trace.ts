@@ -7,7 +7,7 @@
  *
  * ```text
  * 10 pay retried slot=10 start=10 attempt=1 run=1 failed -> scheduled@15
- * 15 pay ran slot=15 start=15 attempt=2 run=2 succeeded -> done
+ * 15 pay ran slot=10 due=15 start=15 attempt=2 run=2 succeeded -> done
  * 35 report ran slot=0 start=0 attempt=1 run=1 succeeded -> done
  * 35 poll ran slot=0 start=35 attempt=1 run=1 succeeded -> scheduled@40
  * 35 poll skipped 10..30 count=3 cause=late next=40
@@ -68,8 +68,10 @@ const timeOf = (ms: number | undefined, format: TimeFormat | undefined): string 
  * One occurrence as a line. Two occurrences with the same line are the same event of the same
  * task: the line has every field but the error values and the task's generation.
  *
- * - `ran` / `retried`: `<finishedAt> <id> ran|retried slot=<slot> start=<startedAt>
- *   attempt=<n> run=<n> <outcome> -> <state>[@<nextSlot>]`
+ * - `ran` / `retried`: `<finishedAt> <id> ran|retried slot=<slot>[ due=<scheduledFor>]
+ *   start=<startedAt> attempt=<n> run=<n> <outcome> -> <state>[@<nextSlot>]`: `slot` is the
+ *   run's grid slot; `due`, written only when it differs, is when the run was due (a retry's
+ *   `failedAt + backoff`); `@<nextSlot>` is when the task is due next
  * - `coalesced` / `skipped`: `<at> <id> coalesced|skipped <first>..<last> count=<n>[+]
  *   cause=<cause> next=<slot|none>` (`+`: a long cron range, counted up to a bound)
  * - `cancelled`: `<at> <id> cancelled from=<state> slot=<slot>[ interrupted]`
@@ -93,8 +95,11 @@ export const line = (occurrence: Ledger.Occurrence, options: LineOptions = {}): 
     case "retried": {
       const o = occurrence
       const next = o.nextSlot === undefined ? "" : `@${t(o.nextSlot)}`
+      // `slot=` is the grid slot, as the ledger files the run; a retry keeps its slot and is due
+      // later (`failedAt + backoff`), so its due time is written apart, only when it differs.
+      const due = o.scheduledFor === o.slot ? "" : ` due=${t(o.scheduledFor)}`
       return (
-        `${t(o.finishedAt)} ${o.id} ${o.kind} slot=${t(o.scheduledFor)} start=${t(o.startedAt)} ` +
+        `${t(o.finishedAt)} ${o.id} ${o.kind} slot=${t(o.slot)}${due} start=${t(o.startedAt)} ` +
         `attempt=${o.attempt} run=${o.runNumber} ${o.outcome.kind} -> ${o.state}${next}`
       )
     }
