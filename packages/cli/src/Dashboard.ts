@@ -169,24 +169,8 @@ export const parsePort = (text: string): number | Errors.InvalidOption => {
 }
 
 /**
- * The directory a relative `--store` path is read against: the caller's. A package script run
- * by pnpm or npm (`pnpm --filter @tickwork/cli tickwork …`) starts in the package's directory,
- * and both set `INIT_CWD` to the directory the command was typed in.
- *
- * @category getters
- * @since 0.1.0
- */
-export const callerDirectory = (
-  env: Readonly<Record<string, string | undefined>> = process.env,
-  cwd: string = process.cwd(),
-): string => {
-  const init = env.INIT_CWD
-  return init !== undefined && init !== "" && isAbsolute(init) ? init : cwd
-}
-
-/**
  * A `--store` as `StoreAdmin.open` should see it: a `postgres://` URL as given, a relative file
- * path resolved against `base` (see {@link callerDirectory}).
+ * path resolved against `base`, the directory the command runs in.
  *
  * @category getters
  * @since 0.1.0
@@ -484,7 +468,7 @@ export const command = Command.make(
         if (typeof checked !== "string") return yield* userError(checked)
         token = checked
       }
-      const store = resolveStore(input.store, callerDirectory())
+      const store = resolveStore(input.store, process.cwd())
       yield* Effect.scoped(
         Effect.gen(function* () {
           const served = yield* serve({

@@ -325,11 +325,9 @@ describe("tickwork dashboard in headless Chromium", () => {
     try {
       const file = join(dir, "tasks.db")
       await hostileStore(file)
-      // As `pnpm --filter @tickwork/cli tickwork dashboard --store tasks.db` runs it: in the
-      // package's directory, with the caller's directory in INIT_CWD.
       const { url, port, output } = await dashboard(
         ["--store", "tasks.db", "--port", "0", "--allow-actions"],
-        { cwd: packageDir, env: { INIT_CWD: dir, TICKWORK_DASHBOARD_TOKEN: TOKEN } },
+        { cwd: dir, env: { TICKWORK_DASHBOARD_TOKEN: TOKEN } },
       )
       expect(output).toContain(`store: sqlite ${file} (writable`)
       expect(output).toContain("token: from TICKWORK_DASHBOARD_TOKEN")
