@@ -3,7 +3,8 @@
 //   pnpm --filter @tickwork/example-durable start
 //
 // 1. Starts a worker process on a fresh SQLite store; it schedules five tasks and runs them.
-// 2. Kills it with SIGKILL 2.6 s in, while a 400 ms report is running.
+// 2. Kills it with SIGKILL 100 ms after its 400 ms report has started (about 2 s in), so the
+//    report is cut off mid-run.
 // 3. Waits 2 s (the slots due meanwhile are missed), then starts a new worker on the same file.
 //    It schedules nothing: the tasks come back from the store, the report cut off by the crash
 //    runs again (delivery 2), and each task's missed-run policy decides what happens to the
@@ -24,23 +25,43 @@ const at = () => `+${((Date.now() - start) / 1000).toFixed(2)}s`
 // The child runs under the same loader and conditions as this process (tsx, @tickwork/source).
 const run = (runFor: number) =>
   spawn(process.execPath, [...process.execArgv, worker, file, String(start), String(runFor)], {
-    stdio: ["ignore", "inherit", "inherit"],
+    stdio: ["ignore", "pipe", "inherit"],
   })
 
-const exited = (p: ReturnType<typeof run>) =>
-  new Promise<number | null>((resolve) =>
-    p.once("exit", (code, signal) => resolve(code ?? (signal === null ? null : -1))),
-  )
+/** Shows the worker's output as this program's. */
+const forward = (p: ReturnType<typeof run>) => {
+  p.stdout?.setEncoding("utf8")
+  p.stdout?.on("data", (chunk: string) => process.stdout.write(chunk))
+}
+
+/**
+ * Resolves once the worker prints a line matching `line`. Waiting for what the worker says, not
+ * for a fixed time, keeps the demo's story whatever the machine's load (a worker that starts
+ * slowly would otherwise be killed before it ran anything). Bounded: after 30 s it resolves.
+ */
+const whenPrinted = (p: ReturnType<typeof run>, line: RegExp) =>
+  new Promise<void>((resolve) => {
+    const bound = setTimeout(resolve, 30_000)
+    p.stdout?.on("data", (chunk: string) => {
+      if (line.test(chunk)) {
+        clearTimeout(bound)
+        resolve()
+      }
+    })
+  })
 
 console.log(`store: ${file}`)
 const first = run(60_000)
-await new Promise((resolve) => setTimeout(resolve, 2_600))
+forward(first)
+await whenPrinted(first, /report +slot .* started/)
+await new Promise((resolve) => setTimeout(resolve, 100))
 first.kill("SIGKILL")
 await exited(first)
 console.log(`${at()}  killed worker ${first.pid} with SIGKILL; down for 2 s`)
 await new Promise((resolve) => setTimeout(resolve, 2_000))
 console.log(`${at()}  starting a new worker on the same store`)
 const second = run(3_000)
+forward(second)
 const code = await exited(second)
 rmSync(dir, { recursive: true, force: true })
 console.log(`${at()}  done (the second worker exited ${code})`)
