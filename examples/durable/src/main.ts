@@ -50,6 +50,11 @@ const whenPrinted = (p: ReturnType<typeof run>, line: RegExp) =>
     })
   })
 
+const exited = (p: ReturnType<typeof run>) =>
+  new Promise<number | null>((resolve) =>
+    p.once("exit", (code, signal) => resolve(code ?? (signal === null ? null : -1))),
+  )
+
 console.log(`store: ${file}`)
 const first = run(60_000)
 forward(first)
