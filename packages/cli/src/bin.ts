@@ -3,7 +3,10 @@
  * The `tickwork` executable. runMain sets the exit code: 0 on success, 1 when the command
  * failed (the message has been printed already), 130 on Ctrl-C.
  */
-import { NodeRuntime, NodeServices } from "@effect/platform-node"
+// The submodules, not the package's index: the index also loads NodeRedis, which imports the
+// `redis` peer of @effect/platform-node, and an install that leaves peers out has no `redis`.
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Effect } from "effect"
 import * as Cli from "./Cli.ts"
 
