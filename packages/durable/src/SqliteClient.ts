@@ -1,7 +1,8 @@
 /**
- * better-sqlite3 (v12) as an `effect/sql` `SqlClient`, so the same statements and migrations run
+ * better-sqlite3 (v13) as an `effect/sql` `SqlClient`, so the same statements and migrations run
  * on SQLite and on PostgreSQL. effect 4.1.0 ships no SQLite driver, and the `@effect/sql-sqlite-*`
- * 4.x betas import modules 4.1.0 does not have; better-sqlite3 13 crashes on Node 20.
+ * 4.x betas import modules 4.1.0 does not have. better-sqlite3 13 loads an N-API prebuild from
+ * its own package, so installing it compiles nothing.
  *
  * The database is opened in WAL mode with `synchronous=NORMAL` (a process crash loses nothing
  * committed; power loss may lose the last commits) or `FULL` (nothing committed is lost), and,
