@@ -95,17 +95,22 @@ const dashboard = async (
   return { url: match[1] as string, port: Number(match[2]), output: match.input }
 }
 
-const stopAll = async () => {
-  const stopping = children.map(async (c) => {
-    if (c.process.exitCode !== null || c.process.signalCode !== null) return
-    const exited = new Promise<void>((r) => c.process.once("exit", () => r()))
+/** Stops every child with SIGTERM (SIGKILL after 15 s); each one's exit code, by name. */
+const stopAll = async (): Promise<Map<string, number | null>> => {
+  const stopping = children.map(async (c): Promise<[string, number | null]> => {
+    if (c.process.exitCode !== null || c.process.signalCode !== null) {
+      return [c.name, c.process.exitCode]
+    }
+    const exited = new Promise<number | null>((r) => c.process.once("exit", (code) => r(code)))
     c.process.kill("SIGTERM")
     const timer = setTimeout(() => c.process.kill("SIGKILL"), 15_000)
-    await exited
+    const code = await exited
     clearTimeout(timer)
+    return [c.name, code]
   })
-  await Promise.all(stopping)
+  const codes = new Map(await Promise.all(stopping))
   children = []
+  return codes
 }
 
 /** One request to the dashboard on 127.0.0.1:port with exactly these headers (Host included). */
@@ -178,7 +183,9 @@ beforeAll(async () => {
   page = context.pages()[0] ?? (await context.newPage())
 }, WAIT)
 
-afterEach(stopAll, 30_000)
+afterEach(async () => {
+  await stopAll()
+}, 30_000)
 
 afterAll(async () => {
   await context?.close()
@@ -292,6 +299,8 @@ describe("tickwork dashboard in headless Chromium", () => {
       await waitFor('#store[data-store="sqlite"]')
       expect(await text("#store")).toBe(`sqlite · ${file}`)
       await checkFleetPage(["solo-worker"])
+      // SIGTERM is how a supervisor stops it: a clean stop, exit code 0.
+      expect((await stopAll()).get("dashboard")).toBe(0)
     } finally {
       await stopAll()
       rmSync(dir, { recursive: true, force: true })

@@ -1,9 +1,12 @@
 /**
- * The packages as a user gets them: `pnpm pack` of core, runtime and durable, the tarballs
- * installed with plain `npm install` into a scratch project outside the workspace (effect, xstate
- * and better-sqlite3 from the registry; no workspace links, no source condition), and a small
- * program against each package, type-checked against the packed declarations and run on the
- * packed JavaScript. Installing takes minutes on a busy machine, hence the long timeouts.
+ * The packages as a user gets them: `pnpm pack` of core, runtime, durable and cli, the tarballs
+ * installed with plain `npm install` into a scratch project outside the workspace (effect, xstate,
+ * better-sqlite3 and @effect/platform-node from the registry; no workspace links, no source
+ * condition). npm must print no engine or peer warning; a program against each package is
+ * type-checked against the packed declarations (with `skipLibCheck: false`) and run on the packed
+ * JavaScript; and the `tickwork` command runs through `npx`, on a SQLite file and a PostgreSQL
+ * database filled by a program using the packed durable package. Installing takes minutes on a
+ * busy machine, hence the long timeouts; nothing waits on a timer.
  */
 import { execFile } from "node:child_process"
 import {
@@ -17,19 +20,21 @@ import {
 import { rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
+import { fileURLToPath, pathToFileURL } from "node:url"
 import { promisify } from "node:util"
+import { freshDatabase } from "@tickwork/testkit/Postgres"
 import ts from "typescript"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 
 const run = promisify(execFile)
 const repo = fileURLToPath(new URL("../../../", import.meta.url))
 const consumers = fileURLToPath(new URL("./consumers/", import.meta.url))
-const packages = ["core", "runtime", "durable"] as const
+const packages = ["core", "runtime", "durable", "cli"] as const
 type Manifest = {
   readonly name: string
   readonly version: string
   readonly private?: boolean
+  readonly bin?: Record<string, string>
   readonly exports: Record<string, unknown>
   readonly dependencies?: Record<string, string>
   readonly peerDependencies?: Record<string, string>
@@ -46,8 +51,30 @@ const cleanEnv = (): NodeJS.ProcessEnv =>
   )
 
 let scratch = ""
+/** What `npm install` printed on stderr at `--loglevel=warn`: its warnings. */
+let installLog = ""
 const tarballs = new Map<string, string>()
 const installed = (pkg: string) => join(scratch, "node_modules", "@tickwork", pkg)
+const cliVersion = readJson(join(repo, "packages/cli/package.json")).version
+
+/** A consumer program (`test/consumers/<name>.ts`) compiled to `<scratch>/<name>.mjs`. */
+const compile = (name: string): string => {
+  const code = readFileSync(join(consumers, `${name}.ts`), "utf8")
+  const js = ts.transpileModule(code, {
+    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+  }).outputText
+  const file = join(scratch, `${name}.mjs`)
+  writeFileSync(file, js)
+  return file
+}
+
+/**
+ * `npx tickwork …` in the scratch project. `--no` makes npx use the installed bin or fail, never
+ * fetch a package named `tickwork` from the registry; after `--` every argument is the command's
+ * (without it, npx takes `--no tickwork --version` as asking for npm's own version).
+ */
+const tickwork = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = cleanEnv()) =>
+  run("npx", ["--no", "--", "tickwork", ...args], { cwd: scratch, env, timeout: 120_000 })
 
 beforeAll(async () => {
   scratch = mkdtempSync(join(tmpdir(), "tickwork-pack-"))
@@ -77,19 +104,21 @@ beforeAll(async () => {
           effect,
           xstate,
         },
+        // No `allowScripts`: nothing here needs an install script (better-sqlite3 13 loads an
+        // N-API prebuild from its package), so the install is what a user's first one is.
         devDependencies: { "@types/node": rootManifest.devDependencies["@types/node"] },
-        // npm 11 asks for install scripts to be approved; better-sqlite3 builds its binding.
-        allowScripts: { "better-sqlite3": true },
       },
       null,
       2,
     ),
   )
-  await run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], {
+  // No flags that change what is installed: warnings show at `warn`, and are asserted below.
+  const { stderr } = await run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=warn"], {
     cwd: scratch,
     env: cleanEnv(),
     maxBuffer: 64 * 1024 * 1024,
   })
+  installLog = stderr
 }, 900_000)
 
 afterAll(async () => {
@@ -97,6 +126,15 @@ afterAll(async () => {
 }, 120_000)
 
 describe("the packed packages", () => {
+  it("install with plain npm without engine or peer warnings", async () => {
+    const warnings = installLog
+      .split("\n")
+      .filter((line) => /EBADENGINE|engine|peer|ERESOLVE|conflict/i.test(line))
+    expect(warnings).toEqual([])
+    // npm's own check of the tree: it exits non-zero on a missing, invalid or extraneous package.
+    await run("npm", ["ls", "--all"], { cwd: scratch, env: cleanEnv(), maxBuffer: 1 << 24 })
+  }, 120_000)
+
   it.each(packages)(
     "%s ships dist, sources and README, and a publishable manifest",
     async (pkg) => {
@@ -108,7 +146,11 @@ describe("the packed packages", () => {
       expect(files).toContain("package/dist/src/index.d.ts")
       expect(files).toContain("package/src/index.ts")
       expect(files).toContain("package/README.md")
-      expect(files.filter((f) => /^package\/(dist\/)?(test|bench)\//.test(f))).toEqual([])
+      // Nothing but the manifest, the README, the sources and their build.
+      expect(
+        files.filter((f) => !/^package\/(package\.json|README\.md|src\/.+|dist\/src\/.+)$/.test(f)),
+      ).toEqual([])
+      expect(files.filter((f) => /\/(test|bench)\//.test(f))).toEqual([])
       expect(files.filter((f) => f.endsWith(".tsbuildinfo"))).toEqual([])
 
       const packedManifest = readJson(join(installed(pkg), "package.json"))
@@ -131,12 +173,26 @@ describe("the packed packages", () => {
     60_000,
   )
 
+  it("cli ships its bin with a shebang, platform-node as a dependency, effect and xstate as peers", () => {
+    const manifest = readJson(join(installed("cli"), "package.json"))
+    expect(manifest.bin).toEqual({ tickwork: "./dist/src/bin.js" })
+    const bin = readFileSync(join(installed("cli"), "dist/src/bin.js"), "utf8")
+    expect(bin.split("\n")[0]).toBe("#!/usr/bin/env node")
+    expect(manifest.dependencies?.["@effect/platform-node"]).toBe("4.1.0")
+    expect(manifest.peerDependencies?.xstate).toBe("^5.33.0")
+    expect(manifest.dependencies?.xstate).toBeUndefined()
+    // The declarations name better-sqlite3, so its types are a dependency, not a devDependency.
+    expect(readJson(join(installed("durable"), "package.json")).dependencies).toHaveProperty(
+      "@types/better-sqlite3",
+    )
+  })
+
   it("resolve to the built JavaScript, with internals hidden", async () => {
     const script = `
       const out = {}
-      for (const s of ["@tickwork/core", "@tickwork/runtime", "@tickwork/runtime/testing", "@tickwork/durable"])
+      for (const s of ["@tickwork/core", "@tickwork/runtime", "@tickwork/runtime/testing", "@tickwork/durable", "@tickwork/cli"])
         out[s] = import.meta.resolve(s)
-      for (const s of ["@tickwork/core/internal/table", "@tickwork/runtime/internal/actor", "@tickwork/durable/bench"])
+      for (const s of ["@tickwork/core/internal/table", "@tickwork/runtime/internal/actor", "@tickwork/durable/bench", "@tickwork/cli/internal/x"])
         out[s] = await import(s).then(() => "loaded", (e) => e.code)
       console.log(JSON.stringify(out))
     `
@@ -151,58 +207,83 @@ describe("the packed packages", () => {
       "@tickwork/runtime": at("runtime", "dist/src/index.js"),
       "@tickwork/runtime/testing": at("runtime", "dist/src/testing/index.js"),
       "@tickwork/durable": at("durable", "dist/src/index.js"),
+      "@tickwork/cli": at("cli", "dist/src/index.js"),
       "@tickwork/core/internal/table": "ERR_PACKAGE_PATH_NOT_EXPORTED",
       "@tickwork/runtime/internal/actor": "ERR_PACKAGE_PATH_NOT_EXPORTED",
       "@tickwork/durable/bench": "ERR_PACKAGE_PATH_NOT_EXPORTED",
+      "@tickwork/cli/internal/x": "ERR_PACKAGE_PATH_NOT_EXPORTED",
     })
-    // Optional peers stay out of a plain install (the runtime consumer runs without them).
-    expect(existsSync(join(scratch, "node_modules/@effect/platform-node"))).toBe(false)
+    // Optional peers stay out of a plain install. (@effect/platform-node, the runtime's other
+    // optional peer, is here as a dependency of the cli.)
     expect(existsSync(join(scratch, "node_modules/fast-check"))).toBe(false)
   }, 60_000)
 
-  it("type-check a consumer's programs against the packed declarations", () => {
-    const src = join(scratch, "src")
-    mkdirSync(src, { recursive: true })
-    const files = packages.map((pkg) => {
-      const file = join(src, `${pkg}.ts`)
-      copyFileSync(join(consumers, `${pkg}.ts`), file)
-      return file
-    })
-    // A user's plain NodeNext settings: no custom conditions, so only `types` and `default` apply.
-    const program = ts.createProgram(files, {
-      target: ts.ScriptTarget.ES2022,
-      module: ts.ModuleKind.NodeNext,
-      moduleResolution: ts.ModuleResolutionKind.NodeNext,
-      lib: ["lib.es2022.d.ts"],
-      types: ["node"],
-      strict: true,
-      skipLibCheck: true,
-      noEmit: true,
-    })
-    const problems = ts.getPreEmitDiagnostics(program).map((d) => {
-      const where = d.file === undefined ? "" : `${d.file.fileName}: `
-      return where + ts.flattenDiagnosticMessageText(d.messageText, "\n")
-    })
-    expect(problems).toEqual([])
-    // The declarations came from the installed tarballs, not from the workspace.
-    const tickwork = program
-      .getSourceFiles()
-      .map((f) => f.fileName)
-      .filter((f) => f.includes("@tickwork/"))
-    expect(tickwork.length).toBeGreaterThan(0)
-    for (const f of tickwork) expect(f.startsWith(join(scratch, "node_modules"))).toBe(true)
-  }, 120_000)
+  describe("type-check a consumer's programs against the packed declarations", () => {
+    const programs = [...packages, "store"]
+    const check = (options: ts.CompilerOptions) => {
+      const src = join(scratch, "src")
+      mkdirSync(src, { recursive: true })
+      const files = programs.map((name) => {
+        const file = join(src, `${name}.ts`)
+        copyFileSync(join(consumers, `${name}.ts`), file)
+        return file
+      })
+      // A user's NodeNext settings: no custom conditions, so only `types` and `default` apply.
+      // skipLibCheck is off, so every declaration file the programs reach is checked, ours too.
+      const program = ts.createProgram(files, {
+        target: ts.ScriptTarget.ES2022,
+        module: ts.ModuleKind.NodeNext,
+        moduleResolution: ts.ModuleResolutionKind.NodeNext,
+        types: ["node"],
+        strict: true,
+        skipLibCheck: false,
+        noEmit: true,
+        ...options,
+      })
+      const diagnostics = ts.getPreEmitDiagnostics(program).map((d) => ({
+        file: d.file?.fileName ?? "",
+        message: ts.flattenDiagnosticMessageText(d.messageText, "\n"),
+      }))
+      return { program, diagnostics }
+    }
+
+    it("with a typical application's settings, without a single error", () => {
+      // `lib` has DOM: effect 4.1.0's crypto declarations name the DOM type `CryptoKey`.
+      const { program, diagnostics } = check({ lib: ["lib.es2022.d.ts", "lib.dom.d.ts"] })
+      expect(diagnostics).toEqual([])
+      // The declarations came from the installed tarballs, not from the workspace, and
+      // include durable's SQLite client, whose declaration imports better-sqlite3's types.
+      const tickwork = program
+        .getSourceFiles()
+        .map((f) => f.fileName)
+        .filter((f) => f.includes("@tickwork/"))
+      for (const pkg of packages) {
+        expect(tickwork.some((f) => f.includes(`/@tickwork/${pkg}/dist/src/`))).toBe(true)
+      }
+      for (const f of tickwork) expect(f.startsWith(join(scratch, "node_modules"))).toBe(true)
+      expect(tickwork).toContain(
+        join(scratch, "node_modules/@tickwork/durable/dist/src/SqliteClient.d.ts"),
+      )
+    }, 120_000)
+
+    it("with the workspace's strict settings, without an error in our declarations", () => {
+      // Without DOM and with exactOptionalPropertyTypes, effect's crypto declarations (TS2304,
+      // `CryptoKey`) and xstate's setup.d.ts (TS2344) fail on their own: a program importing
+      // only `effect` and `xstate` gets the same errors. Ours must stay clean regardless.
+      const { diagnostics } = check({
+        lib: ["lib.es2022.d.ts"],
+        exactOptionalPropertyTypes: true,
+        noUncheckedIndexedAccess: true,
+      })
+      const thirdParty = /\/node_modules\/(effect|xstate)\//
+      expect(diagnostics.filter((d) => !thirdParty.test(d.file))).toEqual([])
+    }, 120_000)
+  })
 
   it.each(packages)(
     "run a program against the installed %s",
     async (pkg) => {
-      const code = readFileSync(join(consumers, `${pkg}.ts`), "utf8")
-      const js = ts.transpileModule(code, {
-        compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
-      }).outputText
-      const file = join(scratch, `${pkg}.mjs`)
-      writeFileSync(file, js)
-      const { stdout } = await run(process.execPath, [file], {
+      const { stdout } = await run(process.execPath, [compile(pkg)], {
         cwd: scratch,
         env: cleanEnv(),
         timeout: 120_000,
@@ -211,4 +292,94 @@ describe("the packed packages", () => {
     },
     180_000,
   )
+})
+
+describe("npx tickwork in the scratch project", () => {
+  it("prints its version", async () => {
+    const { stdout } = await tickwork(["--version"])
+    expect(stdout.trim()).toBe(`tickwork v${cliVersion}`)
+  }, 180_000)
+
+  it("explains a cron expression", async () => {
+    const { stdout } = await tickwork([
+      ...["explain", "0 9 * * *", "--count", "1"],
+      ...["--tz", "Europe/Berlin", "--from", "2026-01-01T00:00:00Z"],
+    ])
+    expect(stdout).toBe("2026-01-01T08:00:00Z  Thu 2026-01-01 09:00:00 +01:00\n")
+  }, 180_000)
+
+  it("never loads redis, a peer of @effect/platform-node that installs may leave out", async () => {
+    // A resolve hook that refuses `redis`: the bin runs as on an install without it.
+    const hook = join(scratch, "no-redis.mjs")
+    writeFileSync(
+      hook,
+      `import { registerHooks } from "node:module"
+registerHooks({
+  resolve(specifier, context, next) {
+    if (specifier === "redis" || specifier.startsWith("@redis/")) throw new Error("redis was loaded")
+    return next(specifier, context)
+  },
+})
+`,
+    )
+    const env = { ...cleanEnv(), NODE_OPTIONS: `--import=${pathToFileURL(hook).href}` }
+    // The hook works: platform-node's index loads redis (through NodeRedis) and is refused.
+    const index = run(
+      process.execPath,
+      ["--input-type=module", "-e", 'await import("@effect/platform-node")'],
+      {
+        cwd: scratch,
+        env,
+      },
+    )
+    await expect(index).rejects.toThrow(/redis was loaded/)
+    const { stdout } = await tickwork(
+      ["explain", "0 9 * * *", "--count", "1", "--from", "2026-01-01T00:00:00Z"],
+      env,
+    )
+    expect(stdout).toBe("2026-01-01T09:00:00Z  Thu 2026-01-01 09:00:00 +00:00\n")
+  }, 180_000)
+
+  /** Fills the store with the store consumer, then lists its tasks with `npx tickwork tasks`. */
+  const listTasks = async (store: string) => {
+    const filled = await run(process.execPath, [compile("store"), store], {
+      cwd: scratch,
+      env: cleanEnv(),
+      timeout: 120_000,
+    })
+    expect(filled.stdout).toContain("store: ok")
+    const text = await tickwork(["tasks", "--store", store])
+    const json = await tickwork(["tasks", "--store", store, "--json"])
+    return {
+      text: text.stdout,
+      page: JSON.parse(json.stdout) as {
+        readonly total: number
+        readonly tasks: ReadonlyArray<{ id: string; state: string; handler: string }>
+      },
+    }
+  }
+  const expectTwoTasks = ({ text, page }: Awaited<ReturnType<typeof listTasks>>) => {
+    expect(page.total).toBe(2)
+    expect(page.tasks.map(({ id, state, handler }) => ({ id, state, handler }))).toEqual([
+      { id: "nightly-report", state: "scheduled", handler: "report.build" },
+      { id: "welcome-ada", state: "scheduled", handler: "mail.send" },
+    ])
+    expect(text).toMatch(/^nightly-report +scheduled +report\.build +cron "0 2 \* \* \*"/m)
+    expect(text).toMatch(/^welcome-ada +scheduled +mail\.send +once /m)
+    expect(text.trimEnd().split("\n").at(-1)).toBe("2 tasks")
+  }
+
+  it("lists the tasks of a SQLite store", async () => {
+    const dir = mkdtempSync(join(scratch, "sqlite-"))
+    expectTwoTasks(await listTasks(join(dir, "tasks.db")))
+  }, 300_000)
+
+  it("lists the tasks of a PostgreSQL store", async () => {
+    const db = await freshDatabase()
+    try {
+      expectTwoTasks(await listTasks(db.url))
+    } finally {
+      await db.drop()
+    }
+  }, 300_000)
 })
