@@ -8,7 +8,7 @@
  * database filled by a program using the packed durable package. Installing takes minutes on a
  * busy machine, hence the long timeouts; nothing waits on a timer.
  */
-import { execFile } from "node:child_process"
+import { execFile, spawn } from "node:child_process"
 import {
   copyFileSync,
   existsSync,
@@ -369,15 +369,59 @@ registerHooks({
     expect(text.trimEnd().split("\n").at(-1)).toBe("2 tasks")
   }
 
-  it("lists the tasks of a SQLite store", async () => {
+  /**
+   * Serves `tickwork dashboard --store <store> --port 0` from the bin npm linked (what npx runs;
+   * started directly so the SIGTERM reaches it, not npx), reads its page and snapshot as a
+   * browser would, then stops it with SIGTERM, which must end it cleanly (exit code 0); the ids
+   * of the tasks it showed.
+   */
+  const dashboard = async (store: string) => {
+    const bin = join(scratch, "node_modules", ".bin", "tickwork")
+    const p = spawn(bin, ["dashboard", "--store", store, "--port", "0"], {
+      cwd: scratch,
+      env: cleanEnv(),
+      stdio: ["ignore", "pipe", "pipe"],
+    })
+    const exited = new Promise<number | null>((resolve) => p.once("exit", (code) => resolve(code)))
+    try {
+      let output = ""
+      const url = await new Promise<string>((resolve, reject) => {
+        const onData = (data: Buffer) => {
+          output += String(data)
+          const match = /tickwork dashboard: (http:\/\/127\.0\.0\.1:\d+\/)/.exec(output)
+          if (match !== null) resolve(match[1] as string)
+        }
+        p.stdout?.on("data", onData)
+        p.stderr?.on("data", onData)
+        void exited.then((code) => reject(new Error(`dashboard exited (${code}):\n${output}`)))
+      })
+      const page = await fetch(url)
+      expect(page.status).toBe(200)
+      expect(await page.text()).toContain("<title>")
+      const snapshot = (await (await fetch(`${url}api/snapshot`)).json()) as {
+        readonly readOnly: boolean
+        readonly tasks: { readonly tasks: ReadonlyArray<{ readonly id: string }> }
+      }
+      expect(snapshot.readOnly).toBe(true)
+      return snapshot.tasks.tasks.map((t) => t.id).sort()
+    } finally {
+      p.kill("SIGTERM")
+      expect(await exited).toBe(0)
+    }
+  }
+
+  it("lists the tasks of a SQLite store, and serves its dashboard", async () => {
     const dir = mkdtempSync(join(scratch, "sqlite-"))
-    expectTwoTasks(await listTasks(join(dir, "tasks.db")))
+    const file = join(dir, "tasks.db")
+    expectTwoTasks(await listTasks(file))
+    expect(await dashboard(file)).toEqual(["nightly-report", "welcome-ada"])
   }, 300_000)
 
-  it("lists the tasks of a PostgreSQL store", async () => {
+  it("lists the tasks of a PostgreSQL store, and serves its dashboard", async () => {
     const db = await freshDatabase()
     try {
       expectTwoTasks(await listTasks(db.url))
+      expect(await dashboard(db.url)).toEqual(["nightly-report", "welcome-ada"])
     } finally {
       await db.drop()
     }
