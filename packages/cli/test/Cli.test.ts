@@ -43,9 +43,12 @@ describe("tickwork", () => {
     }),
   )
 
-  it("the bin is named tickwork and is compiled from src/bin.ts", () => {
+  it("the bin is named tickwork, exists before a build, and runs what src/bin.ts compiles to", () => {
     expect(Object.keys(pkg.bin)).toEqual(["tickwork"])
-    expect(pkg.bin.tickwork).toBe("./dist/src/bin.js")
+    expect(pkg.bin.tickwork).toBe("./bin/tickwork.js")
+    const launcher = readFileSync(new URL("../bin/tickwork.js", import.meta.url), "utf8")
+    expect(launcher.startsWith("#!/usr/bin/env node\n")).toBe(true)
+    expect(launcher).toContain('import "../dist/src/bin.js"')
     const source = new URL("../src/bin.ts", import.meta.url)
     expect(existsSync(source)).toBe(true)
     expect(readFileSync(source, "utf8").startsWith("#!/usr/bin/env node\n")).toBe(true)

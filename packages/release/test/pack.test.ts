@@ -146,9 +146,14 @@ describe("the packed packages", () => {
       expect(files).toContain("package/dist/src/index.d.ts")
       expect(files).toContain("package/src/index.ts")
       expect(files).toContain("package/README.md")
-      // Nothing but the manifest, the README, the sources and their build.
+      // Nothing but the manifest, the README, the sources and their build (and the cli's bin).
       expect(
-        files.filter((f) => !/^package\/(package\.json|README\.md|src\/.+|dist\/src\/.+)$/.test(f)),
+        files.filter(
+          (f) =>
+            !/^package\/(package\.json|README\.md|src\/.+|dist\/src\/.+|bin\/tickwork\.js)$/.test(
+              f,
+            ),
+        ),
       ).toEqual([])
       expect(files.filter((f) => /\/(test|bench)\//.test(f))).toEqual([])
       expect(files.filter((f) => f.endsWith(".tsbuildinfo"))).toEqual([])
@@ -175,9 +180,10 @@ describe("the packed packages", () => {
 
   it("cli ships its bin with a shebang, platform-node as a dependency, effect and xstate as peers", () => {
     const manifest = readJson(join(installed("cli"), "package.json"))
-    expect(manifest.bin).toEqual({ tickwork: "./dist/src/bin.js" })
-    const bin = readFileSync(join(installed("cli"), "dist/src/bin.js"), "utf8")
+    expect(manifest.bin).toEqual({ tickwork: "./bin/tickwork.js" })
+    const bin = readFileSync(join(installed("cli"), "bin/tickwork.js"), "utf8")
     expect(bin.split("\n")[0]).toBe("#!/usr/bin/env node")
+    expect(existsSync(join(installed("cli"), "dist/src/bin.js"))).toBe(true)
     expect(manifest.dependencies?.["@effect/platform-node"]).toBe("4.1.0")
     expect(manifest.peerDependencies?.xstate).toBe("^5.33.0")
     expect(manifest.dependencies?.xstate).toBeUndefined()
