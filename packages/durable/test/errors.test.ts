@@ -3,7 +3,7 @@ import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
 import { describe, expect, it } from "@effect/vitest"
-import { Schedule } from "@tickwork/core"
+import { Options, Schedule } from "@tickwork/core"
 import { Effect, Exit, Layer, Schema } from "effect"
 import { type DurableScheduler, Handler, Postgres, Sqlite } from "../src/index.ts"
 import { repoRoot, tsxArgs } from "./children.ts"
@@ -175,6 +175,14 @@ describe("bad input: each a typed error naming the field and value; nothing writ
         // SPEC §13: unknown keys of the layer's options and of a handler spec.
         [{ handlers: [handler], worker: 2 }, "worker"],
         [{ handlers: [{ ...handler, retries: 2 }] }, 'handlers["record"].retries'],
+        // Issue 28, item 4: `workers: 5e6` ran out of memory (the pool's arrays).
+        [{ handlers: [handler], workers: 5e6 }, "workers"],
+        [{ handlers: [handler], workers: Options.bounds.workers.max + 1 }, "workers"],
+        [{ handlers: [handler], claimBatch: Options.bounds.claimBatch.max + 1 }, "claimBatch"],
+        [
+          { handlers: [handler], streamCapacity: Options.bounds.streamCapacity.max + 1 },
+          "streamCapacity",
+        ],
       ] as const) {
         const exit = yield* withScheduler(
           sqlite(t.file()),
@@ -187,6 +195,31 @@ describe("bad input: each a typed error naming the field and value; nothing writ
           : undefined
         expect(error?.field).toBe(field)
       }
+      t.cleanup()
+    }),
+  )
+
+  it.effect("every size-like option is accepted at its bound; a page past it is refused", () =>
+    Effect.gen(function* () {
+      const t = tempDir()
+      const { handler } = recording()
+      yield* withScheduler(
+        sqlite(t.file()),
+        {
+          handlers: [handler],
+          workers: Options.bounds.workers.max,
+          claimBatch: Options.bounds.claimBatch.max,
+          streamCapacity: Options.bounds.streamCapacity.max,
+        },
+        (d) =>
+          Effect.gen(function* () {
+            yield* d.schedule({ id: "a", handler, payload: { n: 1 }, schedule: Schedule.once(10) })
+            const max = Options.bounds.limit.max
+            expect(yield* d.tasks({ limit: max })).toHaveLength(1)
+            const error = yield* Effect.flip(d.tasks({ limit: max + 1 }))
+            expect(error).toMatchObject({ _tag: "InvalidOption", field: "limit", value: max + 1 })
+          }),
+      )
       t.cleanup()
     }),
   )
