@@ -139,9 +139,59 @@ describe("bad input: each a typed error naming the field and value; nothing writ
           const e = yield* Effect.flip(
             d.schedule({ handler: big, payload: { n: 5n }, schedule: Schedule.once(1) }),
           )
-          expect(e).toMatchObject({ _tag: "InvalidPayload", field: "payload", handler: "big" })
+          expect(e).toMatchObject({ _tag: "InvalidPayload", field: "payload.n", handler: "big" })
           expect(e.message).toContain("cannot be stored")
           expect((yield* d.stats).tasks.scheduled).toBe(0)
+        }),
+      )
+      t.cleanup()
+    }),
+  )
+
+  // Issue 28, item 6: under Schema.Unknown a Date was stored as a string, a function dropped.
+  it.effect("a payload that JSON would change is refused with InvalidPayload naming it", () =>
+    Effect.gen(function* () {
+      const t = tempDir()
+      const any = Handler.make("any", Schema.Unknown, () => Effect.void)
+      const dated = Handler.make(
+        "dated",
+        Schema.Struct({ at: Schema.DateFromString }),
+        () => Effect.void,
+      )
+      class Point {
+        constructor(readonly x: number) {}
+      }
+      yield* withScheduler(sqlite(t.file()), { handlers: [any, dated] }, (d) =>
+        Effect.gen(function* () {
+          for (const [payload, field] of [
+            [{ when: new Date(0) }, "payload.when"],
+            [new Date(0), "payload"],
+            [{ run: () => 1 }, "payload.run"],
+            [{ n: Number.NaN }, "payload.n"],
+            [{ list: [1, undefined] }, "payload.list[1]"],
+            [{ m: new Map([["a", 1]]) }, "payload.m"],
+            [{ deep: { p: new Point(1) } }, "payload.deep.p"],
+          ] as const) {
+            const e = yield* Effect.flip(
+              d.schedule({ handler: any, payload, schedule: Schedule.once(1) }),
+            )
+            expect(e).toMatchObject({ _tag: "InvalidPayload", field, handler: "any" })
+            expect(e.message).toContain("does not survive JSON")
+          }
+          expect((yield* d.stats).tasks.scheduled).toBe(0)
+          // What JSON keeps is accepted: an undefined property reads back as the same absence.
+          yield* d.schedule({
+            handler: any,
+            payload: { a: undefined, b: [1, "x", null, { c: true }], e: Object.create(null) },
+            schedule: Schedule.once(1),
+          })
+          // A schema that encodes a Date to JSON stores it.
+          yield* d.schedule({
+            handler: dated,
+            payload: { at: new Date(0) },
+            schedule: Schedule.once(1),
+          })
+          expect((yield* d.stats).tasks.scheduled).toBe(2)
         }),
       )
       t.cleanup()
