@@ -159,7 +159,7 @@ describe("bad input: each a typed error naming the field and value; nothing writ
         () => Effect.void,
       )
       class Point {
-        constructor(readonly x: number) {}
+        readonly x = 1
       }
       yield* withScheduler(sqlite(t.file()), { handlers: [any, dated] }, (d) =>
         Effect.gen(function* () {
@@ -170,7 +170,7 @@ describe("bad input: each a typed error naming the field and value; nothing writ
             [{ n: Number.NaN }, "payload.n"],
             [{ list: [1, undefined] }, "payload.list[1]"],
             [{ m: new Map([["a", 1]]) }, "payload.m"],
-            [{ deep: { p: new Point(1) } }, "payload.deep.p"],
+            [{ deep: { p: new Point() } }, "payload.deep.p"],
           ] as const) {
             const e = yield* Effect.flip(
               d.schedule({ handler: any, payload, schedule: Schedule.once(1) }),
