@@ -15,7 +15,7 @@
  *
  * @since 0.1.0
  */
-import { accessSync, constants } from "node:fs"
+import { accessSync, constants, readFileSync, statSync } from "node:fs"
 import { dirname } from "node:path"
 import Database from "better-sqlite3"
 import { Effect, Layer, type Scope, Semaphore, Stream } from "effect"
@@ -61,6 +61,36 @@ const sqlError = (cause: unknown, operation: string) =>
   new SqlError({
     reason: classifySqliteError(cause, { message: `sqlite ${operation} failed`, operation }),
   })
+
+/**
+ * `error`, or, when it is a `SQLITE_IOERR_WRITE` on a file at the process's size limit, an
+ * `EFBIG` error saying so: then the store reports `disk-full` (no room to write), not `other`.
+ */
+const writeError = (error: unknown, filename: string): unknown => {
+  if (code(error) !== "SQLITE_IOERR_WRITE" || filename === ":memory:") return error
+  let limits: string
+  try {
+    limits = readFileSync("/proc/self/limits", "utf8")
+  } catch {
+    return error
+  }
+  const limit = Failure.fileSizeLimit(limits)
+  const sizes = [filename, `${filename}-wal`].flatMap((f) => {
+    try {
+      return [statSync(f).size]
+    } catch {
+      return []
+    }
+  })
+  if (!Failure.pastSizeLimit(sizes, limit)) return error
+  const words = error instanceof Error ? error.message : String(error)
+  return Object.assign(
+    new Error(
+      `${words}: file too large, past this process's file size limit of ${limit} bytes (ulimit -f)`,
+    ),
+    { code: "EFBIG" },
+  )
+}
 
 const code = (error: unknown): string =>
   typeof error === "object" && error !== null && "code" in error ? String(error.code) : ""
@@ -190,7 +220,7 @@ export const make = (
           stmt.run(...params)
           return []
         },
-        catch: (error) => sqlError(error, "execute"),
+        catch: (error) => sqlError(writeError(error, filename), "execute"),
       })
     const connection: Connection = {
       execute: (sql, params, rows) =>
