@@ -35,6 +35,7 @@ import { CliError, Command, Flag } from "effect/cli"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { ServeError } from "effect/http/HttpServerError"
 import { html as page } from "./DashboardPage.ts"
+import { printable } from "./internal/printable.ts"
 import { storeFlag } from "./Store.ts"
 
 /**
@@ -424,7 +425,7 @@ export const serve = (
 
 /** Shows a typed error's message (it names the field and the value) and exits with code 1. */
 const userError = (error: { readonly message: string }): CliError.UserError =>
-  new CliError.UserError({ cause: error, userMessage: error.message })
+  new CliError.UserError({ cause: error, userMessage: printable(error.message, true) })
 
 /**
  * `dashboard --store <s> [--port <n>] [--host <addr>] [--allow-actions]`: serves the dashboard
@@ -501,7 +502,7 @@ export const command = Command.make(
                 : `token: from ${TOKEN_ENV}`,
             )
           }
-          yield* Console.log(lines.join("\n"))
+          yield* Console.log(printable(lines.join("\n"), true))
           return yield* Effect.never
         }),
       )

@@ -13,6 +13,7 @@
 import { Errors, Schedule } from "@tickwork/core"
 import { Clock, Console, DateTime, Effect, Option } from "effect"
 import { Argument, CliError, Command, Flag } from "effect/cli"
+import { printable, printableJson } from "./internal/printable.ts"
 
 /**
  * The most slots one call may list. A preview is for reading; a larger count is almost surely
@@ -306,7 +307,7 @@ export const toJson = (slots: ReadonlyArray<ExplainedSlot>): string =>
  * @since 0.1.0
  */
 export const toUserError = (error: Errors.ScheduleError): CliError.UserError =>
-  new CliError.UserError({ cause: error, userMessage: error.message })
+  new CliError.UserError({ cause: error, userMessage: printable(error.message, true) })
 
 /**
  * The `explain` subcommand:
@@ -359,7 +360,7 @@ export const command = Command.make(
       if (typeof count !== "number") return yield* toUserError(count)
       const slots = explain({ expression: input.expression, timeZone: input.timeZone, from, count })
       if (!Array.isArray(slots)) return yield* toUserError(slots)
-      yield* Console.log(input.json ? toJson(slots) : toText(slots))
+      yield* Console.log(input.json ? printableJson(toJson(slots)) : printable(toText(slots), true))
     }),
 ).pipe(
   Command.withDescription(

@@ -18,6 +18,7 @@ import { Errors } from "@tickwork/core"
 import { type DurableScheduler, StoreAdmin } from "@tickwork/durable"
 import { Config, Console, Effect, Option } from "effect"
 import { Argument, CliError, Command, Flag } from "effect/cli"
+import { printable, printableJson } from "./internal/printable.ts"
 
 // ------------------------------------------------------------------------------ rendering
 
@@ -65,6 +66,8 @@ export const scheduleText = (schedule: DurableScheduler.DurableTaskInfo["schedul
 
 /**
  * Rows as a table: columns padded to their widest cell, two spaces apart, no trailing blanks.
+ * A control character in a cell (a stored id or error may hold one) is shown as an escape,
+ * `\x1b`, never sent to the terminal.
  *
  * **Example** (Two columns)
  *
@@ -76,7 +79,8 @@ export const scheduleText = (schedule: DurableScheduler.DurableTaskInfo["schedul
  * @category getters
  * @since 0.1.0
  */
-export const table = (rows: ReadonlyArray<ReadonlyArray<string>>): string => {
+export const table = (given: ReadonlyArray<ReadonlyArray<string>>): string => {
+  const rows = given.map((row) => row.map((cell) => printable(cell)))
   const widths: Array<number> = []
   for (const row of rows) {
     row.forEach((cell, i) => {
@@ -305,7 +309,7 @@ export const parseLimit = (text: string): number | Errors.InvalidOption => {
 
 /** Shows a typed error's message (it names the field and the value) and exits with code 1. */
 const userError = (error: { readonly message: string }): CliError.UserError =>
-  new CliError.UserError({ cause: error, userMessage: error.message })
+  new CliError.UserError({ cause: error, userMessage: printable(error.message, true) })
 
 /**
  * `--store <path|url>`, falling back to `TICKWORK_STORE`: shared by every command on a store.
@@ -328,8 +332,9 @@ const jsonFlag = Flag.Boolean("json").pipe(
 
 const idArgument = Argument.String("id").pipe(Argument.withDescription("The task's id"))
 
+/** Prints `--json` or the text; neither lets a stored control character reach the terminal. */
 const print = (json: boolean, value: unknown, text: () => string) =>
-  Console.log(json ? JSON.stringify(value, null, 2) : text())
+  Console.log(json ? printableJson(JSON.stringify(value, null, 2)) : printable(text(), true))
 
 /**
  * Opens the store (read-only unless `write`), runs `body`, closes it; any failure becomes the

@@ -13,7 +13,8 @@ import { DurableScheduler, type StoreAdmin } from "@tickwork/durable"
 import { Cause, Effect, Layer, Option } from "effect"
 import { CliError } from "effect/cli"
 import { TestClock } from "effect/testing"
-import { ledgerTable } from "../src/Store.ts"
+import { printable, printableJson } from "../src/internal/printable.ts"
+import { ledgerTable, table } from "../src/Store.ts"
 import { freshDatabase } from "./pg.ts"
 import { handlers, postgres, seed, sqlite, T0, tempStore } from "./store.ts"
 import { lines, type Outcome, tickwork } from "./support.ts"
@@ -176,6 +177,12 @@ describe("tasks (SQLite)", () => {
       t.cleanup()
     }),
   )
+
+  it("a table cell shows a line break escaped; a whole output keeps its lines", () => {
+    expect(table([["id", "a\nb\tc"]])).toBe("id  a\\nb\\tc")
+    expect(printable("one\ntwo\u001b", true)).toBe("one\ntwo\\x1b")
+    expect(printableJson(JSON.stringify({ id: "\u009b\u001b" }))).toBe('{"id":"\\u009b\\u001b"}')
+  })
 })
 
 describe("status and ledger (SQLite)", () => {
@@ -495,6 +502,12 @@ describe("bad stores", () => {
       t.cleanup()
     }),
   )
+
+  it("a table cell shows a line break escaped; a whole output keeps its lines", () => {
+    expect(table([["id", "a\nb\tc"]])).toBe("id  a\\nb\\tc")
+    expect(printable("one\ntwo\u001b", true)).toBe("one\ntwo\\x1b")
+    expect(printableJson(JSON.stringify({ id: "\u009b\u001b" }))).toBe('{"id":"\\u009b\\u001b"}')
+  })
 })
 
 describe("PostgreSQL", () => {
@@ -619,4 +632,68 @@ describe("PostgreSQL", () => {
       }),
     120_000,
   )
+})
+
+describe("control characters in stored fields (issue 28)", () => {
+  /** An id that would retitle the terminal, with C1 CSI, DEL and a bidirectional override. */
+  const EVIL = "evil\u001b]0;pwned\u0007\u009b31m\u007f\u202e"
+  const SHOWN = "evil\\x1b]0;pwned\\x07\\x9b31m\\x7f\\u202e"
+  /** Any character a terminal could take as a command: C0 but a line feed, DEL, C1, bidi. */
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+  const RAW = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/
+
+  it.effect("every human-readable output shows them escaped; --json escapes them too", () =>
+    Effect.gen(function* () {
+      const t = tempStore()
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          yield* TestClock.setTime(T0)
+          const { durable: d } = yield* DurableScheduler.make({
+            handlers: [...handlers],
+            owner: `worker\u001b[2J`,
+          })
+          yield* d.schedule({
+            id: EVIL,
+            handler: "legacy.import",
+            payload: {},
+            schedule: Schedule.once(0),
+            tags: [`tag\u001b[31m`],
+          })
+          for (let k = 0; k < 10_000 && !(yield* d.idle); k++) yield* Effect.yieldNow
+          yield* TestClock.adjust(1_000)
+          for (let k = 0; k < 10_000 && !(yield* d.idle); k++) yield* Effect.yieldNow
+        }),
+      ).pipe(Effect.provide(sqlite(t.file)))
+      const outputs = [
+        yield* tickwork("tasks", "--store", t.file),
+        yield* tickwork("status", EVIL, "--store", t.file),
+        yield* tickwork("ledger", EVIL, "--store", t.file),
+        yield* tickwork("stats", "--store", t.file),
+        yield* tickwork("pause", EVIL, "--store", t.file),
+        yield* tickwork("status", `${EVIL}-unknown`, "--store", t.file),
+      ]
+      for (const out of outputs) {
+        expect(RAW.test(out.stdout), out.stdout).toBe(false)
+        expect(RAW.test(out.stderr), out.stderr).toBe(false)
+      }
+      const [tasks, status, ledger, stats, pause, unknown] = outputs
+      expect(tasks?.stdout).toContain(SHOWN)
+      expect(tasks?.stdout).toContain("tag\\x1b[31m")
+      expect(status?.stdout).toContain(`id                 ${SHOWN}`)
+      expect(ledger?.stdout).toContain("worker\\x1b[2J")
+      expect(stats?.stdout).toContain("worker\\x1b[2J")
+      expect(pause?.stdout).toContain("evil\\u001b]0;pwned\\u0007\\x9b31m\\x7f\\u202e")
+      expect(unknown?.code).toBe(1)
+      const json = yield* tickwork("status", EVIL, "--store", t.file, "--json")
+      expect(RAW.test(json.stdout)).toBe(false)
+      expect(JSON.parse(json.stdout).id).toBe(EVIL)
+      t.cleanup()
+    }),
+  )
+
+  it("a table cell shows a line break escaped; a whole output keeps its lines", () => {
+    expect(table([["id", "a\nb\tc"]])).toBe("id  a\\nb\\tc")
+    expect(printable("one\ntwo\u001b", true)).toBe("one\ntwo\\x1b")
+    expect(printableJson(JSON.stringify({ id: "\u009b\u001b" }))).toBe('{"id":"\\u009b\\u001b"}')
+  })
 })

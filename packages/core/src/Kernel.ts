@@ -41,6 +41,7 @@ import { Table, WALL_SLOT, WALL_TASK } from "./internal/table.ts"
 import * as Lifecycle from "./Lifecycle.ts"
 import type { Dropped, MissedRunPolicy } from "./MissedRun.ts"
 import * as MissedRun from "./MissedRun.ts"
+import * as Options from "./Options.ts"
 import * as Random from "./Random.ts"
 import * as Retry from "./Retry.ts"
 import * as Rules from "./Rules.ts"
@@ -234,7 +235,7 @@ export interface Explanation {
  * @since 0.1.0
  */
 export interface Retention {
-  /** Default 10,000. */
+  /** Default 10,000; at most 10,000,000 (`Options.bounds.maxFinished`). */
   readonly maxFinished?: number
   /** How long a final task stays queryable: ms or an Effect `Duration` input. Default: no limit. */
   readonly maxAge?: DurationInput
@@ -557,6 +558,14 @@ export class Kernel<J> {
         message: `retention.maxFinished must be a non-negative integer, got ${show(maxFinished)}`,
       })
     }
+    const tooMany = Options.integer(
+      "retention.maxFinished",
+      maxFinished,
+      0,
+      0,
+      Options.bounds.maxFinished,
+    )
+    if (typeof tooMany !== "number") throw tooMany
     this.maxFinished = maxFinished
     this.maxAgeMs = maxAgeMs
     this.random = options.random ?? Random.seeded(0)

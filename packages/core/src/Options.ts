@@ -20,7 +20,77 @@ export const invalid = (field: string, value: unknown, rule: string): InvalidOpt
   new InvalidOption({ field, value, message: `${field} ${rule}, got ${show(value)}` })
 
 /**
- * A safe integer `>= min` (default 1), or `fallback` when absent.
+ * An upper bound of a size-like option, and why it is there.
+ *
+ * @category models
+ * @since 0.4.0
+ */
+export interface Bound {
+  /** The largest value accepted. */
+  readonly max: number
+  /** Why nothing larger is: said in the error, so a user knows what to do instead. */
+  readonly why: string
+}
+
+/**
+ * The upper bound of every size-like option of every layer, decided here once: past it an
+ * option is an `InvalidOption` naming the field and the value, before anything is allocated.
+ * Each bound is far above any useful setting and far below what the process can hold, since
+ * some of these sizes are allocated up front (arrays of `workers` slots, a stream buffer of
+ * `streamCapacity` records): an unbounded value crashed the process (issue 28).
+ *
+ * | option                                      | at most    |
+ * | ------------------------------------------- | ---------- |
+ * | `workers` (runtime and durable)             | 10,000     |
+ * | `claimBatch` (durable)                      | 10,000     |
+ * | `limit`, the page size of task listings     | 10,000     |
+ * | `ledgerPerTask` (runtime)                   | 10,000     |
+ * | `ledgerCapacity` (runtime)                  | 10,000,000 |
+ * | `streamCapacity` (runtime and durable)      | 1,000,000  |
+ * | `retention.maxFinished` (kernel, runtime)   | 10,000,000 |
+ * | `count` of `Schedule.preview`               | 100,000    |
+ *
+ * @category models
+ * @since 0.4.0
+ */
+export const bounds = {
+  workers: {
+    max: 10_000,
+    why: "runs in flight at once; the pool keeps arrays of this many slots, and more concurrency belongs inside a handler",
+  },
+  claimBatch: {
+    max: 10_000,
+    why: "rows claimed in one transaction; a larger claim holds its lock longer and its leases run out before the runs start",
+  },
+  limit: {
+    max: 10_000,
+    why: "rows in one page; read further pages with `after`",
+  },
+  ledgerPerTask: {
+    max: 10_000,
+    why: "records of one task kept in memory; a longer history belongs in a durable store",
+  },
+  ledgerCapacity: {
+    max: 10_000_000,
+    why: "records kept in memory, ~250 bytes each (~2.5 GB at the bound); a longer history belongs in a durable store",
+  },
+  streamCapacity: {
+    max: 1_000_000,
+    why: "records buffered per stream subscriber, allocated when it subscribes",
+  },
+  maxFinished: {
+    max: 10_000_000,
+    why: "final tasks kept in memory; a longer history belongs in a durable store",
+  },
+  previewCount: {
+    max: 100_000,
+    why: "slots computed and returned in one array",
+  },
+} as const satisfies Record<string, Bound>
+
+/**
+ * A safe integer `>= min` (default 1), or `fallback` when absent; with `bound`, also at most
+ * `bound.max` (the error then says the range and why).
  *
  * @category constructors
  * @since 0.3.0
@@ -30,11 +100,21 @@ export const integer = (
   value: number | undefined,
   fallback: number,
   min = 1,
+  bound?: Bound,
 ): number | InvalidOption => {
   const v = value ?? fallback
-  return Number.isSafeInteger(v) && v >= min
+  if (bound === undefined) {
+    return Number.isSafeInteger(v) && v >= min
+      ? v
+      : invalid(field, value, `must be an integer >= ${min}`)
+  }
+  return Number.isSafeInteger(v) && v >= min && v <= bound.max
     ? v
-    : invalid(field, value, `must be an integer >= ${min}`)
+    : invalid(
+        field,
+        value,
+        `must be an integer from ${min} to ${bound.max.toLocaleString("en-US")} (${bound.why})`,
+      )
 }
 
 /**

@@ -26,6 +26,7 @@ import {
   show,
 } from "./Errors.ts"
 import * as MissedRun from "./MissedRun.ts"
+import * as Options from "./Options.ts"
 import { type DurationInput, MAX_MS, slotAfter, toDelay, toInstant, toMillisWith } from "./Time.ts"
 
 /**
@@ -493,7 +494,7 @@ export const dstNote = (expression: Cron.Cron, slot: number): DstNote | undefine
  * The next `count` slots of `schedule` from `from`, without scheduling it (SPEC §15): the first
  * slot as if scheduled at `from`, then each next slot as if every run took no time. Cron slots
  * carry their DST note. Pure and deterministic (a custom schedule's `next` is called). Fails with
- * the schedule's typed error, or an `InvalidOption` for a bad `count`.
+ * the schedule's typed error, or an `InvalidOption` for a bad `count` (at most 100,000).
  *
  * **Example** (A spring-forward night in New York)
  *
@@ -524,6 +525,8 @@ export const preview = (
       message: `count must be a non-negative integer, got ${show(count)}`,
     })
   }
+  const bounded = Options.integer("count", count, 0, 0, Options.bounds.previewCount)
+  if (typeof bounded !== "number") return bounded
   const resolved = resolve(schedule, from)
   if (!("first" in resolved)) return resolved
   const plan = resolved.plan

@@ -5,7 +5,7 @@
  */
 import { Cron, DateTime } from "effect"
 import { describe, expect, it } from "vitest"
-import { Errors, Kernel, Retry, Schedule } from "../src/index.ts"
+import { Errors, Kernel, Options, Retry, Schedule } from "../src/index.ts"
 import { err, failing, noop, ok, setup } from "./support.ts"
 
 describe("unknown option keys", () => {
@@ -117,5 +117,45 @@ describe("a retry keeps its slot (SPEC §1)", () => {
       [7, 7],
       [7, 10],
     ])
+  })
+})
+
+describe("bounds of size-like options (issue 28, item 4)", () => {
+  it("every bound has a reason and sits far below what a process can allocate", () => {
+    for (const [name, bound] of Object.entries(Options.bounds)) {
+      expect(bound.why.length, name).toBeGreaterThan(10)
+      expect(Number.isSafeInteger(bound.max) && bound.max <= 10_000_000, name).toBe(true)
+    }
+  })
+
+  it("integer with a bound: the bound is accepted, one past it is an InvalidOption saying why", () => {
+    const bound = Options.bounds.workers
+    expect(Options.integer("workers", bound.max, 4, 1, bound)).toBe(bound.max)
+    const e = Options.integer("workers", bound.max + 1, 4, 1, bound)
+    expect(e).toBeInstanceOf(Errors.InvalidOption)
+    expect(e).toMatchObject({ field: "workers", value: bound.max + 1 })
+    expect((e as Errors.InvalidOption).message).toBe(
+      `workers must be an integer from 1 to 10,000 (${bound.why}), got 10001`,
+    )
+    expect(Options.integer("workers", 1e9, 4, 1, bound)).toBeInstanceOf(Errors.InvalidOption)
+  })
+
+  it("retention.maxFinished is at most its bound", () => {
+    const max = Options.bounds.maxFinished.max
+    expect(() => new Kernel.Kernel({ retention: { maxFinished: max + 1 } })).toThrow(
+      expect.objectContaining({ _tag: "InvalidOption", field: "retention.maxFinished" }),
+    )
+    expect(() => new Kernel.Kernel({ retention: { maxFinished: max } })).not.toThrow()
+  })
+
+  it("Schedule.preview computes at most its bound of slots", () => {
+    const max = Options.bounds.previewCount.max
+    const schedule = Schedule.fixedRate(1_000)
+    expect(Schedule.preview(schedule, { from: 0, count: max + 1 })).toMatchObject({
+      _tag: "InvalidOption",
+      field: "count",
+      value: max + 1,
+    })
+    expect(Schedule.preview(schedule, { from: 0, count: max })).toHaveLength(max)
   })
 })

@@ -660,10 +660,8 @@ export const make = <H extends Handler.Any>(
     })
     const tasks: DurableSchedulerShape["tasks"] = (filter) =>
       Effect.suspend((): ReturnType<DurableSchedulerShape["tasks"]> => {
-        const limit = Options.positiveInt("limit", filter?.limit, 1_000)
+        const limit = Options.positiveInt("limit", filter?.limit, 1_000, Options.bounds.limit)
         if (typeof limit !== "number") return Effect.fail(limit)
-        if (limit > 10_000)
-          return Effect.fail(Options.optionError("limit", limit, "must be at most 10000"))
         return Effect.map(store.list({ ...queryOf(filter), after: filter?.after, limit }), (rows) =>
           rows.map(infoOf),
         )

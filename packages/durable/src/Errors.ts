@@ -66,7 +66,8 @@ export class StoreLocked extends Data.TaggedError("StoreLocked")<{
 /**
  * Why a store failed, as one of a few kinds a program can act on (the message says the same in
  * words, with the database's own message and code):
- * - `disk-full`: no space left for the database (`SQLITE_FULL`; PostgreSQL `53100`);
+ * - `disk-full`: no room left for the database (`SQLITE_FULL`; PostgreSQL `53100`; `ENOSPC`,
+ *   `EDQUOT`, or `EFBIG`: a file past its size limit, such as the process's `ulimit -f`);
  * - `read-only`: the database cannot be written (a read-only file or directory, `SQLITE_READONLY`;
  *   PostgreSQL `25006`);
  * - `timeout`: no answer within the store's deadline, or a server-side timeout cancelled the

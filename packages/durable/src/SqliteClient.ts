@@ -15,7 +15,7 @@
  *
  * @since 0.1.0
  */
-import { accessSync, constants } from "node:fs"
+import { accessSync, constants, existsSync, readFileSync, statSync } from "node:fs"
 import { dirname } from "node:path"
 import Database from "better-sqlite3"
 import { Effect, Layer, type Scope, Semaphore, Stream } from "effect"
@@ -26,6 +26,7 @@ import { classifySqliteError, SqlError } from "effect/sql/SqlError"
 import * as Statement from "effect/sql/Statement"
 import { StoreLocked, StoreUnavailable } from "./Errors.ts"
 import * as Failure from "./internal/failure.ts"
+import * as ReadOnly from "./internal/readonly.ts"
 
 /**
  * How to open the file.
@@ -45,6 +46,8 @@ export interface SqliteConfig {
   /**
    * Open an existing file for reading only (default false): nothing is written, not even the
    * journal mode or the lock; `exclusive` and `synchronous` are ignored. A missing file fails.
+   * In a directory this process may not write, where SQLite cannot create the WAL index, the
+   * file (and its WAL) is read from a private copy taken at open, removed at close.
    */
   readonly readOnly?: boolean | undefined
 }
@@ -61,6 +64,36 @@ const sqlError = (cause: unknown, operation: string) =>
   new SqlError({
     reason: classifySqliteError(cause, { message: `sqlite ${operation} failed`, operation }),
   })
+
+/**
+ * `error`, or, when it is a `SQLITE_IOERR_WRITE` on a file at the process's size limit, an
+ * `EFBIG` error saying so: then the store reports `disk-full` (no room to write), not `other`.
+ */
+const writeError = (error: unknown, filename: string): unknown => {
+  if (code(error) !== "SQLITE_IOERR_WRITE" || filename === ":memory:") return error
+  let limits: string
+  try {
+    limits = readFileSync("/proc/self/limits", "utf8")
+  } catch {
+    return error
+  }
+  const limit = Failure.fileSizeLimit(limits)
+  const sizes = [filename, `${filename}-wal`].flatMap((f) => {
+    try {
+      return [statSync(f).size]
+    } catch {
+      return []
+    }
+  })
+  if (!Failure.pastSizeLimit(sizes, limit)) return error
+  const words = error instanceof Error ? error.message : String(error)
+  return Object.assign(
+    new Error(
+      `${words}: file too large, past this process's file size limit of ${limit} bytes (ulimit -f)`,
+    ),
+    { code: "EFBIG" },
+  )
+}
 
 const code = (error: unknown): string =>
   typeof error === "object" && error !== null && "code" in error ? String(error.code) : ""
@@ -123,18 +156,39 @@ export const make = (
 > =>
   Effect.gen(function* () {
     const filename = config.filename
+    // A read-only open in a directory it may not write reads a snapshot (see ReadOnly), removed
+    // when the database closes.
+    let removeSnapshot: (() => void) | undefined
     const db = yield* Effect.acquireRelease(
       Effect.try({
         try: () => {
           if (config.readOnly === true) {
-            const db = new Database(filename, {
-              readonly: true,
-              fileMustExist: true,
-              timeout: config.lockTimeoutMs ?? 0,
-            })
-            // A reader waits for no writer in WAL mode; only an exclusive lock blocks it for long.
-            db.pragma(`busy_timeout = ${config.lockTimeoutMs ?? 1000}`)
-            return db
+            let path = filename
+            if (
+              filename !== ":memory:" &&
+              existsSync(filename) &&
+              ReadOnly.planFor(filename) === "snapshot"
+            ) {
+              if (ReadOnly.lockedByAnother(filename)) {
+                throw Object.assign(new Error("database is locked"), { code: "SQLITE_BUSY" })
+              }
+              const copy = ReadOnly.snapshot(filename)
+              removeSnapshot = copy.remove
+              path = copy.file
+            }
+            try {
+              const db = new Database(path, {
+                readonly: true,
+                fileMustExist: true,
+                timeout: config.lockTimeoutMs ?? 0,
+              })
+              // A reader waits for no writer in WAL mode; only an exclusive lock blocks it long.
+              db.pragma(`busy_timeout = ${config.lockTimeoutMs ?? 1000}`)
+              return db
+            } catch (error) {
+              removeSnapshot?.()
+              throw error
+            }
           }
           const db = new Database(filename, { timeout: config.lockTimeoutMs ?? 0 })
           try {
@@ -163,7 +217,11 @@ export const make = (
         },
         catch: (error) => openError(filename, error),
       }),
-      (db) => Effect.sync(() => db.close()),
+      (db) =>
+        Effect.sync(() => {
+          db.close()
+          removeSnapshot?.()
+        }),
     )
     const cache = new Map<string, Database.Statement>()
     const prepare = (sql: string): Database.Statement => {
@@ -190,7 +248,7 @@ export const make = (
           stmt.run(...params)
           return []
         },
-        catch: (error) => sqlError(error, "execute"),
+        catch: (error) => sqlError(writeError(error, filename), "execute"),
       })
     const connection: Connection = {
       execute: (sql, params, rows) =>

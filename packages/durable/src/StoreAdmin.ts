@@ -37,7 +37,13 @@
  */
 import { existsSync, statSync } from "node:fs"
 import { PgClient } from "@effect/sql-pg"
-import { Errors as CoreErrors, Random, type Task, type Time } from "@tickwork/core"
+import {
+  Errors as CoreErrors,
+  Options as CoreOptions,
+  Random,
+  type Task,
+  type Time,
+} from "@tickwork/core"
 import { WorkerPool } from "@tickwork/runtime"
 import { Clock, Effect, Option, Queue, Redacted, type Scope } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
@@ -173,7 +179,7 @@ export interface TaskFilter {
  * @category models
  * @since 0.1.0
  */
-export const MAX_LIMIT = 10_000
+export const MAX_LIMIT: number = CoreOptions.bounds.limit.max
 
 /**
  * How many tasks a listing returns when no `limit` is given.

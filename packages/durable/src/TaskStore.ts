@@ -858,8 +858,11 @@ export const make = (options: {
       // Tags and breakers are written beside the rows: then one transaction holds them all.
       const extras = tasks.some((t) => (t.tags?.length ?? 0) > 0 || t.breaker !== undefined)
       const notify = insertOptions?.notify === true && options.signal !== undefined
+      // All or none: the upsert skips a live id's row and writes the others, so any batch of
+      // more than one row runs in a transaction that the `DuplicateTaskId` rolls back. One row
+      // and nothing beside it is one statement, atomic by itself, and saves BEGIN/COMMIT.
       const all =
-        chunks.length === 1 && !extras
+        tasks.length === 1 && !extras
           ? insertChunk(chunks[0], notify)
           : sql.withTransaction(
               Effect.gen(function* () {

@@ -3,7 +3,7 @@ import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
 import { describe, expect, it } from "@effect/vitest"
-import { Schedule } from "@tickwork/core"
+import { Options, Schedule } from "@tickwork/core"
 import { Effect, Exit, Layer, Schema } from "effect"
 import { type DurableScheduler, Handler, Postgres, Sqlite } from "../src/index.ts"
 import { repoRoot, tsxArgs } from "./children.ts"
@@ -139,9 +139,59 @@ describe("bad input: each a typed error naming the field and value; nothing writ
           const e = yield* Effect.flip(
             d.schedule({ handler: big, payload: { n: 5n }, schedule: Schedule.once(1) }),
           )
-          expect(e).toMatchObject({ _tag: "InvalidPayload", field: "payload", handler: "big" })
+          expect(e).toMatchObject({ _tag: "InvalidPayload", field: "payload.n", handler: "big" })
           expect(e.message).toContain("cannot be stored")
           expect((yield* d.stats).tasks.scheduled).toBe(0)
+        }),
+      )
+      t.cleanup()
+    }),
+  )
+
+  // Issue 28, item 6: under Schema.Unknown a Date was stored as a string, a function dropped.
+  it.effect("a payload that JSON would change is refused with InvalidPayload naming it", () =>
+    Effect.gen(function* () {
+      const t = tempDir()
+      const any = Handler.make("any", Schema.Unknown, () => Effect.void)
+      const dated = Handler.make(
+        "dated",
+        Schema.Struct({ at: Schema.DateFromString }),
+        () => Effect.void,
+      )
+      class Point {
+        readonly x = 1
+      }
+      yield* withScheduler(sqlite(t.file()), { handlers: [any, dated] }, (d) =>
+        Effect.gen(function* () {
+          for (const [payload, field] of [
+            [{ when: new Date(0) }, "payload.when"],
+            [new Date(0), "payload"],
+            [{ run: () => 1 }, "payload.run"],
+            [{ n: Number.NaN }, "payload.n"],
+            [{ list: [1, undefined] }, "payload.list[1]"],
+            [{ m: new Map([["a", 1]]) }, "payload.m"],
+            [{ deep: { p: new Point() } }, "payload.deep.p"],
+          ] as const) {
+            const e = yield* Effect.flip(
+              d.schedule({ handler: any, payload, schedule: Schedule.once(1) }),
+            )
+            expect(e).toMatchObject({ _tag: "InvalidPayload", field, handler: "any" })
+            expect(e.message).toContain("does not survive JSON")
+          }
+          expect((yield* d.stats).tasks.scheduled).toBe(0)
+          // What JSON keeps is accepted: an undefined property reads back as the same absence.
+          yield* d.schedule({
+            handler: any,
+            payload: { a: undefined, b: [1, "x", null, { c: true }], e: Object.create(null) },
+            schedule: Schedule.once(1),
+          })
+          // A schema that encodes a Date to JSON stores it.
+          yield* d.schedule({
+            handler: dated,
+            payload: { at: new Date(0) },
+            schedule: Schedule.once(1),
+          })
+          expect((yield* d.stats).tasks.scheduled).toBe(2)
         }),
       )
       t.cleanup()
@@ -175,6 +225,14 @@ describe("bad input: each a typed error naming the field and value; nothing writ
         // SPEC §13: unknown keys of the layer's options and of a handler spec.
         [{ handlers: [handler], worker: 2 }, "worker"],
         [{ handlers: [{ ...handler, retries: 2 }] }, 'handlers["record"].retries'],
+        // Issue 28, item 4: `workers: 5e6` ran out of memory (the pool's arrays).
+        [{ handlers: [handler], workers: 5e6 }, "workers"],
+        [{ handlers: [handler], workers: Options.bounds.workers.max + 1 }, "workers"],
+        [{ handlers: [handler], claimBatch: Options.bounds.claimBatch.max + 1 }, "claimBatch"],
+        [
+          { handlers: [handler], streamCapacity: Options.bounds.streamCapacity.max + 1 },
+          "streamCapacity",
+        ],
       ] as const) {
         const exit = yield* withScheduler(
           sqlite(t.file()),
@@ -187,6 +245,31 @@ describe("bad input: each a typed error naming the field and value; nothing writ
           : undefined
         expect(error?.field).toBe(field)
       }
+      t.cleanup()
+    }),
+  )
+
+  it.effect("every size-like option is accepted at its bound; a page past it is refused", () =>
+    Effect.gen(function* () {
+      const t = tempDir()
+      const { handler } = recording()
+      yield* withScheduler(
+        sqlite(t.file()),
+        {
+          handlers: [handler],
+          workers: Options.bounds.workers.max,
+          claimBatch: Options.bounds.claimBatch.max,
+          streamCapacity: Options.bounds.streamCapacity.max,
+        },
+        (d) =>
+          Effect.gen(function* () {
+            yield* d.schedule({ id: "a", handler, payload: { n: 1 }, schedule: Schedule.once(10) })
+            const max = Options.bounds.limit.max
+            expect(yield* d.tasks({ limit: max })).toHaveLength(1)
+            const error = yield* Effect.flip(d.tasks({ limit: max + 1 }))
+            expect(error).toMatchObject({ _tag: "InvalidOption", field: "limit", value: max + 1 })
+          }),
+      )
       t.cleanup()
     }),
   )

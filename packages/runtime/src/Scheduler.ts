@@ -240,7 +240,7 @@ export interface SchedulerOptions {
    * report apart. Default `"default"`.
    */
   readonly name?: string
-  /** Runs in flight at most. Default 4. */
+  /** Runs in flight at most. Default 4; at most 10,000 (`Options.bounds.workers`). */
   readonly workers?: number
   /** Final-task retention (count and age). Default: 10,000 final tasks, no age limit. */
   readonly retention?: Kernel.Retention
@@ -267,16 +267,16 @@ export interface SchedulerOptions {
    * (or of one process across restarts) do not fire in lockstep. Give one for repeatable runs.
    */
   readonly seed?: number
-  /** Occurrence records kept per task (0 = none). Default 32. */
+  /** Occurrence records kept per task (0 = none). Default 32; at most 10,000. */
   readonly ledgerPerTask?: number
   /**
    * Occurrence records kept in all, across tasks: past it the oldest record of all is dropped,
    * so memory stays bounded however many tasks there are (a record is ~250 bytes; the default
    * keeps 100k busy tasks' ledgers near 50 MB). Longer histories belong in a durable store.
-   * Default 200,000.
+   * Default 200,000; at most 10,000,000.
    */
   readonly ledgerCapacity?: number
-  /** Buffer of the occurrence stream per subscriber. Default 10,000. */
+  /** Buffer of the occurrence stream per subscriber. Default 10,000; at most 1,000,000. */
   readonly streamCapacity?: number
   /**
    * A root span per run (`tickwork.run`, linked to the span that scheduled the task, with the
@@ -405,13 +405,32 @@ export const make = (
     if (typeof name !== "string" || name.length === 0) {
       return yield* optionError("name", name, "must be a non-empty string")
     }
-    const workers = positiveInt("workers", options.workers, 4)
+    // Every size is bounded (Options.bounds): some are allocated here, before any task.
+    const workers = positiveInt("workers", options.workers, 4, 1, Options.bounds.workers)
     if (typeof workers !== "number") return yield* workers
-    const ledgerPerTask = positiveInt("ledgerPerTask", options.ledgerPerTask, 32, 0)
+    const ledgerPerTask = positiveInt(
+      "ledgerPerTask",
+      options.ledgerPerTask,
+      32,
+      0,
+      Options.bounds.ledgerPerTask,
+    )
     if (typeof ledgerPerTask !== "number") return yield* ledgerPerTask
-    const ledgerCapacity = positiveInt("ledgerCapacity", options.ledgerCapacity, 200_000, 0)
+    const ledgerCapacity = positiveInt(
+      "ledgerCapacity",
+      options.ledgerCapacity,
+      200_000,
+      0,
+      Options.bounds.ledgerCapacity,
+    )
     if (typeof ledgerCapacity !== "number") return yield* ledgerCapacity
-    const streamCapacity = positiveInt("streamCapacity", options.streamCapacity, 10_000)
+    const streamCapacity = positiveInt(
+      "streamCapacity",
+      options.streamCapacity,
+      10_000,
+      1,
+      Options.bounds.streamCapacity,
+    )
     if (typeof streamCapacity !== "number") return yield* streamCapacity
     const shutdownTimeoutMs = millis("shutdownTimeout", options.shutdownTimeout, 30_000)
     if (typeof shutdownTimeoutMs !== "number") return yield* shutdownTimeoutMs

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import { Options } from "@tickwork/core"
 import { Context, Duration, Effect, Exit, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { type Errors, Schedule, Scheduler } from "../src/index.ts"
@@ -189,6 +190,44 @@ describe("errors (SPEC §13)", () => {
       const exit = yield* Effect.exit(Effect.scoped(Scheduler.make({ workers: 0 })))
       const error = Option.getOrThrow(Exit.findErrorOption(exit))
       expect(error).toMatchObject({ _tag: "InvalidOption", field: "workers", value: 0 })
+    }),
+  )
+
+  // Issue 28, item 4: `workers: 1e9` aborted the process ("invalid table size").
+  it.effect.each([
+    ["workers", Options.bounds.workers.max, 1e9],
+    ["ledgerPerTask", Options.bounds.ledgerPerTask.max, 1e9],
+    ["ledgerCapacity", Options.bounds.ledgerCapacity.max, 1e12],
+    ["streamCapacity", Options.bounds.streamCapacity.max, 1e9],
+  ] as const)(
+    "%s is bounded: one past its bound is an InvalidOption, the bound is accepted",
+    ([field, max, huge]) =>
+      Effect.gen(function* () {
+        for (const value of [max + 1, huge]) {
+          const exit = yield* Effect.exit(Effect.scoped(Scheduler.make({ [field]: value })))
+          const error = Option.getOrThrow(Exit.findErrorOption(exit))
+          expect(error).toMatchObject({ _tag: "InvalidOption", field, value })
+          expect(error.message).toContain(max.toLocaleString("en-US"))
+        }
+        const s = yield* Effect.scoped(
+          Effect.map(Scheduler.make({ [field]: max }), (s) => s.schedule),
+        )
+        expect(typeof s).toBe("function")
+      }),
+  )
+
+  it.effect("retention.maxFinished is bounded the same way", () =>
+    Effect.gen(function* () {
+      const max = Options.bounds.maxFinished.max
+      const exit = yield* Effect.exit(
+        Effect.scoped(Scheduler.make({ retention: { maxFinished: max + 1 } })),
+      )
+      expect(Option.getOrThrow(Exit.findErrorOption(exit))).toMatchObject({
+        _tag: "InvalidOption",
+        field: "retention.maxFinished",
+        value: max + 1,
+      })
+      yield* Effect.scoped(Scheduler.make({ retention: { maxFinished: max } }))
     }),
   )
 })

@@ -39,10 +39,17 @@ const CONNECTION_CODES = new Set([
   "EAI_AGAIN",
 ])
 
+/**
+ * The system's codes for "no room to write": no space on the device, the user's disk quota
+ * spent, and a file past its largest size (the process's `ulimit -f`, or the file system's
+ * own limit). Each leaves the store unable to grow until an operator makes room.
+ */
+const NO_ROOM_CODES = new Set(["ENOSPC", "EDQUOT", "EFBIG"])
+
 /** The kind of failure a database code (SQLite or PostgreSQL SQLSTATE) or error tag means. */
-const classify = (code: string | undefined, tags: ReadonlySet<string>): StoreFailure => {
+export const classify = (code: string | undefined, tags: ReadonlySet<string>): StoreFailure => {
   if (code !== undefined) {
-    if (code === "SQLITE_FULL" || code === "53100") return "disk-full"
+    if (code === "SQLITE_FULL" || code === "53100" || NO_ROOM_CODES.has(code)) return "disk-full"
     if (code.startsWith("SQLITE_READONLY") || code === "25006") return "read-only"
     if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")) return "locked"
     if (code.startsWith("SQLITE_CORRUPT") || code === "SQLITE_NOTADB") return "corrupt"
@@ -114,3 +121,27 @@ export const storeError = (operation: string, cause: unknown): StoreError => {
     cause,
   })
 }
+
+/**
+ * The process's largest file size in bytes (`ulimit -f`, `RLIMIT_FSIZE`) read from the text of
+ * Linux's `/proc/self/limits`; `undefined` when unlimited or not stated.
+ */
+export const fileSizeLimit = (limits: string): number | undefined => {
+  const m = /^Max file size\s+(\S+)/m.exec(limits)
+  if (m === null || m[1] === "unlimited") return undefined
+  const n = Number(m[1])
+  return Number.isSafeInteger(n) && n >= 0 ? n : undefined
+}
+
+/**
+ * Whether a write that SQLite reported as `SQLITE_IOERR_WRITE` was refused for the file's size:
+ * SQLite keeps `errno` to itself and reports `EFBIG` (a file past the process's size limit) as a
+ * plain I/O error, which would read as a failing device. A file that cannot grow is at its
+ * limit: one of `sizes` (the database and its WAL, in bytes) is within `slack` bytes of `limit`
+ * (a write is at most one WAL frame, a 64 KiB page and its header, past the last that fitted).
+ */
+export const pastSizeLimit = (
+  sizes: ReadonlyArray<number>,
+  limit: number | undefined,
+  slack = 2 * (65_536 + 24),
+): boolean => limit !== undefined && sizes.some((size) => size + slack >= limit)

@@ -15,12 +15,16 @@ import * as Ids from "./ids.ts"
 /** An `InvalidOption` for `field`: "`field` `rule`, got `value`" (the core's wording). */
 export const optionError = CoreOptions.invalid
 
-/** A whole number >= 1, `fallback` when absent. */
+/** A whole number >= 1 (and at most `bound.max`, when given), `fallback` when absent. */
 export const positiveInt = (
   field: string,
   value: number | undefined,
   fallback: number,
-): number | Errors.InvalidOption => CoreOptions.integer(field, value, fallback)
+  bound?: CoreOptions.Bound,
+): number | Errors.InvalidOption => CoreOptions.integer(field, value, fallback, 1, bound)
+
+/** The core's bounds of size-like options. */
+export const bounds = CoreOptions.bounds
 
 /** Whole ms of a duration; `false` is +Infinity (none), absent is `fallback`. */
 export const millis = CoreOptions.millis
@@ -151,11 +155,17 @@ export const resolve = (
     }
     handlers.set(h.name, h)
   }
-  const workers = positiveInt("workers", options.workers, 4)
+  // Every size is bounded (the core's Options.bounds): the pool allocates `workers` slots.
+  const workers = positiveInt("workers", options.workers, 4, bounds.workers)
   if (typeof workers !== "number") return workers
-  const claimBatch = positiveInt("claimBatch", options.claimBatch, 100)
+  const claimBatch = positiveInt("claimBatch", options.claimBatch, 100, bounds.claimBatch)
   if (typeof claimBatch !== "number") return claimBatch
-  const streamCapacity = positiveInt("streamCapacity", options.streamCapacity, 10_000)
+  const streamCapacity = positiveInt(
+    "streamCapacity",
+    options.streamCapacity,
+    10_000,
+    bounds.streamCapacity,
+  )
   if (typeof streamCapacity !== "number") return streamCapacity
   const leaseMs = millis("lease", options.lease, 30_000, true)
   if (typeof leaseMs !== "number") return leaseMs

@@ -1,8 +1,8 @@
 /**
  * @internal
  * The payload codec: a handler's schema encodes the payload to JSON text when a task is
- * scheduled (a payload it rejects, or whose encoded form does not decode back from JSON, is an
- * `InvalidPayload` naming the field) and decodes it before every run (`PayloadDecodeError`).
+ * scheduled (a payload it rejects, whose encoded form JSON would change, or that does not decode
+ * back from JSON, is an `InvalidPayload` naming the field) and decodes it before every run (`PayloadDecodeError`).
  */
 import { Errors } from "@tickwork/core"
 import { Effect, Result, Schema } from "effect"
@@ -35,6 +35,61 @@ const at = (value: unknown, path: ReadonlyArray<PropertyKey>): unknown => {
 const fieldOf = (path: ReadonlyArray<PropertyKey>): string =>
   `payload${path.map((k) => (typeof k === "number" ? `[${k}]` : `.${String(k)}`)).join("")}`
 
+/**
+ * Where `value` (a schema's encoded form) first stops being what `JSON.parse(JSON.stringify(value))`
+ * gives back, and what is lost there; `undefined` when it survives. A schema such as
+ * `Schema.Unknown` passes anything through, and JSON would then store a `Date` as a string,
+ * drop a function or a `Map`'s entries, and write `NaN` as `null`: the run would get another
+ * value than the one scheduled. A property whose value is `undefined` is dropped too, but reads
+ * back as the same absent property, so it counts as kept. Cycles and bigints make
+ * `JSON.stringify` throw, and are refused where it is called.
+ */
+const lost = (
+  value: unknown,
+  path: ReadonlyArray<PropertyKey>,
+): { readonly path: ReadonlyArray<PropertyKey>; readonly what: string } | undefined => {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return undefined
+    case "number":
+      return Number.isFinite(value) ? undefined : { path, what: `${value} (stored as null)` }
+    case "object": {
+      if (value === null) return undefined
+      if (Array.isArray(value)) {
+        for (let k = 0; k < value.length; k++) {
+          const v = value[k]
+          if (v === undefined || typeof v === "function" || typeof v === "symbol") {
+            return { path: [...path, k], what: `${typeof v} (stored as null)` }
+          }
+          const inner = lost(v, [...path, k])
+          if (inner !== undefined) return inner
+        }
+        return undefined
+      }
+      const proto = Object.getPrototypeOf(value)
+      if (proto !== Object.prototype && proto !== null) {
+        const name = (value as { constructor?: { name?: unknown } }).constructor?.name
+        return {
+          path,
+          what: `a ${typeof name === "string" && name !== "" ? name : "class instance"} (JSON keeps only its own fields, as a plain object${value instanceof Date ? "; a Date becomes a string" : ""})`,
+        }
+      }
+      for (const [key, v] of Object.entries(value)) {
+        if (v === undefined) continue
+        if (typeof v === "function" || typeof v === "symbol") {
+          return { path: [...path, key], what: `a ${typeof v} (dropped)` }
+        }
+        const inner = lost(v, [...path, key])
+        if (inner !== undefined) return inner
+      }
+      return undefined
+    }
+    default:
+      return { path, what: `a ${typeof value}` }
+  }
+}
+
 /** The payload encoded by `handler`'s schema, as the JSON text a row keeps. */
 export const encode = (handler: Handler.Any, payload: unknown): string | InvalidPayload => {
   const encoded = Schema.encodeUnknownResult(handler.payload)(payload)
@@ -48,6 +103,17 @@ export const encode = (handler: Handler.Any, payload: unknown): string | Invalid
       value,
       handler: handler.name,
       message: `${field} does not match the schema of handler ${Errors.show(handler.name)}: ${reason}, got ${Errors.show(value)}`,
+    })
+  }
+  const loss = lost(encoded.success, [])
+  if (loss !== undefined) {
+    const field = fieldOf(loss.path)
+    const value = loss.path.length === 0 ? encoded.success : at(encoded.success, loss.path)
+    return new InvalidPayload({
+      field,
+      value,
+      handler: handler.name,
+      message: `${field} of handler ${Errors.show(handler.name)} cannot be stored: its encoded form does not survive JSON (${loss.what}), got ${Errors.show(value)}; give the handler a schema that encodes it to JSON (e.g. Schema.DateFromString for a Date)`,
     })
   }
   let text: string | undefined
