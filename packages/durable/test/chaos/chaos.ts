@@ -293,15 +293,17 @@ export const chaos = async (o: ChaosOptions): Promise<ChaosReport> => {
       },
       180_000,
     )
-    // Every slot up to the end is due: wait until each recurring task has moved past it (its
-    // stored slot is later, and no run of it is in flight) before stopping them.
+    // Every slot up to the end is due: wait until each recurring task has moved past it (the
+    // slot it waits for, or runs, is later) before stopping them. (Some of 200 tasks every
+    // 500 ms are always running: their state cannot be asked to be `scheduled`.)
     await until(
       "every recurring task's next slot to pass the end of the fault window",
       async () => {
         const [row] = await query<{ n: string }>(
           cluster.url,
           `SELECT count(*)::text AS n FROM tickwork_tasks
-           WHERE (id LIKE 'r%' OR id LIKE 'd%') AND (state <> 'scheduled' OR slot <= $1)`,
+           WHERE (id LIKE 'r%' OR id LIKE 'd%') AND state IN ('scheduled', 'running')
+             AND slot <= $1`,
           [end],
         )
         return Number(row?.n) === 0
