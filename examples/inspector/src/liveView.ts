@@ -11,10 +11,25 @@
 //     do not carry (failure counts, held tasks).
 // It keeps the current state and a bounded history, so a page that connects late (or reloads)
 // gets the whole picture first, then live updates.
+//
+// Only its operator reads it (the rules of `PageAccess`, shared with the CLI's dashboard): every
+// request's `Host` must name an address served (else 421, so a DNS-rebinding page learns
+// nothing); a WebSocket upgrade carrying a foreign `Origin` is refused (403) before any state is
+// sent; and served beyond loopback, or whenever a token is given, the upgrade needs the token in
+// its `token` query parameter (else 401/403). The page itself holds no data; it reads the token
+// from its URL's `#token=` fragment, which browsers never send to the server.
+import { createHash } from "node:crypto"
 import { readFileSync } from "node:fs"
-import { createServer, type Server } from "node:http"
-import type { AddressInfo } from "node:net"
-import { type Inspect, type Ledger, Lifecycle, type Scheduler, type Task } from "@tickwork/runtime"
+import { createServer, type IncomingMessage, type Server } from "node:http"
+import type { AddressInfo, Socket } from "node:net"
+import {
+  type Inspect,
+  type Ledger,
+  Lifecycle,
+  PageAccess,
+  type Scheduler,
+  type Task,
+} from "@tickwork/runtime"
 import { Effect, type Scope } from "effect"
 import { WebSocket, WebSocketServer } from "ws"
 import type { InspectionEvent } from "xstate"
@@ -295,8 +310,18 @@ const KEEP_FEED = 40
 const WATCH_EVERY_MS = 250
 
 export interface LiveViewOptions {
-  /** TCP port on 127.0.0.1; 0 picks a free one. */
+  /** TCP port; 0 picks a free one. */
   readonly port: number
+  /**
+   * The address to listen on (default `127.0.0.1`). Beyond loopback the WebSocket needs the
+   * token.
+   */
+  readonly host?: string
+  /**
+   * The token the WebSocket needs (at least `PageAccess.MIN_TOKEN_LENGTH` printable
+   * characters). Default: none on loopback, a random one beyond it.
+   */
+  readonly token?: string
   /** Try a free port if `port` is taken. */
   readonly fallback?: boolean
   /** A line about each task, shown under its name. */
@@ -304,8 +329,10 @@ export interface LiveViewOptions {
 }
 
 export interface LiveView {
-  /** The page's address. */
+  /** The page's address (without the token). */
   readonly url: string
+  /** The token the WebSocket needs; `undefined` when none does. Open `${url}#token=${token}`. */
+  readonly token: string | undefined
   /** For `Scheduler.make({ inspect })`. */
   readonly inspect: Inspect.Observer
   /** For `Scheduler.make({ listener })`. */
@@ -326,11 +353,33 @@ const FAVICON =
 
 const page = () => readFileSync(new URL("./page.html", import.meta.url), "utf8")
 
-const listen = (server: Server, port: number, fallback: boolean): Promise<number> =>
+/** The page's headers: only its own inline script runs (by hash), and nothing may frame it. */
+const pageHeaders = (html: string) => {
+  const script = html.slice(html.indexOf("<script>") + 8, html.indexOf("</script>"))
+  const hash = createHash("sha256").update(script, "utf8").digest("base64")
+  return {
+    "content-type": "text/html; charset=utf-8",
+    "cache-control": "no-store",
+    "content-security-policy": `default-src 'none'; script-src 'sha256-${hash}'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
+    "x-frame-options": "DENY",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+  }
+}
+
+/** Ends a refused upgrade with a plain HTTP answer; no WebSocket frame is ever sent. */
+const refuse = (socket: Socket, status: number, reason: string, body: string) => {
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nconnection: close\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  )
+  socket.destroySoon()
+}
+
+const listen = (server: Server, port: number, host: string, fallback: boolean): Promise<number> =>
   new Promise((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException) => {
       if (error.code === "EADDRINUSE" && fallback && port !== 0) {
-        server.listen(0, "127.0.0.1")
+        server.listen(0, host)
       } else {
         reject(error)
       }
@@ -340,7 +389,7 @@ const listen = (server: Server, port: number, fallback: boolean): Promise<number
       server.off("error", onError)
       resolve((server.address() as AddressInfo).port)
     })
-    server.listen(port, "127.0.0.1")
+    server.listen(port, host)
   })
 
 /** Starts the live view's server in the current scope; closing the scope closes it. */
@@ -357,13 +406,26 @@ export const make = (options: LiveViewOptions): Effect.Effect<LiveView, Error, S
     const breakers = new Map<string, BreakerView>()
     let runs = 0
 
+    const host = (options.host ?? "127.0.0.1").replace(/^\[|\]$/g, "")
+    const loopback = PageAccess.isLoopback(host)
+    if (options.token !== undefined) {
+      const checked = PageAccess.checkToken("token", options.token)
+      if (typeof checked !== "string") return yield* Effect.fail(checked)
+    }
+    const token = options.token ?? (loopback ? undefined : PageAccess.newToken())
+    // Filled in once the port is known; until then nothing is served.
+    let hosts: ReadonlySet<string> = new Set()
+    let origins: ReadonlySet<string> = new Set()
+
     const html = page()
+    const headers = pageHeaders(html)
     const server = createServer((req, res) => {
-      if (req.url === "/" || req.url?.startsWith("/?")) {
-        res.writeHead(200, {
-          "content-type": "text/html; charset=utf-8",
-          "cache-control": "no-store",
-        })
+      // First: a page that rebound its own name to this address must learn nothing.
+      if (!PageAccess.hostAllowed(hosts, req.headers.host)) {
+        res.writeHead(421, { "content-type": "text/plain" })
+        res.end(`unknown Host ${JSON.stringify(req.headers.host ?? "")}\n`)
+      } else if (req.url === "/" || req.url?.startsWith("/?")) {
+        res.writeHead(200, headers)
         res.end(html)
       } else if (req.url === "/favicon.svg" || req.url === "/favicon.ico") {
         res.writeHead(200, { "content-type": "image/svg+xml" })
@@ -373,7 +435,29 @@ export const make = (options: LiveViewOptions): Effect.Effect<LiveView, Error, S
         res.end("not found")
       }
     })
-    const wss = new WebSocketServer({ server, path: "/ws" })
+    // Upgrades are checked here, before `ws` sees them: a refused one gets an HTTP error and the
+    // socket is closed, so not one frame of state reaches it.
+    const wss = new WebSocketServer({ noServer: true })
+    server.on("upgrade", (req: IncomingMessage, socket: Socket, head: Buffer) => {
+      const url = new URL(req.url ?? "/", "http://localhost")
+      if (!PageAccess.hostAllowed(hosts, req.headers.host)) {
+        return refuse(socket, 421, "Misdirected Request", "unknown Host\n")
+      }
+      if (url.pathname !== "/ws") return refuse(socket, 404, "Not Found", "not found\n")
+      if (!PageAccess.originAllowed(origins, req.headers.origin, false)) {
+        return refuse(socket, 403, "Forbidden", "the Origin is not this live view\n")
+      }
+      if (token !== undefined) {
+        const given = url.searchParams.get("token") ?? undefined
+        if (given === undefined || given === "") {
+          return refuse(socket, 401, "Unauthorized", "this needs the live view's token\n")
+        }
+        if (!PageAccess.sameToken(given, token)) {
+          return refuse(socket, 403, "Forbidden", "wrong token\n")
+        }
+      }
+      wss.handleUpgrade(req, socket, head, (ws) => wss.emit("connection", ws, req))
+    })
     const broadcast = (message: unknown) => {
       if (wss.clients.size === 0) return
       const data = JSON.stringify(message)
@@ -399,7 +483,7 @@ export const make = (options: LiveViewOptions): Effect.Effect<LiveView, Error, S
 
     const port = yield* Effect.acquireRelease(
       Effect.tryPromise({
-        try: () => listen(server, options.port, options.fallback ?? false),
+        try: () => listen(server, options.port, host, options.fallback ?? false),
         catch: (error) => new Error(`the live view could not listen: ${String(error)}`),
       }),
       () =>
@@ -413,6 +497,9 @@ export const make = (options: LiveViewOptions): Effect.Effect<LiveView, Error, S
             }),
         ),
     )
+
+    hosts = PageAccess.allowedHosts(host, port)
+    origins = PageAccess.allowedOrigins(hosts)
 
     const addFeed = (line: FeedLine) => {
       feed.push(line)
@@ -551,8 +638,10 @@ export const make = (options: LiveViewOptions): Effect.Effect<LiveView, Error, S
         }
       }).pipe(Effect.andThen(Effect.sleep(WATCH_EVERY_MS)), Effect.forever)
 
+    const shown = PageAccess.isWildcard(host) ? "127.0.0.1" : PageAccess.bracket(host)
     return {
-      url: `http://127.0.0.1:${port}/`,
+      url: `http://${shown}:${port}/`,
+      token,
       inspect,
       listener,
       occurrence,

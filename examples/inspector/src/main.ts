@@ -7,9 +7,10 @@
 //   pnpm --filter @tickwork/example-inspector start              then open the printed URL
 //   pnpm --filter @tickwork/example-inspector start --port 0 --duration 30
 //
-// Options (or environment variables): --port / INSPECTOR_PORT (default 4477, on 127.0.0.1; a
-// free port is used if it is taken; 0 = any free port), --duration / INSPECTOR_DURATION
-// (seconds; default: run until stopped with Ctrl-C).
+// Options (or environment variables): --port / INSPECTOR_PORT (default 4477; a free port is used
+// if it is taken; 0 = any free port), --host / INSPECTOR_HOST (default 127.0.0.1; beyond
+// loopback the page needs a token: INSPECTOR_TOKEN, else a random one printed with its URL),
+// --duration / INSPECTOR_DURATION (seconds; default: run until stopped with Ctrl-C).
 import { Scheduler } from "@tickwork/runtime"
 import { Cause, Effect, Exit, Fiber, Stream } from "effect"
 import { number, option } from "./args.ts"
@@ -20,11 +21,15 @@ const DEFAULT_PORT = 4477
 
 const portOption = number("port", option("port", "INSPECTOR_PORT"))
 const durationSeconds = number("duration", option("duration", "INSPECTOR_DURATION"))
+const host = option("host", "INSPECTOR_HOST")
+const tokenFromEnv = process.env.INSPECTOR_TOKEN === "" ? undefined : process.env.INSPECTOR_TOKEN
 
 const program = Effect.gen(function* () {
   const view = yield* LiveView.make({
     port: portOption ?? DEFAULT_PORT,
     fallback: portOption === undefined,
+    ...(host === undefined ? {} : { host }),
+    ...(tokenFromEnv === undefined ? {} : { token: tokenFromEnv }),
     descriptions,
   })
   const scheduler = yield* Scheduler.make({
@@ -41,6 +46,13 @@ const program = Effect.gen(function* () {
   yield* Effect.forkScoped(view.watch(scheduler))
   yield* scheduleDemo(scheduler)
   console.log(`tickwork live view: ${view.url}`)
+  if (view.token !== undefined) {
+    console.log(
+      tokenFromEnv === undefined
+        ? `token: ${view.token} (open ${view.url}#token=${view.token})`
+        : "token: from INSPECTOR_TOKEN",
+    )
+  }
   if (durationSeconds === undefined) {
     console.log("Press Ctrl-C to stop.")
     yield* Effect.never

@@ -75,6 +75,19 @@ const stopExample = async (): Promise<number | null> => {
   return result
 }
 
+/**
+ * Waits until `expression` is true in `page`, for at most 30 s. Polled from here with
+ * `page.evaluate`: the page's Content-Security-Policy forbids eval, which
+ * `page.waitForFunction`'s in-page polling needs once its first check is false.
+ */
+const waitUntil = async (page: Page, expression: string) => {
+  const deadline = performance.now() + 30_000
+  while (!(await page.evaluate(expression))) {
+    if (performance.now() > deadline) throw new Error(`timed out after 30 s: ${expression}`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
 const count = (page: Page, selector: string) => page.locator(selector).count()
 
 describe("the live view in headless Chromium", () => {
@@ -147,19 +160,17 @@ describe("the live view in headless Chromium", () => {
     }
     // "backup" is paused by hand at 2 s, resumed at 5 s and paused again at 7 s for good: its
     // timeline shows both pauses, and its slots skipped while paused.
-    await page.waitForFunction(
+    await waitUntil(
+      page,
       `document.querySelectorAll('.task[data-task="backup"] .paused-band[data-reason="manual"]').length >= 2`,
-      undefined,
-      { timeout: 30_000 },
     )
     await page.waitForSelector(
       '.task[data-task="backup"] .missed[data-kind="skipped"][data-cause="paused"]',
       { state: "attached", timeout: 30_000 },
     )
-    await page.waitForFunction(
+    await waitUntil(
+      page,
       `document.querySelectorAll('.task[data-task="heartbeat"] .run[data-outcome="succeeded"]').length >= 3`,
-      undefined,
-      { timeout: 30_000 },
     )
     timings.statesReachedMs = Date.now() - t
 
@@ -230,10 +241,9 @@ describe("the live view in headless Chromium", () => {
         .evaluateAll((ns) => ns.map((n) => n.getAttribute("data-task"))),
     ).toEqual(["mail-digest", "invoice-mail"])
     // Its failure count: the 3 failed slots in a row that opened it.
-    await page.waitForFunction(
+    await waitUntil(
+      page,
       `document.querySelector('.breaker[data-breaker="smtp"] .b-stats').textContent.includes("failures3 / 3")`,
-      undefined,
-      { timeout: 30_000 },
     )
 
     // Timelines: failed runs and their retries, successes, the skipped and coalesced slots.

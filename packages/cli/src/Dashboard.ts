@@ -22,14 +22,14 @@
  *
  * @since 0.1.0
  */
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
+import { createHash } from "node:crypto"
 import { createServer } from "node:http"
-import { hostname, networkInterfaces } from "node:os"
 import { isAbsolute, resolve } from "node:path"
 // A submodule, not the index, which loads NodeRedis and so the `redis` peer (see bin.ts).
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Errors } from "@tickwork/core"
 import { type Errors as DurableErrors, type DurableScheduler, StoreAdmin } from "@tickwork/durable"
+import { PageAccess } from "@tickwork/runtime"
 import { Clock, Config, Console, Effect, Option, type Scope } from "effect"
 import { CliError, Command, Flag } from "effect/cli"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -61,7 +61,7 @@ export const TOKEN_ENV = "TICKWORK_DASHBOARD_TOKEN"
  * @category models
  * @since 0.1.0
  */
-export const MIN_TOKEN_LENGTH = 16
+export const MIN_TOKEN_LENGTH: number = PageAccess.MIN_TOKEN_LENGTH
 
 /**
  * The request header that carries the token.
@@ -184,19 +184,13 @@ export const resolveStore = (store: string, base: string): string =>
 
 /**
  * Whether `host` names this machine only (`127.0.0.0/8`, `::1`, `localhost`): then no other
- * machine can reach the server, and reading needs no token.
+ * machine can reach the server, and reading needs no token. The live view shares this rule
+ * (`PageAccess.isLoopback` in `@tickwork/runtime`).
  *
  * @category getters
  * @since 0.1.0
  */
-export const isLoopback = (host: string): boolean =>
-  host === "localhost" ||
-  host === "::1" ||
-  host === "[::1]" ||
-  /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)
-
-const wildcard = (host: string) => host === "0.0.0.0" || host === "::" || host === "[::]"
-const bracket = (host: string) => (host.includes(":") && !host.startsWith("[") ? `[${host}]` : host)
+export const isLoopback: (host: string) => boolean = PageAccess.isLoopback
 
 /**
  * The `Host` header values a request to the server may carry, lower case: the bound address
@@ -206,32 +200,8 @@ const bracket = (host: string) => (host.includes(":") && !host.startsWith("[") ?
  * @category getters
  * @since 0.1.0
  */
-export const allowedHosts = (host: string, port: number): ReadonlySet<string> => {
-  const names = new Set<string>()
-  const loopbackNames = ["localhost", "127.0.0.1", "[::1]"]
-  if (wildcard(host)) {
-    for (const list of Object.values(networkInterfaces())) {
-      for (const a of list ?? []) names.add(bracket(a.address.split("%")[0] ?? a.address))
-    }
-    names.add(hostname())
-    for (const n of loopbackNames) names.add(n)
-  } else {
-    names.add(bracket(host))
-    if (isLoopback(host)) for (const n of loopbackNames) names.add(n)
-  }
-  const out = new Set<string>()
-  for (const n of names) {
-    out.add(`${n.toLowerCase()}:${port}`)
-    if (port === 80) out.add(n.toLowerCase())
-  }
-  return out
-}
-
-const digest = (s: string) => createHash("sha256").update(s, "utf8").digest()
-
-/** Compares in time independent of where the strings differ. */
-const sameToken = (given: string | undefined, token: string): boolean =>
-  given !== undefined && timingSafeEqual(digest(given), digest(token))
+export const allowedHosts: (host: string, port: number) => ReadonlySet<string> =
+  PageAccess.allowedHosts
 
 /**
  * Checks a token taken from {@link TOKEN_ENV}: at least {@link MIN_TOKEN_LENGTH} characters,
@@ -241,13 +211,7 @@ const sameToken = (given: string | undefined, token: string): boolean =>
  * @since 0.1.0
  */
 export const checkToken = (token: string): string | Errors.InvalidOption =>
-  token.length >= MIN_TOKEN_LENGTH && /^[\x21-\x7e]+$/.test(token)
-    ? token
-    : new Errors.InvalidOption({
-        field: TOKEN_ENV,
-        value: `${token.length} characters`,
-        message: `${TOKEN_ENV} must be at least ${MIN_TOKEN_LENGTH} printable ASCII characters without spaces, got ${token.length} character${token.length === 1 ? "" : "s"}`,
-      })
+  PageAccess.checkToken(TOKEN_ENV, token)
 
 /**
  * How to serve the dashboard.
@@ -339,8 +303,7 @@ export const serve = (
     const actions = options.allowActions === true
     const loopback = isLoopback(host)
     // A token exists whenever something needs one: an action, or any read beyond loopback.
-    const token =
-      actions || !loopback ? (options.token ?? randomBytes(24).toString("base64url")) : undefined
+    const token = actions || !loopback ? (options.token ?? PageAccess.newToken()) : undefined
     const admin = yield* StoreAdmin.open(options.store, { readOnly: !actions })
     const server = yield* NodeHttpServer.make(() => createServer(), {
       port: options.port,
@@ -348,8 +311,8 @@ export const serve = (
     })
     const address = server.address
     const port = address._tag === "UnixPathAddress" ? options.port : address.port
-    const hosts = allowedHosts(host.replace(/^\[|\]$/g, ""), port)
-    const origins = new Set([...hosts].map((h) => `http://${h}`))
+    const hosts = PageAccess.allowedHosts(host, port)
+    const origins = PageAccess.allowedOrigins(hosts)
 
     const control = (operation: Control, request: HttpServerRequest.HttpServerRequest) =>
       Effect.gen(function* () {
@@ -375,7 +338,7 @@ export const serve = (
       // Checked before anything else: a page that rebound its own name to this address sends
       // that name, and must learn nothing, not even which routes exist.
       const hostHeader = (request.headers.host ?? "").toLowerCase()
-      if (!hosts.has(hostHeader)) {
+      if (!PageAccess.hostAllowed(hosts, hostHeader)) {
         return HttpServerResponse.text(`unknown Host ${JSON.stringify(hostHeader)}\n`, {
           status: 421,
         })
@@ -397,7 +360,7 @@ export const serve = (
       }
       if (!read) {
         // A browser always sends Origin on a POST: one naming another site, or none, is refused.
-        if (!origins.has((request.headers.origin ?? "").toLowerCase())) {
+        if (!PageAccess.originAllowed(origins, request.headers.origin, true)) {
           return json({ error: "the request's Origin is not this dashboard" }, 403)
         }
       }
@@ -406,7 +369,7 @@ export const serve = (
         if (given === undefined || given === "") {
           return json({ error: `this needs the dashboard's token (${TOKEN_HEADER} header)` }, 401)
         }
-        if (!sameToken(given, token)) return json({ error: "wrong token" }, 403)
+        if (!PageAccess.sameToken(given, token)) return json({ error: "wrong token" }, 403)
       }
       if (operation !== undefined && !read) return yield* control(operation, request)
       if (read && path === "/api/snapshot") {
@@ -419,7 +382,9 @@ export const serve = (
       return HttpServerResponse.text("not found\n", { status: 404 })
     })
     yield* server.serve(app)
-    const shown = wildcard(host) ? "127.0.0.1" : bracket(host.replace(/^\[|\]$/g, ""))
+    const shown = PageAccess.isWildcard(host)
+      ? "127.0.0.1"
+      : PageAccess.bracket(host.replace(/^\[|\]$/g, ""))
     return { url: `http://${shown}:${port}/`, port, token, admin } satisfies Served
   })
 

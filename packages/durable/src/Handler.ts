@@ -48,6 +48,11 @@ export interface DurableRun extends Task.RunInfo {
   readonly fence: number
   /** The handler's name. */
   readonly handler: string
+  /**
+   * When this delivery's claim was issued, epoch ms (the store's clock reading the claim used):
+   * its lease, and its fence, date from no earlier than this.
+   */
+  readonly claimedAt: number
 }
 
 /**

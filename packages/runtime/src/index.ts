@@ -15,6 +15,8 @@ export * as Ledger from "./Ledger.ts"
 export * as Main from "./Main.ts"
 /** The scheduler's metrics. @since 0.1.0 */
 export * as Metrics from "./Metrics.ts"
+/** Who may read a served page: Host, Origin and token checks. @since 0.2.0 */
+export * as PageAccess from "./PageAccess.ts"
 /** A Prometheus scrape endpoint for the metrics (needs `@effect/platform-node`). @since 0.1.0 */
 export * as Prometheus from "./Prometheus.ts"
 /** The recorder of occurrences and the listener it calls. @since 0.1.0 */

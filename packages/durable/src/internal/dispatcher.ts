@@ -93,7 +93,13 @@ const moveOf = (env: Env, row: TaskRow, at: number): Change | undefined => {
 }
 
 /** Starts a claimed row's run on the pool (a worker is free: the claim asked for no more). */
-const start = (env: Env, context: Context.Context<never>, row: TaskRow, claimedAt: number) =>
+const start = (
+  env: Env,
+  context: Context.Context<never>,
+  row: TaskRow,
+  claimedAt: number,
+  claimedAtEpoch: number,
+) =>
   Effect.gen(function* () {
     const handler = env.options.handlers.get(row.handler) as Handler.Any
     const previous = env.held.ofTask(row.id)
@@ -119,6 +125,7 @@ const start = (env: Env, context: Context.Context<never>, row: TaskRow, claimedA
       delivery: row.deliveries,
       fence: row.fence,
       handler: row.handler,
+      claimedAt: claimedAtEpoch,
     }
     const job = Effect.suspend(() => {
       // A lease that lapsed before the run began: it is not ours to run. Nor is a claim whose
@@ -169,7 +176,7 @@ const startAll = (
       // A moved row may be due at once: claim again before sleeping.
       env.wakeup.requested = true
     }
-    for (const row of toStart) yield* start(env, context, row, claimedAt)
+    for (const row of toStart) yield* start(env, context, row, claimedAt, at)
   })
 
 /** The run order the store claims in is SPEC §4's; the pool starts them in that order. */

@@ -5,16 +5,22 @@
  * SIGSTOP past the lease then SIGCONT, `pg_terminate_backend` of random connections, and
  * optionally one `pg_ctl restart -m fast`. At the end every (task, slot) that was due is
  * compared with the ledger, and the workers' effects logs with the faults:
- * - lost: a due slot with neither a ledger run nor a skipped/coalesced event;
- * - duplicates: a (task, slot, attempt) started twice, each listed with the fault whose moment
- *   found its first delivery in flight; one that no fault explains is "beyond in-flight";
+ * - due slots come from each task's schedule over the whole run, from its acceptance (the first
+ *   slot stored) to the end of the fault window: a fixed-rate task's every grid slot; a
+ *   fixed-delay task's chain, each slot its previous run's finish plus the period;
+ * - lost: a due slot without a ledger run, or without the event its missed-run policy allows
+ *   (`coalesce`: a coalesced event; `skip`: a skipped one; `catch-up`: none, every slot runs);
+ * - duplicates: a (task, slot, attempt) started twice, each listed with the fault that cut its
+ *   earlier delivery: one in flight then, from its claim to its commit (a commit line the worker
+ *   writes from its `occurrences`; never committed: in flight to the end); one that no fault
+ *   explains is "beyond in-flight";
  * - failover per kill: from the kill to the restart, in another process, of each run the killed
  *   process had in flight (its effects log's start lines without an end).
  * `pnpm chaos` runs the full size (chaos/main.ts); chaos.test.ts runs a short one in `pnpm test`.
  */
 import { existsSync, readFileSync } from "node:fs"
 import { PgClient } from "@effect/sql-pg"
-import { Schedule } from "@tickwork/core"
+import { type MissedRun, Schedule } from "@tickwork/core"
 import { Effect, Redacted } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { Postgres } from "../../src/index.ts"
@@ -164,6 +170,9 @@ export const chaos = async (o: ChaosOptions): Promise<ChaosReport> => {
     const oneShotIds = Array.from({ length: o.oneShots }, (_, k) => `o${k}`)
     const rateIds = Array.from({ length: o.recurring }, (_, k) => `r${k}`)
     const delayIds = Array.from({ length: o.recurring }, (_, k) => `d${k}`)
+    // Each missed-run policy on a third of the fixed-rate tasks.
+    const policies: ReadonlyArray<MissedRun.MissedRunPolicy> = ["catch-up", "coalesce", "skip"]
+    const policyOf = (k: number) => policies[k % 3] as MissedRun.MissedRunPolicy
     await Effect.runPromise(
       withScheduler(
         Postgres.layer({ url: cluster.url }),
@@ -184,6 +193,7 @@ export const chaos = async (o: ChaosOptions): Promise<ChaosReport> => {
                 handler: seed,
                 payload: { ms: 20 + (k % 80) },
                 schedule: Schedule.fixedRate(o.periodMs, { delay: 1_000 + k }),
+                missedRuns: policyOf(k),
               })),
               ...delayIds.map((id, k) => ({
                 id,
@@ -194,6 +204,15 @@ export const chaos = async (o: ChaosOptions): Promise<ChaosReport> => {
             ])
           }),
       ) as Effect.Effect<void, unknown>,
+    )
+    // Each recurring task's first slot, as accepted: where its due slots begin.
+    const firstSlot = new Map(
+      (
+        await query<{ id: string; slot: string }>(
+          cluster.url,
+          "SELECT id, slot::text AS slot FROM tickwork_tasks WHERE id LIKE 'r%' OR id LIKE 'd%'",
+        )
+      ).map((r) => [r.id, Number(r.slot)]),
     )
     say(
       `chaos: ${o.oneShots + 2 * o.recurring} tasks scheduled, 4 workers, faults for ${o.durationMs} ms`,
@@ -274,6 +293,23 @@ export const chaos = async (o: ChaosOptions): Promise<ChaosReport> => {
       },
       180_000,
     )
+    // Every slot up to the end is due: wait until each recurring task has moved past it (the
+    // slot it waits for, or runs, is later) before stopping them. (Some of 200 tasks every
+    // 500 ms are always running: their state cannot be asked to be `scheduled`.)
+    await until(
+      "every recurring task's next slot to pass the end of the fault window",
+      async () => {
+        const [row] = await query<{ n: string }>(
+          cluster.url,
+          `SELECT count(*)::text AS n FROM tickwork_tasks
+           WHERE (id LIKE 'r%' OR id LIKE 'd%') AND state IN ('scheduled', 'running')
+             AND slot <= $1`,
+          [end],
+        )
+        return Number(row?.n) === 0
+      },
+      120_000,
+    )
     await until(
       "recurring tasks to stop",
       async () => {
@@ -294,50 +330,79 @@ export const chaos = async (o: ChaosOptions): Promise<ChaosReport> => {
     workers.length = 0
 
     // ---------------------------------------------------------------- the ledger
-    const runs = await query<{ task_id: string; slot: string; attempt: number }>(
+    const runs = await query<{
+      task_id: string
+      slot: string
+      attempt: number
+      finished_at: string
+      next_run_at: string | null
+    }>(
       cluster.url,
-      "SELECT task_id, slot::text AS slot, attempt FROM tickwork_runs",
+      "SELECT task_id, slot::text AS slot, attempt, finished_at::text, next_run_at::text FROM tickwork_runs",
     )
     const events = await query<{
       task_id: string
+      kind: "skipped" | "coalesced"
       first_slot: string
       last_slot: string
-      count: number
     }>(
       cluster.url,
-      "SELECT task_id, first_slot::text, last_slot::text, count FROM tickwork_events WHERE kind IN ('skipped', 'coalesced')",
+      "SELECT task_id, kind, first_slot::text, last_slot::text FROM tickwork_events WHERE kind IN ('skipped', 'coalesced')",
     )
-    const ran = new Map<string, Array<number>>()
+    const ran = new Map<string, Array<(typeof runs)[number]>>()
     for (const r of runs) {
       const list = ran.get(r.task_id) ?? []
-      list.push(Number(r.slot))
+      list.push(r)
       ran.set(r.task_id, list)
     }
     const lost: Array<string> = []
-    for (const id of oneShotIds) if (!ran.has(id)) lost.push(`${id} (one-shot)`)
+    for (const id of oneShotIds) if (!ran.has(id)) lost.push(`${id} (one-shot, never ran)`)
     let due = o.oneShots
-    // A fixed-rate task's slots are a grid from its first: every slot up to its last run is
-    // either run or accounted for by a skipped/coalesced event.
-    for (const id of rateIds) {
-      const slots = [...new Set(ran.get(id) ?? [])].sort((x, y) => x - y)
-      if (slots.length === 0) {
-        lost.push(`${id} (never ran)`)
+    // A fixed-rate task's due slots: its grid from the first slot accepted to the end. Each ran,
+    // or (policy `coalesce` / `skip`) lies in an event of that kind; `catch-up` runs them all.
+    for (const [k, id] of rateIds.entries()) {
+      const policy = policyOf(k)
+      const have = new Set((ran.get(id) ?? []).map((r) => Number(r.slot)))
+      const allowed =
+        policy === "coalesce" ? "coalesced" : policy === "skip" ? "skipped" : undefined
+      const dropped = events.filter((e) => e.task_id === id && e.kind === allowed)
+      const first = firstSlot.get(id)
+      if (first === undefined) {
+        lost.push(`${id} (not accepted)`)
         continue
       }
-      const first = slots[0] as number
-      const last = slots[slots.length - 1] as number
-      const have = new Set(slots)
-      const dropped = events.filter((e) => e.task_id === id)
-      for (let s = first; s <= last; s += o.periodMs) {
+      for (let s = first; s <= end; s += o.periodMs) {
         due++
         if (have.has(s)) continue
         const covered = dropped.some((e) => Number(e.first_slot) <= s && s <= Number(e.last_slot))
-        if (!covered) lost.push(`${id}@${s}`)
+        if (!covered) lost.push(`${id}@${s} (fixed-rate, ${policy})`)
       }
     }
+    // A fixed-delay task's due slots: the first accepted, then each run's finish plus the
+    // period, while that is within the window.
     for (const id of delayIds) {
-      due += new Set(ran.get(id) ?? []).size
-      if (!ran.has(id)) lost.push(`${id} (never ran)`)
+      const bySlot = new Map((ran.get(id) ?? []).map((r) => [Number(r.slot), r]))
+      let s = firstSlot.get(id)
+      if (s === undefined) {
+        lost.push(`${id} (not accepted)`)
+        continue
+      }
+      while (s <= end) {
+        due++
+        const r = bySlot.get(s)
+        if (r === undefined) {
+          lost.push(`${id}@${s} (fixed-delay)`)
+          break
+        }
+        const next = Number(r.finished_at) + o.periodMs
+        if (r.next_run_at !== null && Number(r.next_run_at) !== next) {
+          lost.push(
+            `${id}@${s} (fixed-delay: next slot ${r.next_run_at}, not finish + period ${next})`,
+          )
+          break
+        }
+        s = next
+      }
     }
 
     // ---------------------------------------------------------------- the effects logs
@@ -352,26 +417,16 @@ export const chaos = async (o: ChaosOptions): Promise<ChaosReport> => {
       byKey.set(key, list)
     }
     /**
-     * Whether the delivery `s` (a start line) was in flight at some moment of [`from`, `to`]:
-     * from its start until its commit. The effects log has no commit time, and a finished run
-     * may wait for its commit (batched, retried while the store fails) up to a lease before it
-     * is reported uncommitted: a delivery that ended less than a lease before counts.
-     */
-    const inFlightAt = (s: LogLine, list: ReadonlyArray<LogLine>, from: number, to = from) => {
-      if (s.at > to) return false
-      const e = list.find((l) => l.kind !== "start" && l.fence === s.fence && l.owner === s.owner)
-      return e === undefined || e.at + o.leaseMs >= from
-    }
-    /**
-     * Whether fault `f` cut off the delivery `s`: it was in flight then, or — for a fault that
-     * ends database sessions — it was claimed before the fault, started after it (the log has
-     * start lines, not claim lines) and was interrupted when its process noticed the lost session.
+     * Whether fault `f` cut off the delivery `s` (a start line): it was in flight at some moment
+     * of the fault, from its claim (`claimedAt`) to its commit (the worker's commit line for
+     * that fence; none: it never committed).
      */
     const cutBy = (s: LogLine, list: ReadonlyArray<LogLine>, f: Fault) => {
-      if (inFlightAt(s, list, f.at, f.until)) return true
-      if (f.kind !== "terminate" && f.kind !== "restart") return false
-      const e = list.find((l) => l.kind !== "start" && l.fence === s.fence && l.owner === s.owner)
-      return e?.kind === "interrupted" && s.at >= f.at && s.at - f.until <= o.leaseMs
+      if (s.claimedAt > f.until) return false
+      const commit = list.find(
+        (l) => l.kind === "commit" && l.fence === s.fence && l.owner === s.owner,
+      )
+      return commit === undefined || commit.at >= f.at
     }
     const duplicates: Array<Duplicate> = []
     for (const [key, list] of byKey) {
