@@ -216,9 +216,32 @@ describe("cron slots around every transition 2000–2040 (SPEC §3)", () => {
           `${h}-23`,
           "0-23",
         )
-      const dayOfMonth = fc.constantFrom("*", "*", "*", "1-31", "*/2", "1,15,29-31")
+      const dayOfMonth = fc.constantFrom(
+        "*",
+        "*",
+        "*",
+        "1-31",
+        "*/2",
+        "1,15,29-31",
+        "L",
+        "L-2",
+        "15W",
+        "LW",
+        "?",
+      )
       const month = fc.constantFrom("*", "*", "*", "jan-jun,jul-dec", "MAR,OCT,NOV,APR,SEP")
-      const dayOfWeek = fc.constantFrom("*", "*", "*", "MON-FRI", "sun,sat", "0-6", "1-7/2")
+      const dayOfWeek = fc.constantFrom(
+        "*",
+        "*",
+        "*",
+        "MON-FRI",
+        "sun,sat",
+        "0-6",
+        "1-7/2",
+        "0L",
+        "SUN#1,6#2",
+        "?",
+      )
       const changeAndExpression = fc.integer({ min: 0, max: CHANGES.length - 1 }).chain((i) => {
         const c = CHANGES[i] as Change
         return fc

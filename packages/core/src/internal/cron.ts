@@ -36,6 +36,12 @@ export interface DaysOfMonth {
   /** Whether the field's first part starts with `*` or `?` (the Vixie rule, {@link Spec.dayMatch}). */
   readonly star: boolean
   readonly days: ReadonlySet<number>
+  /** `L` and `L-n`: days counted back from the month's last (0 is the last day itself). */
+  readonly fromLast: ReadonlyArray<number>
+  /** `nW`: the weekday (Monday–Friday) nearest day n, within the month. */
+  readonly nearestWeekday: ReadonlyArray<number>
+  /** `LW`: the month's last weekday (Monday–Friday). */
+  readonly lastWeekday: boolean
 }
 
 /** The day-of-week field; 0 is Sunday (7 is read as 0). */
@@ -43,6 +49,10 @@ export interface DaysOfWeek {
   readonly any: boolean
   readonly star: boolean
   readonly days: ReadonlySet<number>
+  /** `n#k`: the k-th (1–5) weekday n of the month. */
+  readonly nth: ReadonlyArray<{ readonly weekday: number; readonly k: number }>
+  /** `nL`: the month's last weekday n. */
+  readonly last: ReadonlyArray<number>
 }
 
 /** A parsed expression. */
@@ -160,26 +170,99 @@ interface FieldParse {
   readonly any: boolean
   /** The first part starts with `*` or `?`. */
   readonly star: boolean
+  readonly fromLast: Array<number>
+  readonly nearestWeekday: Array<number>
+  lastWeekday: boolean
+  readonly nth: Array<{ readonly weekday: number; readonly k: number }>
+  readonly last: Array<number>
+}
+
+/** `L`, `L-n`, `nW`, `LW` in day-of-month; `nL`, `n#k` in day-of-week. `false` if plain. */
+const specialPart = (name: FieldName, part: string, into: FieldParse): ParseError | boolean => {
+  const upper = part.toUpperCase()
+  if (name === "day-of-month") {
+    if (upper === "L") return into.fromLast.push(0) > 0
+    if (upper === "LW") {
+      into.lastWeekday = true
+      return true
+    }
+    const back = /^L-(\d+)$/.exec(upper)
+    if (back !== null) {
+      const n = Number(back[1])
+      if (n > 30) return fail(name, part, "counts back more than 30 days from the last")
+      return into.fromLast.push(n) > 0
+    }
+    const near = /^(\d+)W$/.exec(upper)
+    if (near !== null) {
+      const day = value(name, near[1] as string)
+      if (isError(day)) return { ...day, value: part }
+      return into.nearestWeekday.push(day) > 0
+    }
+    if (/[LW]/.test(upper))
+      return fail(name, part, "is not a day, a range, `L`, `L-n`, `nW` or `LW`")
+    return false
+  }
+  if (name === "day-of-week") {
+    const hash = /^([^#]+)#(.*)$/.exec(part)
+    if (hash !== null) {
+      const weekday = value(name, hash[1] as string)
+      if (isError(weekday)) return { ...weekday, value: part }
+      const k = DIGITS.test(hash[2] as string) ? Number(hash[2]) : Number.NaN
+      if (!(k >= 1 && k <= 5))
+        return fail(
+          name,
+          part,
+          "has an occurrence after `#` that is not a whole number from 1 to 5",
+        )
+      return into.nth.push({ weekday: weekday % 7, k }) > 0
+    }
+    if (upper === "L") return fail(name, part, "is `L` alone; write `nL` (`5L`: the last Friday)")
+    if (upper.length > 1 && upper.endsWith("L")) {
+      const weekday = value(name, part.slice(0, -1))
+      if (isError(weekday)) return { ...weekday, value: part }
+      return into.last.push(weekday % 7) > 0
+    }
+    return false
+  }
+  return false
 }
 
 const field = (name: FieldName, text: string): FieldParse | ParseError => {
   const parts = text.split(",")
-  const values = new Set<number>()
   const first = parts[0] as string
   const star = first.startsWith("*") || first.startsWith("?")
-  const any = star && (first.length === 1 || first.slice(2) === "1")
-  if (
-    (first.startsWith("?") || text.includes("?")) &&
-    name !== "day-of-month" &&
-    name !== "day-of-week"
-  )
+  const into: FieldParse = {
+    values: new Set<number>(),
+    any: star && (first.length === 1 || first.slice(2) === "1"),
+    star,
+    fromLast: [],
+    nearestWeekday: [],
+    lastWeekday: false,
+    nth: [],
+    last: [],
+  }
+  if (text.includes("?") && name !== "day-of-month" && name !== "day-of-week")
     return fail(name, text, "has `?`, which only the day-of-month and day-of-week fields allow")
   for (const part of parts) {
     if (part === "") return fail(name, text, "has an empty part")
-    const error = plainPart(name, part, values)
+    const special = specialPart(name, part, into)
+    if (isError(special)) return special
+    if (special) continue
+    const error = plainPart(name, part, into.values)
     if (error !== undefined) return error
   }
-  return { values, any, star }
+  return into
+}
+
+/** The standard macros, as croner, cron-parser and Vixie cron read them. */
+const MACROS: Readonly<Record<string, string>> = {
+  "@yearly": "0 0 1 1 *",
+  "@annually": "0 0 1 1 *",
+  "@monthly": "0 0 1 * *",
+  "@weekly": "0 0 * * 0",
+  "@daily": "0 0 * * *",
+  "@midnight": "0 0 * * *",
+  "@hourly": "0 * * * *",
 }
 
 const sorted = (s: ReadonlySet<number>): ReadonlyArray<number> => [...s].sort((a, b) => a - b)
@@ -192,10 +275,18 @@ export const parse = (
   expression: string,
   options?: { readonly dayMatch?: DayMatch | undefined },
 ): Spec | ParseError => {
-  const parts = expression
-    .trim()
-    .split(/\s+/)
-    .filter((p) => p !== "")
+  const trimmed = expression.trim()
+  if (trimmed.startsWith("@")) {
+    const macro = MACROS[trimmed.toLowerCase()]
+    if (macro === undefined)
+      return fail(
+        "expression",
+        expression,
+        `is not a known macro (${Object.keys(MACROS).join(", ")})`,
+      )
+    return parse(macro, options)
+  }
+  const parts = trimmed.split(/\s+/).filter((p) => p !== "")
   if (parts.length !== 5 && parts.length !== 6)
     return fail("expression", expression, `has ${parts.length} fields, expected 5 or 6`)
   const six = parts.length === 6 ? parts : ["0", ...parts]
@@ -226,8 +317,15 @@ export const parse = (
     minutes: sorted(mi.values),
     hours: sorted(h.values),
     months: mo.values,
-    dom: { any: dom.any, star: dom.star, days: dom.values },
-    dow: { any: dow.any, star: dow.star, days: dow.values },
+    dom: {
+      any: dom.any,
+      star: dom.star,
+      days: dom.values,
+      fromLast: dom.fromLast,
+      nearestWeekday: dom.nearestWeekday,
+      lastWeekday: dom.lastWeekday,
+    },
+    dow: { any: dow.any, star: dow.star, days: dow.values, nth: dow.nth, last: dow.last },
     dayMatch: options?.dayMatch ?? (dom.star || dow.star ? "both" : "either"),
     everyHour: h.values.size === 24,
   }
@@ -241,15 +339,46 @@ export const daysInMonth = (year: number, month: number): number =>
 export const weekdayOf = (year: number, month: number, day: number): number =>
   new Date(Zone.naive(year, month, day)).getUTCDay()
 
+/**
+ * `nW`: the weekday (Monday–Friday) nearest day `n` of the month, never leaving the month
+ * (Quartz): a Saturday moves to the Friday before, a Sunday to the Monday after; Saturday the 1st
+ * moves to Monday the 3rd, and a Sunday that is the last day to the Friday before. `undefined`
+ * when the month has no day `n`.
+ */
+export const nearestWeekday = (year: number, month: number, n: number): number | undefined => {
+  const dim = daysInMonth(year, month)
+  if (n > dim) return undefined
+  const wd = weekdayOf(year, month, n)
+  if (wd === 6) return n === 1 ? 3 : n - 1
+  if (wd === 0) return n === dim ? n - 2 : n + 1
+  return n
+}
+
+const inDaysOfMonth = (dom: DaysOfMonth, year: number, month: number, day: number): boolean => {
+  if (dom.days.has(day)) return true
+  if (dom.fromLast.length === 0 && dom.nearestWeekday.length === 0 && !dom.lastWeekday) return false
+  const dim = daysInMonth(year, month)
+  if (dom.fromLast.some((n) => day === dim - n)) return true
+  if (dom.nearestWeekday.some((n) => nearestWeekday(year, month, n) === day)) return true
+  return dom.lastWeekday && nearestWeekday(year, month, dim) === day
+}
+
+const inDaysOfWeek = (dow: DaysOfWeek, year: number, month: number, day: number): boolean => {
+  const wd = weekdayOf(year, month, day)
+  if (dow.days.has(wd)) return true
+  if (dow.nth.some((x) => x.weekday === wd && Math.ceil(day / 7) === x.k)) return true
+  return dow.last.some((w) => w === wd && day + 7 > daysInMonth(year, month))
+}
+
 /** Whether the date matches the day fields (the month is checked apart). */
 export const dayMatches = (spec: Spec, year: number, month: number, day: number): boolean => {
   const { dom, dow } = spec
   if (dom.any && dow.any) return true
-  const inDom = dom.days.has(day)
-  if (dow.any) return inDom
-  const inDow = dow.days.has(weekdayOf(year, month, day))
-  if (dom.any) return inDow
-  return spec.dayMatch === "both" ? inDom && inDow : inDom || inDow
+  if (dow.any) return inDaysOfMonth(dom, year, month, day)
+  if (dom.any) return inDaysOfWeek(dow, year, month, day)
+  return spec.dayMatch === "both"
+    ? inDaysOfMonth(dom, year, month, day) && inDaysOfWeek(dow, year, month, day)
+    : inDaysOfMonth(dom, year, month, day) || inDaysOfWeek(dow, year, month, day)
 }
 
 /** Whether a local wall time (naive ms) matches. */
