@@ -307,6 +307,56 @@ export const parseCron = (
 const isCronValue = (x: unknown): x is Cron.Cron | ParsedCron =>
   Cron.isCron(x) || CronSpec.isParsed(x)
 
+/**
+ * A cron expression in words, with notes on how it may surprise (from {@link explain}).
+ *
+ * @category models
+ * @since 0.4.0
+ */
+export interface CronExplanation {
+  /** What the expression means, e.g. `at 09:00 on the last Friday of the month`. */
+  readonly text: string
+  /** Rules that decide its slots and differ between cron implementations; may be empty. */
+  readonly notes: ReadonlyArray<string>
+}
+
+/**
+ * The Vixie-rule note: both day fields restrict and one starts with `*` or `?`.
+ *
+ * @category models
+ * @since 0.4.0
+ */
+export const VIXIE_NOTE =
+  "day-of-month and day-of-week both restrict and one starts with `*` or `?`: a day must match both (Vixie cron, Effect); croner, cron-parser and robfig/cron run on days that match either"
+
+/**
+ * A cron expression in words, and notes on rules that decide its slots: the Vixie rule for
+ * restricted day fields, and the DST rules when the zone has DST. Pure. Fails as
+ * {@link parseCron} does.
+ *
+ * **Example** (The last Friday)
+ *
+ * ```ts
+ * import { Schedule } from "@tickwork/core"
+ * const e = Schedule.explain("0 9 * * 5L", "UTC")
+ * "text" in e && e.text // "at 09:00 on the last Friday of the month"
+ * ```
+ *
+ * @category getters
+ * @since 0.4.0
+ */
+export const explain = (
+  expression: string,
+  timeZone: string,
+): CronExplanation | InvalidCronExpression | InvalidTimeZone => {
+  const parsed = parseCron(expression, timeZone)
+  if (!CronSpec.isParsed(parsed)) return parsed
+  return {
+    text: CronSpec.describe(parsed.spec),
+    notes: CronSpec.hitsVixieRule(parsed.spec) ? [VIXIE_NOTE] : [],
+  }
+}
+
 const customSlot = (
   next: NextSlot,
   slot: number | undefined,

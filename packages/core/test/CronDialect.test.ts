@@ -127,3 +127,45 @@ describe("the dialect (issue 23)", () => {
     }
   })
 })
+
+describe("explain (issue 23)", () => {
+  const text = (expression: string) => {
+    const e = Schedule.explain(expression, "Europe/Berlin")
+    if (!("text" in e)) throw new Error(e.message)
+    return e
+  }
+
+  it("says in words what each new form means", () => {
+    expect(text("0 9 * * 5L").text).toBe("at 09:00 on the last Friday of the month")
+    expect(text("0 9 ? * FRI#3").text).toBe("at 09:00 on the third Friday of the month")
+    expect(text("0 0 L * *").text).toBe("at 00:00 on the last day of the month")
+    expect(text("0 0 L-2 * *").text).toBe(
+      "at 00:00 on the day 2 days before the last day of the month",
+    )
+    expect(text("0 0 15W * *").text).toBe("at 00:00 on the weekday nearest day 15 of the month")
+    expect(text("0 0 LW * *").text).toBe("at 00:00 on the last weekday of the month")
+    expect(text("@weekly").text).toBe("at 00:00 on Sunday")
+    expect(text("@yearly").text).toBe("at 00:00 on day 1 of the month in January")
+    expect(text("0,30 2 * * *").text).toBe("at 02:00 and 02:30")
+  })
+
+  it("notes the Vixie rule only when both day fields restrict and one starts with *", () => {
+    expect(text("0 16 */2 * sat").notes).toEqual([Schedule.VIXIE_NOTE])
+    expect(text("0 16 */2 * sat").text).toContain(", if it is also Saturday")
+    expect(text("0 16 1,15 * sat").notes).toEqual([])
+    expect(text("0 16 1,15 * sat").text).toContain(", or on Saturday")
+    expect(text("0 16 */2 * *").notes).toEqual([])
+    expect(text("0 16 * * sat").notes).toEqual([])
+  })
+
+  it("the Vixie rule: `0 16 */2 * sat` from 2023-05-02 runs on 13 and 27 May (both must match)", () => {
+    const r = Schedule.preview(Schedule.cron("0 16 */2 * sat"), {
+      from: Date.parse("2023-05-02T00:00:00Z"),
+      count: 2,
+    })
+    expect(Array.isArray(r) && r.map((s) => new Date(s.slot).toISOString().slice(0, 10))).toEqual([
+      "2023-05-13",
+      "2023-05-27",
+    ])
+  })
+})
