@@ -300,6 +300,26 @@ export const toJson = (slots: ReadonlyArray<ExplainedSlot>): string =>
   JSON.stringify(slots.map(toSlotJson), null, 2)
 
 /**
+ * The header of the text output: the expression in words, then each note, as `# ` lines.
+ *
+ * **Example** (The last Friday)
+ *
+ * ```ts
+ * import { Schedule } from "@tickwork/core"
+ * import { Explain } from "@tickwork/cli"
+ * Explain.headerLines({ text: "at 09:00 on the last Friday of the month", notes: [] })
+ * // ["# at 09:00 on the last Friday of the month"]
+ * ```
+ *
+ * @category getters
+ * @since 0.4.0
+ */
+export const headerLines = (words: Schedule.CronExplanation): Array<string> => [
+  `# ${words.text}`,
+  ...words.notes.map((note) => `# note: ${note}`),
+]
+
+/**
  * Wraps a typed error so that the CLI shows its message (it names the field and the value) on
  * stderr and the process exits with code 1; the typed error stays reachable as `cause`.
  *
@@ -360,7 +380,10 @@ export const command = Command.make(
       if (typeof count !== "number") return yield* toUserError(count)
       const slots = explain({ expression: input.expression, timeZone: input.timeZone, from, count })
       if (!Array.isArray(slots)) return yield* toUserError(slots)
-      yield* Console.log(input.json ? printableJson(toJson(slots)) : printable(toText(slots), true))
+      if (input.json) return yield* Console.log(printableJson(toJson(slots)))
+      const words = Schedule.explain(input.expression, input.timeZone)
+      const text = [...("text" in words ? headerLines(words) : []), toText(slots)].join("\n")
+      yield* Console.log(printable(text, true))
     }),
 ).pipe(
   Command.withDescription(

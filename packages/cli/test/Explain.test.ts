@@ -3,11 +3,12 @@
  * America/New_York, the `--json` shape, the defaults, and each kind of bad input.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { Schedule } from "@tickwork/core"
 import { Cause, Effect, Option } from "effect"
 import { CliError } from "effect/cli"
 import { TestClock } from "effect/testing"
 import { Explain } from "../src/index.ts"
-import { lines, type Outcome, tickwork } from "./support.ts"
+import { header, lines, type Outcome, tickwork } from "./support.ts"
 
 const HOUR = 3_600_000
 
@@ -314,4 +315,53 @@ describe("parsers", () => {
       "2026-10-03T15:45:00Z  Sun 2026-10-04 02:45:00 +11:00  shifted +30m by the spring-forward gap",
     ])
   })
+})
+
+describe("issue 23: the expression in words", () => {
+  it.effect("each new form is shown with its meaning", () =>
+    Effect.gen(function* () {
+      const cases: Array<[string, string]> = [
+        ["0 9 * * 5L", "# at 09:00 on the last Friday of the month"],
+        ["0 9 ? * 5#3", "# at 09:00 on the third Friday of the month"],
+        ["0 0 L * *", "# at 00:00 on the last day of the month"],
+        ["0 0 L-2 * *", "# at 00:00 on the day 2 days before the last day of the month"],
+        ["0 0 15W * *", "# at 00:00 on the weekday nearest day 15 of the month"],
+        ["0 0 LW * *", "# at 00:00 on the last weekday of the month"],
+        ["@monthly", "# at 00:00 on day 1 of the month"],
+        ["@hourly", "# at minute 0 of every hour"],
+      ]
+      for (const [expression, words] of cases) {
+        const out = yield* explain(expression, "Europe/Berlin", 2, "2026-01-01T00:00:00Z")
+        expect(out.code, expression).toBe(0)
+        expect(header(out), expression).toEqual([words])
+        expect(lines(out), expression).toHaveLength(2)
+      }
+    }),
+  )
+
+  it.effect("the Vixie rule gets a note; its slots are the days matching both fields", () =>
+    Effect.gen(function* () {
+      const out = yield* explain("0 16 */2 * sat", "UTC", 2, "2023-05-02T00:00:00Z")
+      expect(header(out)).toEqual([
+        "# at 16:00 on day 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29 and 31 of the month, if it is also Saturday",
+        `# note: ${Schedule.VIXIE_NOTE}`,
+      ])
+      expect(lines(out).map((l) => l.slice(0, 10))).toEqual(["2023-05-13", "2023-05-27"])
+    }),
+  )
+
+  it.effect("--json stays a bare array of slots", () =>
+    Effect.gen(function* () {
+      const out = yield* tickwork(
+        "explain",
+        "0 9 * * 5L",
+        "--count",
+        "1",
+        "--from",
+        "2026-01-01T00:00:00Z",
+        "--json",
+      )
+      expect(JSON.parse(out.stdout)).toHaveLength(1)
+    }),
+  )
 })

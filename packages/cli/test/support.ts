@@ -49,4 +49,8 @@ export const tickwork = (...args: ReadonlyArray<string>): Effect.Effect<Outcome>
 
 /** The output's lines, for runs that print one slot per line. */
 export const lines = (outcome: Outcome): Array<string> =>
-  outcome.stdout === "" ? [] : outcome.stdout.split("\n")
+  outcome.stdout === "" ? [] : outcome.stdout.split("\n").filter((l) => !l.startsWith("# "))
+
+/** The `# ` header lines of `explain`'s text output: the expression in words and its notes. */
+export const header = (outcome: Outcome): Array<string> =>
+  outcome.stdout.split("\n").filter((l) => l.startsWith("# "))

@@ -17,6 +17,7 @@
  * @since 0.1.0
  */
 import { Cron } from "effect"
+import * as CronSpec from "./internal/cron.ts"
 
 /**
  * What to do with grid slots that passed while a run was late or running.
@@ -124,12 +125,24 @@ export const periodic = (origin: number, period: number): Grid => {
 }
 
 /**
- * The matches of a parsed cron expression, in its time zone (DST handled by effect's `Cron`).
+ * The matches of a parsed cron expression in its time zone: one parsed by
+ * `Schedule.parseCron` (tickwork's DST rules, SPEC §3), or a `Cron` parsed by Effect (its own
+ * DST policy).
  *
  * @category constructors
  * @since 0.1.0
  */
-export const cron = (expression: Cron.Cron): Grid => {
+export const cron = (expression: Cron.Cron | CronSpec.Parsed): Grid => {
+  if (CronSpec.isParsed(expression)) {
+    const { spec, timeZone } = expression
+    const after = (t: number) => CronSpec.next(spec, timeZone, t)
+    return {
+      after,
+      atOrBefore: (t) => CronSpec.atOrBefore(spec, timeZone, t),
+      count: (from, to, limit) => countBySteps(after, from, to, limit),
+      countsExactly: false,
+    }
+  }
   // effect's Cron throws when its search finds no match (e.g. "0 0 30 2 *"): that grid has ended.
   const after = (t: number): number | undefined => {
     try {
@@ -147,14 +160,21 @@ export const cron = (expression: Cron.Cron): Grid => {
         return undefined
       }
     },
-    count: (from, to, limit) => {
-      let n = 0
-      for (let s: number | undefined = from; s !== undefined && s <= to && n <= limit; s = after(s))
-        n++
-      return n
-    },
+    count: (from, to, limit) => countBySteps(after, from, to, limit),
     countsExactly: false,
   }
+}
+
+/** Slots from `from` to `to` (both included), stepping `after`; stops past `limit`. */
+const countBySteps = (
+  after: (t: number) => number | undefined,
+  from: number,
+  to: number,
+  limit: number,
+): number => {
+  let n = 0
+  for (let s: number | undefined = from; s !== undefined && s <= to && n <= limit; s = after(s)) n++
+  return n
 }
 
 /**

@@ -25,6 +25,8 @@ import {
   type ScheduleError,
   show,
 } from "./Errors.ts"
+import * as CronSpec from "./internal/cron.ts"
+import * as Zone from "./internal/zone.ts"
 import * as MissedRun from "./MissedRun.ts"
 import * as Options from "./Options.ts"
 import { type DurationInput, MAX_MS, slotAfter, toDelay, toInstant, toMillisWith } from "./Time.ts"
@@ -209,7 +211,11 @@ export const custom = (next: NextSlot): Custom => ({ _tag: "Custom", next })
 export type Plan =
   | { readonly kind: "fixed-rate"; readonly period: number; readonly grid: MissedRun.Grid }
   | { readonly kind: "fixed-delay"; readonly period: number }
-  | { readonly kind: "cron"; readonly cron: Cron.Cron; readonly grid: MissedRun.Grid }
+  | {
+      readonly kind: "cron"
+      readonly cron: Cron.Cron | ParsedCron
+      readonly grid: MissedRun.Grid
+    }
   | { readonly kind: "custom"; readonly next: NextSlot }
 
 /**
@@ -242,29 +248,31 @@ const toPeriod = (input: DurationInput): number | InvalidPeriod => {
     : ms
 }
 
-/** Hours in a day: an hour set this large lists every hour (the parser rejects hours outside 0–23). */
-const HOURS_PER_DAY = 24
-
 /**
- * Whether a parsed cron matches every hour of the day. Decided from the parsed hour set, never
- * from the text: effect keeps a leading `*` (alone or with step 1) as the empty set, meaning
- * unrestricted, but lists ranges such as `0-23` or `0-12,13-23` in full; all of them match the
- * same hours.
+ * A cron expression parsed by {@link parseCron}: the text as written, its zone, and the parsed
+ * fields. Its slots follow tickwork's DST rules (see {@link parseCron}).
+ *
+ * @category models
+ * @since 0.4.0
  */
-const matchesEveryHour = (cron: Cron.Cron): boolean =>
-  cron.hours.size === 0 || cron.hours.size === HOURS_PER_DAY
+export type ParsedCron = CronSpec.Parsed
 
 /**
  * Parses a cron expression in an IANA zone, with typed errors for each part. Pure.
  *
  * **Details**
  *
- * How the hour that repeats when clocks fall back is treated (the cronie rule, SPEC §3): an
- * expression whose hour field matches every hour (`*`, `*` with step 1, `0-23`, …) keeps firing
- * by real time through both occurrences of the repeated hour; one at some hours only
- * (`30 1 * * *`) fires once, at the first. The rule is decided by the set of matching hours, so
- * equivalent expressions always give the same slots. Skipped local times (spring forward) fire at
- * the instant after the gap in both cases.
+ * The slots of an expression are its matching local times in `timeZone`, as instants, in order
+ * (SPEC §3):
+ * - a local time that exists once runs at that instant;
+ * - a local time skipped when clocks spring forward (a gap) runs shifted by the gap's length:
+ *   at the instant it would have had with the offset before the gap (02:30 on a day whose
+ *   02:00–03:00 is skipped runs at 03:30; in a two-hour gap, at 04:30). Every matching time in the
+ *   gap runs, in order; one that lands on the instant of another slot runs once, with it;
+ * - a local time that happens twice when clocks fall back runs once, at its first occurrence,
+ *   unless the hour field matches every hour of the day (`*`, `0-23`, …): the expression then
+ *   keeps running by real time through both occurrences (the cronie rule). The rule is decided by
+ *   the set of matching hours, so equivalent expressions always give the same slots.
  *
  * @category constructors
  * @since 0.1.0
@@ -272,32 +280,82 @@ const matchesEveryHour = (cron: Cron.Cron): boolean =>
 export const parseCron = (
   expression: string,
   timeZone: string,
-): Cron.Cron | InvalidCronExpression | InvalidTimeZone => {
-  if (typeof timeZone !== "string" || Option.isNone(DateTime.zoneMakeNamed(timeZone))) {
+): ParsedCron | InvalidCronExpression | InvalidTimeZone => {
+  if (typeof timeZone !== "string" || !Zone.isZone(timeZone)) {
     return new InvalidTimeZone({
       field: "timeZone",
       value: timeZone,
       message: `timeZone must be an IANA time zone name such as "Europe/Berlin", got ${show(timeZone)}`,
     })
   }
-  const parsed =
-    typeof expression === "string"
-      ? Cron.parse(expression, timeZone, { onDstOverlap: "earlier" })
-      : undefined
-  if (parsed === undefined || Result.isFailure(parsed)) {
+  const spec = typeof expression === "string" ? CronSpec.parse(expression) : undefined
+  if (spec === undefined || "reason" in spec) {
     return new InvalidCronExpression({
       field: "expression",
       value: expression,
       message: `expression ${show(expression)} is not a valid cron expression${
-        parsed === undefined ? "" : `: ${parsed.failure.message}`
+        spec === undefined
+          ? ""
+          : spec.field === "expression"
+            ? `: it ${spec.reason}`
+            : `: its ${spec.field} field ${show(spec.value)} ${spec.reason}`
       }`,
     })
   }
-  // The policy is fixed at parse time, and only the parsed hour set can tell which one applies:
-  // parse again with it. The expression just parsed, so this cannot throw.
-  return matchesEveryHour(parsed.success)
-    ? Cron.parseUnsafe(expression, timeZone, { onDstOverlap: "both" })
-    : parsed.success
+  return { _tag: "ParsedCron", expression, timeZone, spec }
+}
+
+const isCronValue = (x: unknown): x is Cron.Cron | ParsedCron =>
+  Cron.isCron(x) || CronSpec.isParsed(x)
+
+/**
+ * A cron expression in words, with notes on how it may surprise (from {@link explain}).
+ *
+ * @category models
+ * @since 0.4.0
+ */
+export interface CronExplanation {
+  /** What the expression means, e.g. `at 09:00 on the last Friday of the month`. */
+  readonly text: string
+  /** Rules that decide its slots and differ between cron implementations; may be empty. */
+  readonly notes: ReadonlyArray<string>
+}
+
+/**
+ * The Vixie-rule note: both day fields restrict and one starts with `*` or `?`.
+ *
+ * @category models
+ * @since 0.4.0
+ */
+export const VIXIE_NOTE =
+  "day-of-month and day-of-week both restrict and one starts with `*` or `?`: a day must match both (Vixie cron, Effect); croner, cron-parser and robfig/cron run on days that match either"
+
+/**
+ * A cron expression in words, and notes on rules that decide its slots: the Vixie rule for
+ * restricted day fields, and the DST rules when the zone has DST. Pure. Fails as
+ * {@link parseCron} does.
+ *
+ * **Example** (The last Friday)
+ *
+ * ```ts
+ * import { Schedule } from "@tickwork/core"
+ * const e = Schedule.explain("0 9 * * 5L", "UTC")
+ * "text" in e && e.text // "at 09:00 on the last Friday of the month"
+ * ```
+ *
+ * @category getters
+ * @since 0.4.0
+ */
+export const explain = (
+  expression: string,
+  timeZone: string,
+): CronExplanation | InvalidCronExpression | InvalidTimeZone => {
+  const parsed = parseCron(expression, timeZone)
+  if (!CronSpec.isParsed(parsed)) return parsed
+  return {
+    text: CronSpec.describe(parsed.spec),
+    notes: CronSpec.hitsVixieRule(parsed.spec) ? [VIXIE_NOTE] : [],
+  }
 }
 
 const customSlot = (
@@ -345,7 +403,7 @@ export const resolve = (schedule: Schedule, now: number): Resolved | ScheduleErr
       const parsed = Cron.isCron(schedule.expression)
         ? schedule.expression
         : parseCron(schedule.expression, schedule.timeZone)
-      if (!Cron.isCron(parsed)) return parsed
+      if (!isCronValue(parsed)) return parsed
       const grid = MissedRun.cron(parsed)
       const first = grid.after(now)
       if (first === undefined) {
@@ -471,7 +529,9 @@ const offsetAt = (zone: DateTime.TimeZone, t: number): number =>
  * @category getters
  * @since 0.2.0
  */
-export const dstNote = (expression: Cron.Cron, slot: number): DstNote | undefined => {
+export const dstNote = (expression: Cron.Cron | ParsedCron, slot: number): DstNote | undefined => {
+  if (CronSpec.isParsed(expression))
+    return CronSpec.noteOf(expression.spec, expression.timeZone, slot)
   if (Option.isNone(expression.tz)) return undefined
   const zone = expression.tz.value
   const here = offsetAt(zone, slot)
@@ -671,7 +731,7 @@ export const decode = (data: unknown): Result.Result<Decoded, InvalidOption> => 
       if (typeof d.expression !== "string" || typeof d.timeZone !== "string")
         return bad("has no cron expression and time zone")
       const parsed = parseCron(d.expression, d.timeZone)
-      if (!Cron.isCron(parsed)) return bad(`is invalid: ${parsed.message}`)
+      if (!isCronValue(parsed)) return bad(`is invalid: ${parsed.message}`)
       return Result.succeed({
         encoded: { kind: "cron", expression: d.expression, timeZone: d.timeZone },
         plan: { kind: "cron", cron: parsed, grid: MissedRun.cron(parsed) },
