@@ -6,7 +6,6 @@
 // INSPECTOR_SCREENSHOT_AFTER=ms to wait before taking it).
 import { type ChildProcess, spawn } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
-import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -35,10 +34,13 @@ const timings: Record<string, number> = {}
 /** Starts `src/main.ts` with tsx on a free port; resolves with the URL it prints. */
 const startExample = (): Promise<string> =>
   new Promise((resolveUrl, reject) => {
-    const tsx = createRequire(import.meta.url).resolve("tsx/cli")
+    // tsx as a loader in the process itself, not its CLI: the CLI runs the program in a child and
+    // relays signals, and under load it has killed that child outright on SIGTERM (exit 143)
+    // instead of letting the program's own handler shut it down.
+    const tsx = ["--import", import.meta.resolve("tsx")]
     child = spawn(
       process.execPath,
-      [tsx, "--conditions=@tickwork/source", "src/main.ts", "--port", "0", "--duration", "120"],
+      [...tsx, "--conditions=@tickwork/source", "src/main.ts", "--port", "0", "--duration", "120"],
       { cwd: exampleDir, stdio: ["ignore", "pipe", "pipe"] },
     )
     const timer = setTimeout(

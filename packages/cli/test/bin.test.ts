@@ -46,6 +46,7 @@ describe("the tickwork bin", () => {
       expect(result).toEqual({
         code: 0,
         stdout:
+          "# at 02:30\n" +
           "2026-03-29T01:30:00Z  Sun 2026-03-29 03:30:00 +02:00  shifted +1h by the spring-forward gap\n" +
           "2026-03-30T00:30:00Z  Mon 2026-03-30 02:30:00 +02:00\n",
         stderr: "",

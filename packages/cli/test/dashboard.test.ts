@@ -9,7 +9,6 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { request } from "node:http"
-import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -33,7 +32,10 @@ const CHROMIUM_ARGS = [
 ]
 const packageDir = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 const bin = join(packageDir, "src/bin.ts")
-const tsx = createRequire(import.meta.url).resolve("tsx/cli")
+// tsx as a loader in the process itself, not its CLI: the CLI runs the program in a child and
+// relays signals, and under load it has killed that child outright on SIGTERM (exit 143)
+// instead of letting the program's own handler shut it down.
+const tsx = ["--import", import.meta.resolve("tsx")]
 const WAIT = 60_000
 const TOKEN = "test-token-0123456789abcdef"
 
@@ -51,7 +53,7 @@ const start = (
 ): Promise<RegExpExecArray> =>
   new Promise((resolveMatch, reject) => {
     const { TICKWORK_STORE: _, TICKWORK_DASHBOARD_TOKEN: __, INIT_CWD: ___, ...env } = process.env
-    const p = spawn(process.execPath, [tsx, "--conditions=@tickwork/source", ...args], {
+    const p = spawn(process.execPath, [...tsx, "--conditions=@tickwork/source", ...args], {
       cwd: options.cwd ?? packageDir,
       env: { ...env, NO_COLOR: "1", ...options.env },
       stdio: ["ignore", "pipe", "pipe"],
@@ -281,7 +283,7 @@ const cli = (...args: ReadonlyArray<string>): Promise<string> =>
   new Promise((resolveRun, reject) => {
     execFile(
       process.execPath,
-      [tsx, "--conditions=@tickwork/source", bin, ...args],
+      [...tsx, "--conditions=@tickwork/source", bin, ...args],
       { cwd: packageDir, timeout: WAIT },
       (error, stdout, stderr) => (error === null ? resolveRun(stdout) : reject(new Error(stderr))),
     )

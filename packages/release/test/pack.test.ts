@@ -311,7 +311,7 @@ describe("npx tickwork in the scratch project", () => {
       ...["explain", "0 9 * * *", "--count", "1"],
       ...["--tz", "Europe/Berlin", "--from", "2026-01-01T00:00:00Z"],
     ])
-    expect(stdout).toBe("2026-01-01T08:00:00Z  Thu 2026-01-01 09:00:00 +01:00\n")
+    expect(stdout).toBe("# at 09:00\n2026-01-01T08:00:00Z  Thu 2026-01-01 09:00:00 +01:00\n")
   }, 180_000)
 
   it("never loads redis, a peer of @effect/platform-node that installs may leave out", async () => {
@@ -343,7 +343,7 @@ registerHooks({
       ["explain", "0 9 * * *", "--count", "1", "--from", "2026-01-01T00:00:00Z"],
       env,
     )
-    expect(stdout).toBe("2026-01-01T09:00:00Z  Thu 2026-01-01 09:00:00 +00:00\n")
+    expect(stdout).toBe("# at 09:00\n2026-01-01T09:00:00Z  Thu 2026-01-01 09:00:00 +00:00\n")
   }, 180_000)
 
   /** Fills the store with the store consumer, then lists its tasks with `npx tickwork tasks`. */
