@@ -1,18 +1,11 @@
-// Who can read the live view: crafted requests (raw HTTP with a foreign Host, WebSocket clients
-// with a foreign Origin, a rebound Host or no token) and headless Chromium (a page of another
-// origin, a DNS-rebound name, and the operator's own tab with the printed #token= URL).
-import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { request as httpRequest } from "node:http"
 import { createServer, type Server } from "node:net"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
+import * as Chromium from "@tickwork/testkit/Chromium"
 import { Effect, Exit, Scope } from "effect"
-import { type BrowserContext, chromium, type Page } from "playwright-core"
+import type { Page } from "playwright-core"
 import { afterAll, describe, expect, it } from "vitest"
 import { WebSocket } from "ws"
 import * as LiveView from "../src/liveView.ts"
-
-const CHROMIUM = "/usr/bin/chromium"
 
 interface Started {
   readonly view: LiveView.LiveView
@@ -76,18 +69,7 @@ const connect = (
     })
   })
 
-/**
- * Waits until `expression` is true in `page`, for at most 30 s. Polled from here with
- * `page.evaluate`: the page's Content-Security-Policy forbids eval, which
- * `page.waitForFunction`'s in-page polling needs once its first check is false.
- */
-const waitUntil = async (page: Page, expression: string) => {
-  const deadline = performance.now() + 30_000
-  while (!(await page.evaluate(expression))) {
-    if (performance.now() > deadline) throw new Error(`timed out after 30 s: ${expression}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
+const waitUntil = (page: Page, expression: string) => Chromium.waitUntil(page, expression, 30_000)
 
 const stops: Array<() => Promise<void>> = []
 afterAll(async () => {
@@ -177,34 +159,20 @@ describe("the live view beyond loopback", () => {
 })
 
 describe("the live view in headless Chromium", () => {
-  let context: BrowserContext | undefined
-  let profile: string | undefined
+  let browser: Chromium.Browser | undefined
   let other: Server | undefined
 
   afterAll(async () => {
-    await context?.close()
-    if (profile !== undefined) rmSync(profile, { recursive: true, force: true })
+    await browser?.close()
     other?.close()
   })
 
   it("shows the operator's tab live, and gives another site's page and a rebound name nothing", async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`Chromium is not installed (no ${CHROMIUM})`)
     const { view, port, close } = await start({ host: "0.0.0.0" })
     stops.push(close)
-    profile = mkdtempSync(join(tmpdir(), "tickwork-chromium-"))
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        // A DNS-rebinding attacker's name, resolved to the live view's machine.
-        "--host-resolver-rules=MAP rebind.test 127.0.0.1",
-      ],
-    })
-    const page = context.pages()[0] ?? (await context.newPage())
+    // A DNS-rebinding attacker's name, resolved to the live view's machine.
+    browser = await Chromium.launch({ args: ["--host-resolver-rules=MAP rebind.test 127.0.0.1"] })
+    const page = browser.page
 
     // The operator's tab: the printed URL with its #token= fragment connects, and the token
     // leaves the address bar.

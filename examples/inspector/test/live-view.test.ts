@@ -5,30 +5,19 @@
 // screenshot (INSPECTOR_SCREENSHOT=path to choose where, a temp file otherwise;
 // INSPECTOR_SCREENSHOT_AFTER=ms to wait before taking it).
 import { type ChildProcess, spawn } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
+import { existsSync, mkdirSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
-import { type BrowserContext, chromium, type Page } from "playwright-core"
+import * as Chromium from "@tickwork/testkit/Chromium"
+import type { Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 
-const CHROMIUM = "/usr/bin/chromium"
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-]
 const exampleDir = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 
 let child: ChildProcess | undefined
 let output = ""
-let context: BrowserContext | undefined
-let profile: string | undefined
+let browser: Chromium.Browser | undefined
 const timings: Record<string, number> = {}
 
 /** Starts `src/main.ts` with tsx on a free port; resolves with the URL it prints. */
@@ -77,18 +66,7 @@ const stopExample = async (): Promise<number | null> => {
   return result
 }
 
-/**
- * Waits until `expression` is true in `page`, for at most 30 s. Polled from here with
- * `page.evaluate`: the page's Content-Security-Policy forbids eval, which
- * `page.waitForFunction`'s in-page polling needs once its first check is false.
- */
-const waitUntil = async (page: Page, expression: string) => {
-  const deadline = performance.now() + 30_000
-  while (!(await page.evaluate(expression))) {
-    if (performance.now() > deadline) throw new Error(`timed out after 30 s: ${expression}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
+const waitUntil = (page: Page, expression: string) => Chromium.waitUntil(page, expression, 30_000)
 
 const count = (page: Page, selector: string) => page.locator(selector).count()
 
@@ -97,30 +75,17 @@ describe("the live view in headless Chromium", () => {
   let url: string
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(
-        `Chromium is not installed (no ${CHROMIUM}). This test needs Debian's chromium: ` +
-          "apt-get update && apt-get install -y chromium (.ci/run installs it).",
-      )
-    }
     let t = Date.now()
     url = await startExample()
     timings.exampleStartMs = Date.now() - t
     t = Date.now()
-    profile = mkdtempSync(join(tmpdir(), "tickwork-chromium-"))
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_ARGS,
-      viewport: { width: 1440, height: 1000 },
-    })
-    page = context.pages()[0] ?? (await context.newPage())
+    browser = await Chromium.launch({ viewport: { width: 1440, height: 1000 } })
+    page = browser.page
     timings.browserLaunchMs = Date.now() - t
   }, 60_000)
 
   afterAll(async () => {
-    await context?.close()
-    if (profile !== undefined) rmSync(profile, { recursive: true, force: true })
+    await browser?.close()
     const code = await stopExample()
     expect(code, `the example should stop cleanly on SIGTERM:\n${output}`).toBe(0)
     console.log(`live view test timings (ms): ${JSON.stringify(timings)}`)

@@ -12,24 +12,14 @@ import { request } from "node:http"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
+import * as Chromium from "@tickwork/testkit/Chromium"
 import { Effect } from "effect"
-import { type BrowserContext, chromium, type Page } from "playwright-core"
+import type { Page } from "playwright-core"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { HOSTILE } from "./fixtures/hostile-store.ts"
 import { freshDatabase } from "./pg.ts"
 import { tickwork } from "./support.ts"
 
-const CHROMIUM = "/usr/bin/chromium"
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-]
 const packageDir = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 const bin = join(packageDir, "src/bin.ts")
 // tsx as a loader in the process itself, not its CLI: the CLI runs the program in a child and
@@ -40,8 +30,7 @@ const WAIT = 60_000
 const TOKEN = "test-token-0123456789abcdef"
 
 let children: Array<{ readonly name: string; readonly process: ChildProcess; output: string }> = []
-let context: BrowserContext | undefined
-let profile: string | undefined
+let browser: Chromium.Browser | undefined
 let page: Page
 
 /** Starts `args` under tsx in `cwd`; resolves with the first match of `ready` in its output. */
@@ -155,34 +144,11 @@ const count = (selector: string) => page.locator(selector).count()
 const text = (selector: string) => page.locator(selector).first().textContent()
 const waitFor = (selector: string) =>
   page.waitForSelector(selector, { state: "attached", timeout: WAIT })
-/**
- * Waits until `expression` is true in the page, for at most WAIT ms. Polled from here with
- * `page.evaluate`: the page's Content-Security-Policy forbids eval, which
- * `page.waitForFunction`'s in-page polling needs once its first check is false.
- */
-const waitUntil = async (expression: string) => {
-  const deadline = performance.now() + WAIT
-  while (!(await page.evaluate(expression))) {
-    if (performance.now() > deadline) throw new Error(`timed out after ${WAIT} ms: ${expression}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
+const waitUntil = (expression: string) => Chromium.waitUntil(page, expression, WAIT)
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `Chromium is not installed (no ${CHROMIUM}). This test needs Debian's chromium: ` +
-        "apt-get update && apt-get install -y chromium (.ci/run installs it).",
-    )
-  }
-  profile = mkdtempSync(join(tmpdir(), "tickwork-chromium-"))
-  context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: CHROMIUM_ARGS,
-    viewport: { width: 1440, height: 1000 },
-  })
-  page = context.pages()[0] ?? (await context.newPage())
+  browser = await Chromium.launch({ viewport: { width: 1440, height: 1000 } })
+  page = browser.page
 }, WAIT)
 
 afterEach(async () => {
@@ -190,8 +156,7 @@ afterEach(async () => {
 }, 30_000)
 
 afterAll(async () => {
-  await context?.close()
-  if (profile !== undefined) rmSync(profile, { recursive: true, force: true })
+  await browser?.close()
 }, 30_000)
 
 /** What both stores show once the fleet has worked a while, read-only. */

@@ -5,6 +5,8 @@
  * @since 0.1.0
  */
 
+/** Headless Debian Chromium for the page tests. @since 0.1.0 */
+export * as Chromium from "./Chromium.ts"
 /** Reading code examples out of markdown and TSDoc, and type-checking them. @since 0.1.0 */
 export * as CodeBlocks from "./CodeBlocks.ts"
 
