@@ -39,19 +39,7 @@ import {
   type Time,
 } from "@tickwork/core"
 import { Metrics, Run, Scheduler, WorkerPool } from "@tickwork/runtime"
-import {
-  Clock,
-  Context,
-  Effect,
-  Fiber,
-  Layer,
-  Option,
-  PubSub,
-  Queue,
-  type Scope,
-  Stream,
-  Tracer,
-} from "effect"
+import { Clock, Context, Effect, Layer, Option, PubSub, Queue, Scope, Stream, Tracer } from "effect"
 import type { DurableScheduleError, StoreError } from "./Errors.ts"
 import type * as Handler from "./Handler.ts"
 import * as Accept from "./internal/accept.ts"
@@ -67,6 +55,7 @@ import * as Ledger from "./internal/ledger.ts"
 import * as Liveness from "./internal/liveness.ts"
 import * as Options from "./internal/options.ts"
 import * as Outage from "./internal/outage.ts"
+import * as Shutdown from "./internal/shutdown.ts"
 import * as Upkeep from "./internal/upkeep.ts"
 import {
   type BreakerView,
@@ -402,6 +391,18 @@ export interface DurableSchedulerOptions<H extends Handler.Any = Handler.Any>
 }
 
 /**
+ * What closing the durable scheduler did, given to the layer's `onShutdown` and logged: runs
+ * completed and handed back while closing, and, by task id, the runs that were not handed back
+ * within `shutdownTimeout + shutdownGrace` (`abandoned`: still running, ignoring interruption;
+ * `uncommitted`: ended, but the store did not take the hand-back). Those rows stay `running`
+ * until their lease expires, the session ends (PostgreSQL) or the file is reopened (SQLite).
+ *
+ * @category models
+ * @since 0.4.0
+ */
+export type DurableShutdownReport = Options.ShutdownReport
+
+/**
  * The shortest `lease`: 1 second. A lease is renewed every third of it, so each renewal has
  * about 660 ms to get through the event loop and a store round trip before the run counts as
  * lost. On a loaded 2-core machine, garbage collection, a busy event loop and a database
@@ -510,12 +511,19 @@ export const make = <H extends Handler.Any>(
       session: { held: store.session === undefined || !resolved.claim },
       closing: { closed: false },
     }
-    // In-memory tasks (closures) beside the durable ones.
+    // In-memory tasks (closures) beside the durable ones, in a scope of their own: the durable
+    // close closes it at the same time as it hands runs back, under the same timeout and grace.
+    const runtimeScope = yield* Scope.fork(yield* Scope.Scope)
+    const runtimeMs = Options.runtimeShutdown(resolved)
+    if (!("graceMs" in runtimeMs)) return yield* runtimeMs
     const runtime = yield* Scheduler.make({
       logFailures: false,
       ...resolved.runtime,
       workers: resolved.workers,
-    }).pipe(Effect.provideService(Clock.Clock, clock))
+      // Its own timeout and grace, if given, only within the durable ones: one budget.
+      shutdownTimeout: Math.min(resolved.shutdownMs, runtimeMs.shutdownMs),
+      shutdownGrace: Math.min(resolved.graceMs, runtimeMs.graceMs),
+    }).pipe(Effect.provideService(Clock.Clock, clock), Scope.provide(runtimeScope))
     const context = yield* Effect.context<Handler.Services<H>>()
 
     // ---------------------------------------------------------------- start
@@ -547,34 +555,18 @@ export const make = <H extends Handler.Any>(
       yield* Effect.forkScoped(Upkeep.listener(env))
     if (Number.isFinite(resolved.retentionMs)) yield* Effect.forkScoped(Upkeep.pruner(env))
 
-    // Finalizers run in reverse: this one runs before the fibers above are interrupted.
-    yield* Effect.addFinalizer(() =>
-      Effect.gen(function* () {
-        env.closing.closed = true
-        stopping = true
-        env.wakeup.wake()
-        yield* Fiber.await(dispatcherFiber)
-        const before = counters.released
-        // "interrupt" hands running runs back at once; the others let them finish first.
-        const done =
-          resolved.shutdown === "interrupt"
-            ? Option.none()
-            : yield* Effect.timeoutOption(held.drained, resolved.shutdownMs)
-        if (Option.isNone(done)) {
-          const left = [...held.values()]
-          for (const h of left) h.releasing = true
-          // Interrupted runs end as interruptions: the completion hands them back.
-          yield* env.pool
-            .interrupt((h) => h.releasing)
-            .pipe(Effect.timeoutOption(Math.max(resolved.shutdownMs, 1_000)))
-          yield* Effect.timeoutOption(held.drained, Math.max(resolved.shutdownMs, 1_000))
-          env.pool.interruptAllUnsafe()
-        }
-        // Released rows are due now: other processes need not wait for their next poll.
-        if (counters.released > before && store.signal !== undefined) {
-          yield* Effect.ignore(store.signal.notify)
-        }
-      }),
+    // Finalizers run in reverse: this one runs before the fibers above are interrupted. The
+    // runtime beside it closes inside it, at the same time: one budget for both.
+    yield* Effect.addFinalizer((exit) =>
+      Effect.asVoid(
+        Shutdown.close(env, {
+          dispatcher: dispatcherFiber,
+          stop: () => {
+            stopping = true
+          },
+          closeRuntime: Scope.close(runtimeScope, exit),
+        }),
+      ),
     )
 
     // ---------------------------------------------------------------- operations

@@ -531,6 +531,14 @@ export const make = (
               ? Effect.void
               : Effect.logError("tickwork onShutdown threw; the scheduler closed anyway", error),
           ),
+          // A run that ignored interruption outlives the close: say which, once.
+          Effect.andThen(
+            report.abandoned.length === 0
+              ? Effect.void
+              : Effect.logWarning(
+                  `tickwork scheduler closed after shutdownTimeout ${shutdownTimeoutMs} ms + shutdownGrace ${shutdownGraceMs} ms without ${report.abandoned.length} run(s) that ignored interruption: ${report.abandoned.slice(0, 20).join(", ")}${report.abandoned.length > 20 ? ` and ${report.abandoned.length - 20} more` : ""}`,
+                ).pipe(Effect.annotateLogs({ scheduler: name })),
+          ),
           Effect.andThen(
             Effect.logInfo("tickwork scheduler closed").pipe(
               Effect.annotateLogs({

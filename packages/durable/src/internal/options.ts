@@ -35,6 +35,46 @@ export const MIN_LEASE_MS = 1_000
 
 const DAY = 86_400_000
 
+/** What closing a durable scheduler did (public as `DurableScheduler.DurableShutdownReport`). */
+export interface ShutdownReport {
+  readonly policy: Scheduler.ShutdownPolicy
+  /** How long closing took, ms (monotonic clock): at most `shutdownTimeout + shutdownGrace`. */
+  readonly elapsedMs: number
+  /** Runs that completed (committed) while closing. */
+  readonly completed: number
+  /** Runs handed back to the store unfinished (due at once for another process). */
+  readonly released: number
+  /**
+   * Tasks whose run was still going when the grace ran out (a job that ignores interruption):
+   * their rows stay `running` under this process's lease until it expires, the session ends
+   * (PostgreSQL) or the file is reopened (SQLite).
+   */
+  readonly abandoned: ReadonlyArray<string>
+  /**
+   * Tasks whose run ended but whose completion or hand-back the store did not take in time
+   * (it failed or did not answer): their rows stay `running` as above.
+   */
+  readonly uncommitted: ReadonlyArray<string>
+}
+
+/**
+ * The runtime options' own `shutdownTimeout` and `shutdownGrace`, ms (the durable ones when it
+ * gives none): the in-memory runtime closes within the smaller of its own and the durable ones.
+ */
+export const runtimeShutdown = (
+  resolved: Resolved,
+): { readonly shutdownMs: number; readonly graceMs: number } | Errors.InvalidOption => {
+  const shutdownMs = millis(
+    "runtime.shutdownTimeout",
+    resolved.runtime?.shutdownTimeout,
+    resolved.shutdownMs,
+  )
+  if (typeof shutdownMs !== "number") return shutdownMs
+  const graceMs = millis("runtime.shutdownGrace", resolved.runtime?.shutdownGrace, resolved.graceMs)
+  if (typeof graceMs !== "number") return graceMs
+  return { shutdownMs, graceMs }
+}
+
 /** The layer options, as given. */
 export interface LayerOptions {
   readonly handlers: ReadonlyArray<Handler.Any>
@@ -58,7 +98,21 @@ export interface LayerOptions {
    * runs them. Default: the runtime's `shutdown`, else `"drain"`.
    */
   readonly shutdown?: Scheduler.ShutdownPolicy | undefined
+  /**
+   * How long closing waits for running runs before interrupting them (see `shutdown`). Default:
+   * the runtime's `shutdownTimeout`, else 30 s.
+   */
   readonly shutdownTimeout?: Time.DurationInput | undefined
+  /**
+   * After `shutdownTimeout`, how long closing waits for the interrupted runs to end and be
+   * handed back to the store. Runs that ignore interruption, or whose hand-back the store does
+   * not take in time, are named in a warning and the shutdown report; the close ends anyway.
+   * Closing takes at most `shutdownTimeout + shutdownGrace`. Default: the runtime's
+   * `shutdownGrace`, else 5 s.
+   */
+  readonly shutdownGrace?: Time.DurationInput | undefined
+  /** Called with the shutdown report (it is also logged). */
+  readonly onShutdown?: ((report: ShutdownReport) => void) | undefined
   readonly retention?: Time.DurationInput | false | undefined
   readonly seed?: number | undefined
   readonly owner?: string | undefined
@@ -83,6 +137,8 @@ const layerKeys: ReadonlySet<string> = new Set([
   "takeoverInterval",
   "shutdown",
   "shutdownTimeout",
+  "shutdownGrace",
+  "onShutdown",
   "retention",
   "seed",
   "owner",
@@ -109,7 +165,10 @@ export interface Resolved {
   readonly takeoverMs: number
   readonly windowMs: number
   readonly shutdownMs: number
+  /** See `shutdownGrace`. */
+  readonly graceMs: number
   readonly shutdown: Scheduler.ShutdownPolicy
+  readonly onShutdown: ((report: ShutdownReport) => void) | undefined
   readonly retentionMs: number
   readonly seed: number
   readonly owner: string
@@ -175,8 +234,19 @@ export const resolve = (
     return optionError("takeoverInterval", options.takeoverInterval, "must be at least 1 ms")
   const windowMs = millis("catchUpWindow", options.catchUpWindow, DAY)
   if (typeof windowMs !== "number") return windowMs
-  const shutdownMs = millis("shutdownTimeout", options.shutdownTimeout, 30_000)
+  const shutdownMs =
+    options.shutdownTimeout === undefined && options.runtime?.shutdownTimeout !== undefined
+      ? millis("runtime.shutdownTimeout", options.runtime.shutdownTimeout, 30_000)
+      : millis("shutdownTimeout", options.shutdownTimeout, 30_000)
   if (typeof shutdownMs !== "number") return shutdownMs
+  const graceMs =
+    options.shutdownGrace === undefined && options.runtime?.shutdownGrace !== undefined
+      ? millis("runtime.shutdownGrace", options.runtime.shutdownGrace, 5_000)
+      : millis("shutdownGrace", options.shutdownGrace, 5_000)
+  if (typeof graceMs !== "number") return graceMs
+  if (options.onShutdown !== undefined && typeof options.onShutdown !== "function") {
+    return optionError("onShutdown", options.onShutdown, "must be a function")
+  }
   const shutdown = options.shutdown ?? options.runtime?.shutdown ?? "drain"
   if (shutdown !== "drain" && shutdown !== "cancel" && shutdown !== "interrupt") {
     return optionError("shutdown", shutdown, 'must be "drain", "cancel" or "interrupt"')
@@ -217,7 +287,9 @@ export const resolve = (
     takeoverMs,
     windowMs,
     shutdownMs,
+    graceMs,
     shutdown,
+    onShutdown: options.onShutdown,
     retentionMs,
     seed,
     owner,
