@@ -39,8 +39,20 @@ import {
   type Time,
 } from "@tickwork/core"
 import { Metrics, Run, Scheduler, WorkerPool } from "@tickwork/runtime"
-import { Clock, Context, Effect, Layer, Option, PubSub, Queue, Scope, Stream, Tracer } from "effect"
-import type { DurableScheduleError, StoreError } from "./Errors.ts"
+import {
+  Clock,
+  Context,
+  Effect,
+  Fiber,
+  Layer,
+  Option,
+  PubSub,
+  Queue,
+  Scope,
+  Stream,
+  Tracer,
+} from "effect"
+import type { DurableScheduleError, StoreCorrupt, StoreError } from "./Errors.ts"
 import type * as Handler from "./Handler.ts"
 import * as Accept from "./internal/accept.ts"
 import * as Completion from "./internal/completion.ts"
@@ -456,6 +468,11 @@ export const make = <H extends Handler.Any>(
     const finished = yield* Queue.unbounded<Finished>()
     const held = yield* Held.make(counters)
     const wakeup = new Wakeup()
+    // The fiber building the scheduler: under `Effect.provide(layer)` (and `Main.runMain`), the
+    // one that runs the program it serves. A damaged store interrupts it, and the close then
+    // fails with the StoreCorrupt: the program ends in failure (a non-zero exit), not a stall.
+    const builder = Fiber.getCurrent()
+    let onCorrupt: (e: StoreCorrupt) => Effect.Effect<void> = () => Effect.void
     const mono = (): number => Number(clock.currentTimeNanosUnsafe()) / 1e6
     const runtimeOptions = resolved.runtime ?? {}
     // The runtime's run series under the scheduler's name, in the registry the layer was built
@@ -481,7 +498,7 @@ export const make = <H extends Handler.Any>(
       random: Random.seeded(resolved.seed),
       counters,
       held,
-      outage: Outage.make(store, counters),
+      outage: Outage.make(store, counters, (e) => onCorrupt(e)),
       wakeup,
       // The pool reads the same clock as the store's times: wall-clock epoch ms (Effect's
       // Clock), which survive a restart and agree across processes.
@@ -510,6 +527,7 @@ export const make = <H extends Handler.Any>(
       },
       session: { held: store.session === undefined || !resolved.claim },
       closing: { closed: false },
+      fatal: { error: undefined },
     }
     // In-memory tasks (closures) beside the durable ones, in a scope of their own: the durable
     // close closes it at the same time as it hands runs back, under the same timeout and grace.
@@ -540,6 +558,19 @@ export const make = <H extends Handler.Any>(
       }
     }
     let stopping = false
+    onCorrupt = (e) =>
+      Effect.suspend(() => {
+        if (env.fatal.error !== undefined) return Effect.void
+        env.fatal.error = e
+        stopping = true
+        env.wakeup.wake()
+        return Effect.andThen(
+          Effect.logError(
+            `tickwork durable: ${e.message}. This process claims nothing more and stops: the program fails with StoreCorrupt`,
+          ).pipe(Effect.annotateLogs({ owner: resolved.owner, filename: e.filename })),
+          Effect.sync(() => builder?.interruptUnsafe()),
+        )
+      })
     const dropLapsed = Leases.dropLapsed(env)
     yield* Effect.forkScoped(Completion.completer(env))
     const dispatcherFiber = yield* Effect.forkScoped(
@@ -558,14 +589,19 @@ export const make = <H extends Handler.Any>(
     // Finalizers run in reverse: this one runs before the fibers above are interrupted. The
     // runtime beside it closes inside it, at the same time: one budget for both.
     yield* Effect.addFinalizer((exit) =>
-      Effect.asVoid(
-        Shutdown.close(env, {
-          dispatcher: dispatcherFiber,
-          stop: () => {
-            stopping = true
-          },
-          closeRuntime: Scope.close(runtimeScope, exit),
-        }),
+      Shutdown.close(env, {
+        dispatcher: dispatcherFiber,
+        stop: () => {
+          stopping = true
+        },
+        closeRuntime: Scope.close(runtimeScope, exit),
+      }).pipe(
+        // A damaged store ends the program as a failure (a finalizer fails only as a defect).
+        Effect.andThen(
+          Effect.suspend(() =>
+            env.fatal.error === undefined ? Effect.void : Effect.die(env.fatal.error),
+          ),
+        ),
       ),
     )
 

@@ -482,6 +482,19 @@ const connectSqlite = (
     const open = (readOnly: boolean) =>
       SqliteClient.make({ filename, exclusive: false, readOnly }).pipe(
         Effect.provide(Reactivity.layer),
+        // A damaged file: the tools say so (reason `corrupt`) with what to do, as one of their
+        // open errors.
+        Effect.catchTag("StoreCorrupt", (e) =>
+          Effect.fail(
+            new StoreUnavailable({
+              store: "sqlite",
+              target: filename,
+              reason: "corrupt",
+              message: e.message,
+              cause: e,
+            }),
+          ),
+        ),
       )
     // Looked at read-only first: a file that is no store is left as it was.
     const reader = yield* open(true)
@@ -625,7 +638,8 @@ export const open = (
       random: Random.seeded(resolved.seed),
       counters,
       held: yield* Held.make(counters),
-      outage: Outage.make(taskStore, counters),
+      // A tool claims nothing: a damaged file fails its call, which is reported as it is.
+      outage: Outage.make(taskStore, counters, (e) => Effect.logError(e.message)),
       wakeup: new Wakeup(),
       pool: new WorkerPool.WorkerPool<Held.Held>({
         workers: 1,
@@ -638,6 +652,7 @@ export const open = (
       finished: yield* Queue.unbounded<Finished>(),
       publish: () => {},
       closing: { closed: true },
+      fatal: { error: undefined },
     }
 
     const fail = (operation: string) => (error: SqlError) =>

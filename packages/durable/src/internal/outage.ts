@@ -4,7 +4,7 @@
  * works again, never once per failed call; commits are retried until the store answers.
  */
 import { Cause, Effect, Exit, Metric, Option } from "effect"
-import { StoreError, type StoreFailure } from "../Errors.ts"
+import { type StoreCorrupt, StoreError, type StoreFailure, storeCorrupt } from "../Errors.ts"
 import type { Change, Committed, TaskStoreShape } from "../TaskStore.ts"
 import type { Context } from "./commit.ts"
 import type { Counters } from "./held.ts"
@@ -30,12 +30,35 @@ export interface Outage {
   readonly commit: (changes: ReadonlyArray<Change>, context: Context) => Effect.Effect<Committed>
 }
 
-/** The outage reporter for `store`, counting failures in `counters`. */
-export const make = (store: TaskStoreShape, counters: Counters): Outage => {
+/**
+ * The outage reporter for `store`, counting failures in `counters`. A failure of reason
+ * `corrupt` is no outage (retrying cannot mend a damaged file): the store's integrity check
+ * describes the damage and `corrupt` hears of it, once.
+ */
+export const make = (
+  store: TaskStoreShape,
+  counters: Counters,
+  corrupt: (e: StoreCorrupt) => Effect.Effect<void>,
+): Outage => {
   let outage: { reason: StoreFailure; failures: number } | undefined
+  let damaged = false
+  const fatal = (e: StoreError): Effect.Effect<void> =>
+    Effect.gen(function* () {
+      if (damaged) return
+      damaged = true
+      const findings = store.integrity === undefined ? [] : yield* store.integrity.check
+      // SQLITE_CORRUPT is SQLite's own finding: fatal even if the quick check misses the page.
+      yield* corrupt(
+        storeCorrupt(
+          store.integrity?.filename ?? "(unknown)",
+          `${e.detail} (while it tried to ${e.operation})${findings.length > 0 ? `; quick_check: ${findings.join("; ")}` : ""}`,
+        ),
+      )
+    })
   const failed = (e: StoreError): Effect.Effect<void> =>
     Effect.suspend(() => {
       counters.storeFailures++
+      if (e.reason === "corrupt") return fatal(e)
       if (outage !== undefined && outage.reason === e.reason) {
         outage.failures++
         return Effect.void

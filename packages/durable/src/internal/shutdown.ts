@@ -41,8 +41,10 @@ export const close = (env: Env, parts: Parts): Effect.Effect<ShutdownReport> =>
   Effect.gen(function* () {
     const o = env.options
     const startedAt = env.mono()
-    const interruptAt = o.shutdown === "interrupt" ? 0 : o.shutdownMs
-    const endAt = interruptAt + o.graceMs
+    // A damaged store takes no commit: nothing is worth waiting for.
+    const damaged = env.fatal.error !== undefined
+    const interruptAt = o.shutdown === "interrupt" || damaged ? 0 : o.shutdownMs
+    const endAt = damaged ? 0 : interruptAt + o.graceMs
     /** The ms left until `at` (ms after closing started), never negative. */
     const left = (at: number): number => Math.max(0, at - (env.mono() - startedAt))
     const completedBefore = env.counters.completed
