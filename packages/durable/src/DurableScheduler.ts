@@ -38,11 +38,12 @@ import {
   Task,
   type Time,
 } from "@tickwork/core"
-import { Metrics, Run, Scheduler, WorkerPool } from "@tickwork/runtime"
+import { Health, Metrics, Run, Scheduler, WorkerPool } from "@tickwork/runtime"
 import {
   Clock,
   Context,
   Effect,
+  Exit,
   Fiber,
   Layer,
   Option,
@@ -361,6 +362,16 @@ export interface DurableSchedulerShape {
   readonly breakers: Effect.Effect<ReadonlyArray<Kernel.BreakerInfo>, StoreError>
   /** One breaker: a shared breaker by name, or a task's own by the task's id. */
   readonly breaker: (name: string) => Effect.Effect<Option.Option<Kernel.BreakerInfo>, StoreError>
+  /**
+   * Whether this process makes progress (see the runtime's `Health` module): `unhealthy` when
+   * work it could run has been due with no run starting on it for `health.stall` (`stalled`),
+   * when the store has failed for `health.storeFailure` (`store-failing`; `degraded` before),
+   * when runs finished more than a lease ago without committing (`uncommitted`), or when the
+   * store is damaged (`store-corrupt`). One store read. Also sets the `tickwork_health` gauge.
+   *
+   * @since 0.4.0
+   */
+  readonly health: Effect.Effect<Health.Health>
   /** The task's state, or `"unknown"`. */
   readonly status: (id: string) => Effect.Effect<Task.TaskState | "unknown", StoreError>
   readonly info: (id: string) => Effect.Effect<Option.Option<DurableTaskInfo>, StoreError>
@@ -498,7 +509,7 @@ export const make = <H extends Handler.Any>(
       random: Random.seeded(resolved.seed),
       counters,
       held,
-      outage: Outage.make(store, counters, (e) => onCorrupt(e)),
+      outage: Outage.make(store, counters, (e) => onCorrupt(e), now),
       wakeup,
       // The pool reads the same clock as the store's times: wall-clock epoch ms (Effect's
       // Clock), which survive a restart and agree across processes.
@@ -528,6 +539,7 @@ export const make = <H extends Handler.Any>(
       session: { held: store.session === undefined || !resolved.claim },
       closing: { closed: false },
       fatal: { error: undefined },
+      progress: { lastStartedAt: undefined },
     }
     // In-memory tasks (closures) beside the durable ones, in a scope of their own: the durable
     // close closes it at the same time as it hands runs back, under the same timeout and grace.
@@ -545,6 +557,7 @@ export const make = <H extends Handler.Any>(
     const context = yield* Effect.context<Handler.Services<H>>()
 
     // ---------------------------------------------------------------- start
+    const startedAt = now()
     yield* store.defineBreakers(
       [...resolved.breakers].map(([name, policy]) => ({ name, policy })),
       now(),
@@ -769,6 +782,29 @@ export const make = <H extends Handler.Any>(
         sessionHeld: env.session.held,
         closed: env.closing.closed,
       })),
+      health: Effect.gen(function* () {
+        // Work this process could run that is due now (a failed read: the store is failing).
+        const due = resolved.claim
+          ? yield* Effect.exit(store.nextDue(resolved.names))
+          : Exit.succeed(undefined)
+        const t = now()
+        const failingSince = env.outage.failingSince() ?? (Exit.isFailure(due) ? t : undefined)
+        const next = Exit.isSuccess(due) ? due.value : undefined
+        const health = Health.assess(
+          {
+            now: t,
+            dueSince: next !== undefined && next <= t && !env.closing.closed ? next : undefined,
+            // A process that has started nothing yet counts from its own start.
+            lastStartedAt: env.progress.lastStartedAt ?? startedAt,
+            storeFailingSince: failingSince,
+            uncommitted: counters.uncommitted,
+            corrupt: env.fatal.error?.message,
+          },
+          { stallMs: resolved.stallMs, storeMs: resolved.storeFailureMs },
+        )
+        yield* Health.record(runtimeOptions.name ?? "default", health)
+        return health
+      }),
       poll: Effect.sync(() => env.wakeup.wake()),
       idle: Effect.sync(() => (!resolved.claim || env.wakeup.idle) && held.size === 0),
     })

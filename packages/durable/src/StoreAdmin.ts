@@ -639,7 +639,7 @@ export const open = (
       counters,
       held: yield* Held.make(counters),
       // A tool claims nothing: a damaged file fails its call, which is reported as it is.
-      outage: Outage.make(taskStore, counters, (e) => Effect.logError(e.message)),
+      outage: Outage.make(taskStore, counters, (e) => Effect.logError(e.message), now),
       wakeup: new Wakeup(),
       pool: new WorkerPool.WorkerPool<Held.Held>({
         workers: 1,
@@ -653,6 +653,7 @@ export const open = (
       publish: () => {},
       closing: { closed: true },
       fatal: { error: undefined },
+      progress: { lastStartedAt: undefined },
     }
 
     const fail = (operation: string) => (error: SqlError) =>

@@ -129,6 +129,7 @@ const start = (env: Env, context: Context.Context<never>, row: TaskRow, claimedA
       }
       if (h.lost) return Effect.interrupt
       h.started = true
+      env.progress.lastStartedAt = env.now()
       return Effect.flatMap(Payload.decode(handler, row.id, row.payload), (payload) =>
         handler.run(payload, run),
       )

@@ -93,4 +93,6 @@ export interface Env {
    * for nothing, and the scheduler's program fails with it.
    */
   readonly fatal: { error: StoreCorrupt | undefined }
+  /** When a run last began on this process (epoch ms; `undefined`: none yet). Health reads it. */
+  readonly progress: { lastStartedAt: number | undefined }
 }

@@ -113,6 +113,16 @@ export interface LayerOptions {
   readonly shutdownGrace?: Time.DurationInput | undefined
   /** Called with the shutdown report (it is also logged). */
   readonly onShutdown?: ((report: ShutdownReport) => void) | undefined
+  /**
+   * Health bounds (see `DurableScheduler.health`): `stall`, how long work may be due with no run
+   * starting on this process; `storeFailure`, how long the store may fail. Default 60 s each.
+   */
+  readonly health?:
+    | {
+        readonly stall?: Time.DurationInput | undefined
+        readonly storeFailure?: Time.DurationInput | undefined
+      }
+    | undefined
   readonly retention?: Time.DurationInput | false | undefined
   readonly seed?: number | undefined
   readonly owner?: string | undefined
@@ -139,6 +149,7 @@ const layerKeys: ReadonlySet<string> = new Set([
   "shutdownTimeout",
   "shutdownGrace",
   "onShutdown",
+  "health",
   "retention",
   "seed",
   "owner",
@@ -146,6 +157,8 @@ const layerKeys: ReadonlySet<string> = new Set([
   "runtime",
   "breakers",
 ])
+
+const healthKeys: ReadonlySet<string> = new Set(["stall", "storeFailure"])
 
 /** The keys of a handler made by `Handler.make`. */
 const handlerKeys: ReadonlySet<string> = new Set(["name", "payload", "run"])
@@ -169,6 +182,9 @@ export interface Resolved {
   readonly graceMs: number
   readonly shutdown: Scheduler.ShutdownPolicy
   readonly onShutdown: ((report: ShutdownReport) => void) | undefined
+  /** See `health`, ms. */
+  readonly stallMs: number
+  readonly storeFailureMs: number
   readonly retentionMs: number
   readonly seed: number
   readonly owner: string
@@ -247,6 +263,16 @@ export const resolve = (
   if (options.onShutdown !== undefined && typeof options.onShutdown !== "function") {
     return optionError("onShutdown", options.onShutdown, "must be a function")
   }
+  const health = options.health ?? {}
+  if (typeof health !== "object" || health === null) {
+    return optionError("health", health, "must be an object")
+  }
+  const badHealthKey = unknownKey(health, healthKeys, "health.")
+  if (badHealthKey !== undefined) return badHealthKey
+  const stallMs = millis("health.stall", health.stall, 60_000)
+  if (typeof stallMs !== "number") return stallMs
+  const storeFailureMs = millis("health.storeFailure", health.storeFailure, 60_000)
+  if (typeof storeFailureMs !== "number") return storeFailureMs
   const shutdown = options.shutdown ?? options.runtime?.shutdown ?? "drain"
   if (shutdown !== "drain" && shutdown !== "cancel" && shutdown !== "interrupt") {
     return optionError("shutdown", shutdown, 'must be "drain", "cancel" or "interrupt"')
@@ -290,6 +316,8 @@ export const resolve = (
     graceMs,
     shutdown,
     onShutdown: options.onShutdown,
+    stallMs,
+    storeFailureMs,
     retentionMs,
     seed,
     owner,

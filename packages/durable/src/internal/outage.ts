@@ -19,6 +19,8 @@ const outages = Metric.counter("tickwork_durable_store_outages_total", {
 export interface Outage {
   /** A failed store call: counted, and logged if it starts an outage (or changes its reason). */
   readonly failed: (e: StoreError) => Effect.Effect<void>
+  /** When the outage in progress started (epoch ms), `undefined` while the store works. */
+  readonly failingSince: () => number | undefined
   /** A store call worked: an outage, if any, ended. */
   readonly worked: Effect.Effect<void>
   /** A failed call's cause: a StoreError is an outage; anything else is a bug, logged in full. */
@@ -39,8 +41,10 @@ export const make = (
   store: TaskStoreShape,
   counters: Counters,
   corrupt: (e: StoreCorrupt) => Effect.Effect<void>,
+  /** The scheduler's clock, epoch ms: when an outage started. */
+  now: () => number,
 ): Outage => {
-  let outage: { reason: StoreFailure; failures: number } | undefined
+  let outage: { reason: StoreFailure; failures: number; since: number } | undefined
   let damaged = false
   const fatal = (e: StoreError): Effect.Effect<void> =>
     Effect.gen(function* () {
@@ -63,7 +67,7 @@ export const make = (
         outage.failures++
         return Effect.void
       }
-      outage = { reason: e.reason, failures: 1 }
+      outage = { reason: e.reason, failures: 1, since: outage?.since ?? now() }
       return Effect.andThen(
         Metric.update(outages, 1),
         Effect.logWarning(
@@ -97,5 +101,5 @@ export const make = (
         yield* Effect.sleep(Math.min(5_000, 250 * 2 ** Math.min(k, 5)))
       }
     })
-  return { failed, worked, report, commit }
+  return { failed, failingSince: () => outage?.since, worked, report, commit }
 }
