@@ -166,8 +166,13 @@ export const make = (
               const findings = quickCheck(db)
               if (findings.length > 0) throw new DamagedAtOpen(findings)
             } catch (error) {
-              db.close()
-              throw error
+              const c = code(error)
+              // Held by a scheduler (which checked it when it opened it): the reads that follow
+              // say so, with what to do.
+              if (!(c.startsWith("SQLITE_BUSY") || c.startsWith("SQLITE_LOCKED"))) {
+                db.close()
+                throw error
+              }
             }
             return db
           }

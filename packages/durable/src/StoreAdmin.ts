@@ -38,7 +38,7 @@
 import { existsSync, statSync } from "node:fs"
 import { PgClient } from "@effect/sql-pg"
 import { Errors as CoreErrors, Random, type Task, type Time } from "@tickwork/core"
-import { WorkerPool } from "@tickwork/runtime"
+import { Health, WorkerPool } from "@tickwork/runtime"
 import { Clock, Effect, Option, Queue, Redacted, type Scope } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { SqlClient } from "effect/sql/SqlClient"
@@ -268,6 +268,15 @@ export interface StoreStats {
   readonly window: number
   /** Lateness of the latest runs (at most {@link LATENESS_SAMPLE}). */
   readonly lateness: Lateness
+  /**
+   * The fleet's health as the store shows it (the runtime's `Health`, default bounds):
+   * `unhealthy` (`stalled`) when scheduled work has been due for 60 s and no run has ended
+   * since, in the whole store. What only a process knows (its store failures, uncommitted runs)
+   * is in its own `health`.
+   *
+   * @since 0.4.0
+   */
+  readonly health: Health.Health
 }
 
 /**
@@ -764,6 +773,17 @@ export const open = (
         Inspect.overdue(sql, at),
       ]).pipe(Effect.mapError(fail("read the store's figures")))
       const sorted = [...late].sort((a, b) => a - b)
+      // The store records when runs end, not when they start: the latest end is its progress.
+      let lastEnded: number | undefined
+      for (const o of owners) {
+        if (o.lastFinishedAt !== null && (lastEnded === undefined || o.lastFinishedAt > lastEnded))
+          lastEnded = o.lastFinishedAt
+      }
+      const health = Health.assess({
+        now: at,
+        dueSince: due.since ?? undefined,
+        lastStartedAt: lastEnded,
+      })
       return {
         store: kind,
         target: connection.where,
@@ -781,6 +801,7 @@ export const open = (
           p99: percentile(sorted, 99),
           max: sorted.length === 0 ? null : (sorted[sorted.length - 1] ?? null),
         },
+        health,
       }
     })
 
