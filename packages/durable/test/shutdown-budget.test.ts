@@ -9,8 +9,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { Schedule } from "@tickwork/core"
 import { Context, Effect, Exit, type Fiber, Layer, Logger, Schema, Scope } from "effect"
 import { TestClock } from "effect/testing"
-import { DurableScheduler, Errors, Handler, TaskStore } from "../src/index.ts"
+import { DurableScheduler, Errors, Handler, Postgres, TaskStore } from "../src/index.ts"
 import { sqlite, tempDir, withScheduler } from "./helpers.ts"
+import { freshDatabase } from "./pg.ts"
 
 /** A logger keeping each Warn line's text. */
 const capture = () => {
@@ -185,5 +186,61 @@ describe("one shutdown budget: shutdownTimeout + shutdownGrace", () => {
       expect(Exit.isFailure(exit) && JSON.stringify(exit.cause)).toContain("shutdownGrace")
       t.cleanup()
     }),
+  )
+})
+
+describe("one shutdown budget on PostgreSQL (live clock)", () => {
+  it.live(
+    "a handler that ignores interruption, on a store that stops answering commits: closed within 2 s + 0.5 s",
+    () =>
+      Effect.gen(function* () {
+        const db = yield* Effect.promise(() => freshDatabase())
+        const log = capture()
+        const started: Array<string> = []
+        const stubborn = Handler.make("stubborn", Schema.Struct({}), (_, run) =>
+          Effect.andThen(
+            Effect.sync(() => started.push(run.id)),
+            Effect.uninterruptible(Effect.never),
+          ),
+        )
+        const scope = yield* Scope.make()
+        const base = Context.get(
+          yield* Layer.buildWithScope(Postgres.layer({ url: db.url }), scope),
+          TaskStore.TaskStore,
+        )
+        let closing = false
+        const store = TaskStore.TaskStore.of({
+          ...base,
+          // The hand-back never gets an answer once closing starts.
+          commit: (changes, context) => (closing ? Effect.never : base.commit(changes, context)),
+        })
+        const reports: Array<DurableScheduler.DurableShutdownReport> = []
+        const { durable } = yield* DurableScheduler.make({
+          handlers: [stubborn],
+          workers: 4,
+          shutdownTimeout: "2 seconds",
+          shutdownGrace: "500 millis",
+          onShutdown: (r) => reports.push(r),
+        }).pipe(Scope.provide(scope), Effect.provideService(TaskStore.TaskStore, store))
+        const ids = ["p0", "p1", "p2", "p3"]
+        yield* durable.scheduleAll(
+          ids.map((id) => ({ id, handler: stubborn, payload: {}, schedule: Schedule.once(0) })),
+        )
+        const end = Date.now() + 60_000
+        while (started.length < ids.length && Date.now() < end) yield* Effect.sleep(10)
+        closing = true
+        const t0 = performance.now()
+        yield* Scope.close(scope, Exit.void).pipe(Effect.provide(log.layer))
+        const took = performance.now() - t0
+        // The close ends by its own timers at 2.5 s; before, it waited 3 × 2 s. The slack is
+        // for a busy machine's event loop, well below the 3.5 s the old sequence added.
+        expect(took).toBeGreaterThanOrEqual(2_400)
+        expect(took).toBeLessThan(5_000)
+        expect([...(reports[0]?.abandoned ?? [])].sort()).toEqual(ids)
+        const warning = log.warnings.find((w) => w.includes("not handed back"))
+        for (const id of ids) expect(warning).toContain(id)
+        yield* Effect.promise(() => db.drop())
+      }),
+    120_000,
   )
 })
