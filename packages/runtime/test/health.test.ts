@@ -3,7 +3,7 @@
  * in-memory scheduler's `health` in virtual time, and the probe route's status codes.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Scope } from "effect"
+import { Effect, Exit, Metric, Scope } from "effect"
 import { HttpRouter } from "effect/http"
 import { TestClock } from "effect/testing"
 import { Health, Schedule, Scheduler } from "../src/index.ts"
@@ -51,6 +51,7 @@ describe("Scheduler.health", () => {
   it.effect("turns unhealthy when every worker is held and work waits for the stall bound", () =>
     Effect.gen(function* () {
       const s = yield* Scheduler.make({
+        name: "stall-test",
         workers: 1,
         shutdown: "interrupt",
         shutdownGrace: 0,
@@ -66,6 +67,10 @@ describe("Scheduler.health", () => {
       const h = yield* s.health
       expect(h.status).toBe("unhealthy")
       expect(h.reasons[0]?.code).toBe("stalled")
+      // The gauge holds the last assessment: 2 for unhealthy, under the scheduler's label.
+      const gauges = (yield* Metric.snapshot).filter((m) => m.id === "tickwork_health")
+      const mine = gauges.find((m) => m.attributes?.scheduler === "stall-test")
+      expect(mine?.state).toMatchObject({ value: 2 })
     }),
   )
 
