@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Schedule } from "@tickwork/core"
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Deferred, Effect, Exit, Fiber, Layer, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import { DurableScheduler, Errors, Handler, TaskStore } from "../src/index.ts"
 import { sqlite, tempDir } from "./helpers.ts"
@@ -92,5 +92,60 @@ describe("DurableScheduler.health", () => {
       expect(yield* durable.status("a")).toBe("done")
       expect(yield* durable.health).toEqual({ status: "ok", reasons: [] })
     }),
+  )
+
+  it.effect(
+    "a store failing as corrupt: the program fails with StoreCorrupt and health says store-corrupt",
+    () =>
+      Effect.gen(function* () {
+        const t = tempDir()
+        const quick = Handler.make("quick", Schema.Struct({}), () => Effect.void)
+        const base = Context.get(yield* Layer.build(sqlite(t.file())), TaskStore.TaskStore)
+        const corrupt = new Errors.StoreError({
+          operation: "claim due tasks",
+          reason: "corrupt",
+          detail: "database disk image is malformed (SQLITE_CORRUPT)",
+          message: "the task store failed to claim due tasks: the file is damaged",
+        })
+        const store = TaskStore.TaskStore.of({
+          ...base,
+          claim: () => Effect.fail(corrupt),
+          integrity: { filename: t.file(), check: Effect.succeed(["Tree 2 page 7: bad"]) },
+        })
+        const made = yield* Deferred.make<DurableScheduler.DurableSchedulerShape>()
+        // The program the scheduler serves, on a fiber of its own.
+        const program = yield* Effect.forkChild(
+          Effect.scoped(
+            Effect.gen(function* () {
+              const { durable } = yield* DurableScheduler.make({ handlers: [quick] }).pipe(
+                Effect.provideService(TaskStore.TaskStore, store),
+              )
+              yield* Deferred.succeed(made, durable)
+              return yield* Effect.never
+            }),
+          ),
+          { startImmediately: true },
+        )
+        const durable = yield* Deferred.await(made)
+        yield* durable.schedule({
+          id: "a",
+          handler: quick,
+          payload: {},
+          schedule: Schedule.once(0),
+        })
+        const exit = yield* Fiber.await(program)
+        const died = Exit.isFailure(exit)
+          ? exit.cause.reasons.find((r) => r._tag === "Die")
+          : undefined
+        expect(died?._tag === "Die" && died.defect).toMatchObject({
+          _tag: "StoreCorrupt",
+          filename: t.file(),
+        })
+        const h = yield* durable.health
+        expect(h.status).toBe("unhealthy")
+        expect(h.reasons.find((r) => r.code === "store-corrupt")?.message).toContain(
+          "Tree 2 page 7: bad",
+        )
+      }),
   )
 })
