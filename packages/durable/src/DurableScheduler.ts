@@ -444,7 +444,10 @@ export const MIN_LEASE_MS = Options.MIN_LEASE_MS
  * At start, an exclusive store (SQLite) makes the runs a crash cut off due again; then the
  * dispatcher starts claiming. Closing the scope stops claiming, lets runs in flight finish for
  * up to `shutdownTimeout` (policy `interrupt`: not at all), then interrupts the rest and hands
- * them back to the store, due at once for another process (notified on PostgreSQL).
+ * them back to the store, due at once for another process (notified on PostgreSQL). The whole
+ * close, the in-memory runtime's included, takes at most `shutdownTimeout + shutdownGrace`;
+ * runs not handed back by then are named in a warning and in the `onShutdown` report. A store
+ * found damaged (`StoreCorrupt`) stops claiming and fails the program serving it.
  *
  * @category constructors
  * @since 0.1.0
