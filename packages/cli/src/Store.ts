@@ -262,6 +262,12 @@ export const statsText = (s: StoreAdmin.StoreStats): string => {
         ? "no runs yet"
         : `p50 ${ms(s.lateness.p50)}  p90 ${ms(s.lateness.p90)}  p99 ${ms(s.lateness.p99)}  max ${ms(s.lateness.max)}  (last ${s.lateness.runs} runs)`,
     ],
+    [
+      "health",
+      s.health.status === "ok"
+        ? "ok"
+        : `${s.health.status}: ${s.health.reasons.map((r) => `${r.code} (${r.message})`).join("; ")}`,
+    ],
   ])
   const owners =
     s.owners.length === 0

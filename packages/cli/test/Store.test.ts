@@ -388,6 +388,11 @@ describe("pause, resume and cancel (SQLite)", () => {
         )
         expect(stats.overdue).toBe(1)
         expect(stats.oldestDueAt).toBe(T0 + 240_000)
+        // Due for 6 minutes and no run ended since 09:03: the store shows a stalled fleet.
+        expect(stats.health).toMatchObject({ status: "unhealthy", reasons: [{ code: "stalled" }] })
+        expect((yield* tickwork("stats", "--store", file)).stdout).toContain(
+          "health    unhealthy: stalled (work due for 360000 ms and no run started for 360000 ms",
+        )
         const sync = json<StoreAdmin.TaskDetails>(
           yield* tickwork("status", "sync-crm", "--store", file, "--json"),
         )
@@ -408,6 +413,7 @@ describe("stats (SQLite)", () => {
           "tasks     6: 2 scheduled, 0 running, 1 paused, 1 done, 1 failed, 1 cancelled",
           "overdue   0",
           "lateness  p50 0ms  p90 0ms  p99 0ms  max 0ms  (last 8 runs)",
+          "health    ok",
           "",
           "OWNER     RUNNING  LEASE UNTIL  RUNS (10m)  LAST RUN ENDED",
           "worker-a  0        -            8           2026-12-01T09:03:00Z",

@@ -38,21 +38,22 @@ import {
   Task,
   type Time,
 } from "@tickwork/core"
-import { Metrics, Run, Scheduler, WorkerPool } from "@tickwork/runtime"
+import { Health, Metrics, Run, Scheduler, WorkerPool } from "@tickwork/runtime"
 import {
   Clock,
   Context,
   Effect,
+  Exit,
   Fiber,
   Layer,
   Option,
   PubSub,
   Queue,
-  type Scope,
+  Scope,
   Stream,
   Tracer,
 } from "effect"
-import type { DurableScheduleError, StoreError } from "./Errors.ts"
+import type { DurableScheduleError, StoreCorrupt, StoreError } from "./Errors.ts"
 import type * as Handler from "./Handler.ts"
 import * as Accept from "./internal/accept.ts"
 import * as Completion from "./internal/completion.ts"
@@ -67,6 +68,7 @@ import * as Ledger from "./internal/ledger.ts"
 import * as Liveness from "./internal/liveness.ts"
 import * as Options from "./internal/options.ts"
 import * as Outage from "./internal/outage.ts"
+import * as Shutdown from "./internal/shutdown.ts"
 import * as Upkeep from "./internal/upkeep.ts"
 import {
   type BreakerView,
@@ -360,6 +362,16 @@ export interface DurableSchedulerShape {
   readonly breakers: Effect.Effect<ReadonlyArray<Kernel.BreakerInfo>, StoreError>
   /** One breaker: a shared breaker by name, or a task's own by the task's id. */
   readonly breaker: (name: string) => Effect.Effect<Option.Option<Kernel.BreakerInfo>, StoreError>
+  /**
+   * Whether this process makes progress (see the runtime's `Health` module): `unhealthy` when
+   * work it could run has been due with no run starting on it for `health.stall` (`stalled`),
+   * when the store has failed for `health.storeFailure` (`store-failing`; `degraded` before),
+   * when runs finished more than a lease ago without committing (`uncommitted`), or when the
+   * store is damaged (`store-corrupt`). One store read. Also sets the `tickwork_health` gauge.
+   *
+   * @since 0.4.0
+   */
+  readonly health: Effect.Effect<Health.Health>
   /** The task's state, or `"unknown"`. */
   readonly status: (id: string) => Effect.Effect<Task.TaskState | "unknown", StoreError>
   readonly info: (id: string) => Effect.Effect<Option.Option<DurableTaskInfo>, StoreError>
@@ -402,6 +414,18 @@ export interface DurableSchedulerOptions<H extends Handler.Any = Handler.Any>
 }
 
 /**
+ * What closing the durable scheduler did, given to the layer's `onShutdown` and logged: runs
+ * completed and handed back while closing, and, by task id, the runs that were not handed back
+ * within `shutdownTimeout + shutdownGrace` (`abandoned`: still running, ignoring interruption;
+ * `uncommitted`: ended, but the store did not take the hand-back). Those rows stay `running`
+ * until their lease expires, the session ends (PostgreSQL) or the file is reopened (SQLite).
+ *
+ * @category models
+ * @since 0.4.0
+ */
+export type DurableShutdownReport = Options.ShutdownReport
+
+/**
  * The shortest `lease`: 1 second. A lease is renewed every third of it, so each renewal has
  * about 660 ms to get through the event loop and a store round trip before the run counts as
  * lost. On a loaded 2-core machine, garbage collection, a busy event loop and a database
@@ -420,7 +444,10 @@ export const MIN_LEASE_MS = Options.MIN_LEASE_MS
  * At start, an exclusive store (SQLite) makes the runs a crash cut off due again; then the
  * dispatcher starts claiming. Closing the scope stops claiming, lets runs in flight finish for
  * up to `shutdownTimeout` (policy `interrupt`: not at all), then interrupts the rest and hands
- * them back to the store, due at once for another process (notified on PostgreSQL).
+ * them back to the store, due at once for another process (notified on PostgreSQL). The whole
+ * close, the in-memory runtime's included, takes at most `shutdownTimeout + shutdownGrace`;
+ * runs not handed back by then are named in a warning and in the `onShutdown` report. A store
+ * found damaged (`StoreCorrupt`) stops claiming and fails the program serving it.
  *
  * @category constructors
  * @since 0.1.0
@@ -455,6 +482,11 @@ export const make = <H extends Handler.Any>(
     const finished = yield* Queue.unbounded<Finished>()
     const held = yield* Held.make(counters)
     const wakeup = new Wakeup()
+    // The fiber building the scheduler: under `Effect.provide(layer)` (and `Main.runMain`), the
+    // one that runs the program it serves. A damaged store interrupts it, and the close then
+    // fails with the StoreCorrupt: the program ends in failure (a non-zero exit), not a stall.
+    const builder = Fiber.getCurrent()
+    let onCorrupt: (e: StoreCorrupt) => Effect.Effect<void> = () => Effect.void
     const mono = (): number => Number(clock.currentTimeNanosUnsafe()) / 1e6
     const runtimeOptions = resolved.runtime ?? {}
     // The runtime's run series under the scheduler's name, in the registry the layer was built
@@ -480,7 +512,7 @@ export const make = <H extends Handler.Any>(
       random: Random.seeded(resolved.seed),
       counters,
       held,
-      outage: Outage.make(store, counters),
+      outage: Outage.make(store, counters, (e) => onCorrupt(e), now),
       wakeup,
       // The pool reads the same clock as the store's times: wall-clock epoch ms (Effect's
       // Clock), which survive a restart and agree across processes.
@@ -509,16 +541,26 @@ export const make = <H extends Handler.Any>(
       },
       session: { held: store.session === undefined || !resolved.claim },
       closing: { closed: false },
+      fatal: { error: undefined },
+      progress: { lastStartedAt: undefined },
     }
-    // In-memory tasks (closures) beside the durable ones.
+    // In-memory tasks (closures) beside the durable ones, in a scope of their own: the durable
+    // close closes it at the same time as it hands runs back, under the same timeout and grace.
+    const runtimeScope = yield* Scope.fork(yield* Scope.Scope)
+    const runtimeMs = Options.runtimeShutdown(resolved)
+    if (!("graceMs" in runtimeMs)) return yield* runtimeMs
     const runtime = yield* Scheduler.make({
       logFailures: false,
       ...resolved.runtime,
       workers: resolved.workers,
-    }).pipe(Effect.provideService(Clock.Clock, clock))
+      // Its own timeout and grace, if given, only within the durable ones: one budget.
+      shutdownTimeout: Math.min(resolved.shutdownMs, runtimeMs.shutdownMs),
+      shutdownGrace: Math.min(resolved.graceMs, runtimeMs.graceMs),
+    }).pipe(Effect.provideService(Clock.Clock, clock), Scope.provide(runtimeScope))
     const context = yield* Effect.context<Handler.Services<H>>()
 
     // ---------------------------------------------------------------- start
+    const startedAt = now()
     yield* store.defineBreakers(
       [...resolved.breakers].map(([name, policy]) => ({ name, policy })),
       now(),
@@ -532,6 +574,19 @@ export const make = <H extends Handler.Any>(
       }
     }
     let stopping = false
+    onCorrupt = (e) =>
+      Effect.suspend(() => {
+        if (env.fatal.error !== undefined) return Effect.void
+        env.fatal.error = e
+        stopping = true
+        env.wakeup.wake()
+        return Effect.andThen(
+          Effect.logError(
+            `tickwork durable: ${e.message}. This process claims nothing more and stops: the program fails with StoreCorrupt`,
+          ).pipe(Effect.annotateLogs({ owner: resolved.owner, filename: e.filename })),
+          Effect.sync(() => builder?.interruptUnsafe()),
+        )
+      })
     const dropLapsed = Leases.dropLapsed(env)
     yield* Effect.forkScoped(Completion.completer(env))
     const dispatcherFiber = yield* Effect.forkScoped(
@@ -547,34 +602,23 @@ export const make = <H extends Handler.Any>(
       yield* Effect.forkScoped(Upkeep.listener(env))
     if (Number.isFinite(resolved.retentionMs)) yield* Effect.forkScoped(Upkeep.pruner(env))
 
-    // Finalizers run in reverse: this one runs before the fibers above are interrupted.
-    yield* Effect.addFinalizer(() =>
-      Effect.gen(function* () {
-        env.closing.closed = true
-        stopping = true
-        env.wakeup.wake()
-        yield* Fiber.await(dispatcherFiber)
-        const before = counters.released
-        // "interrupt" hands running runs back at once; the others let them finish first.
-        const done =
-          resolved.shutdown === "interrupt"
-            ? Option.none()
-            : yield* Effect.timeoutOption(held.drained, resolved.shutdownMs)
-        if (Option.isNone(done)) {
-          const left = [...held.values()]
-          for (const h of left) h.releasing = true
-          // Interrupted runs end as interruptions: the completion hands them back.
-          yield* env.pool
-            .interrupt((h) => h.releasing)
-            .pipe(Effect.timeoutOption(Math.max(resolved.shutdownMs, 1_000)))
-          yield* Effect.timeoutOption(held.drained, Math.max(resolved.shutdownMs, 1_000))
-          env.pool.interruptAllUnsafe()
-        }
-        // Released rows are due now: other processes need not wait for their next poll.
-        if (counters.released > before && store.signal !== undefined) {
-          yield* Effect.ignore(store.signal.notify)
-        }
-      }),
+    // Finalizers run in reverse: this one runs before the fibers above are interrupted. The
+    // runtime beside it closes inside it, at the same time: one budget for both.
+    yield* Effect.addFinalizer((exit) =>
+      Shutdown.close(env, {
+        dispatcher: dispatcherFiber,
+        stop: () => {
+          stopping = true
+        },
+        closeRuntime: Scope.close(runtimeScope, exit),
+      }).pipe(
+        // A damaged store ends the program as a failure (a finalizer fails only as a defect).
+        Effect.andThen(
+          Effect.suspend(() =>
+            env.fatal.error === undefined ? Effect.void : Effect.die(env.fatal.error),
+          ),
+        ),
+      ),
     )
 
     // ---------------------------------------------------------------- operations
@@ -739,6 +783,29 @@ export const make = <H extends Handler.Any>(
         sessionHeld: env.session.held,
         closed: env.closing.closed,
       })),
+      health: Effect.gen(function* () {
+        // Work this process could run that is due now (a failed read: the store is failing).
+        const due = resolved.claim
+          ? yield* Effect.exit(store.nextDue(resolved.names))
+          : Exit.succeed(undefined)
+        const t = now()
+        const failingSince = env.outage.failingSince() ?? (Exit.isFailure(due) ? t : undefined)
+        const next = Exit.isSuccess(due) ? due.value : undefined
+        const health = Health.assess(
+          {
+            now: t,
+            dueSince: next !== undefined && next <= t && !env.closing.closed ? next : undefined,
+            // A process that has started nothing yet counts from its own start.
+            lastStartedAt: env.progress.lastStartedAt ?? startedAt,
+            storeFailingSince: failingSince,
+            uncommitted: counters.uncommitted,
+            corrupt: env.fatal.error?.message,
+          },
+          { stallMs: resolved.stallMs, storeMs: resolved.storeFailureMs },
+        )
+        yield* Health.record(runtimeOptions.name ?? "default", health)
+        return health
+      }),
       poll: Effect.sync(() => env.wakeup.wake()),
       idle: Effect.sync(() => (!resolved.claim || env.wakeup.idle) && held.size === 0),
     })

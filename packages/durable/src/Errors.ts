@@ -130,6 +130,39 @@ export class StoreError extends Data.TaggedError("StoreError")<{
 }> {}
 
 /**
+ * The SQLite file is damaged: a page SQLite cannot read (`SQLITE_CORRUPT`), found by the
+ * integrity check (`PRAGMA quick_check`) when the store opens, or after a statement failed with
+ * `SQLITE_CORRUPT` while it ran. Fatal: retrying cannot mend a file, so the scheduler stops
+ * claiming, logs this at Error, and its layer (or, while running, the program it serves) fails.
+ * The message says what to do: restore the file from a backup, or salvage what is readable with
+ * `sqlite3 <file> ".recover" | sqlite3 <new file>`; runs cut off by the stop are due again when a
+ * good file is opened.
+ *
+ * @category errors
+ * @since 0.4.0
+ */
+export class StoreCorrupt extends Data.TaggedError("StoreCorrupt")<{
+  /** The SQLite file. */
+  readonly filename: string
+  /** What SQLite said: the failed statement's message and code, and `quick_check`'s findings. */
+  readonly detail: string
+  readonly message: string
+}> {}
+
+/**
+ * The message of a {@link StoreCorrupt} for `filename`, with SQLite's words and what to do.
+ *
+ * @category errors
+ * @since 0.4.0
+ */
+export const storeCorrupt = (filename: string, detail: string): StoreCorrupt =>
+  new StoreCorrupt({
+    filename,
+    detail,
+    message: `the SQLite store ${JSON.stringify(filename)} is damaged (SQLite said: ${detail}); stop every process using it and restore it from a backup, or salvage what is readable with: sqlite3 ${JSON.stringify(filename)} ".recover" | sqlite3 recovered.db (then open recovered.db); runs cut off are due again when a good file is opened`,
+  })
+
+/**
  * A stored payload that no longer decodes with its handler's schema (the schema changed since
  * the task was scheduled). The run fails with it, as a typed failure, and the task's retry and
  * failure policies apply.

@@ -19,7 +19,7 @@
 import { Effect, Layer } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { SqlClient } from "effect/sql/SqlClient"
-import { type StoreLocked, StoreUnavailable } from "./Errors.ts"
+import { type StoreCorrupt, type StoreLocked, StoreUnavailable } from "./Errors.ts"
 import * as Failure from "./internal/failure.ts"
 import * as SqliteClient from "./SqliteClient.ts"
 import * as TaskStore from "./TaskStore.ts"
@@ -33,20 +33,28 @@ import * as TaskStore from "./TaskStore.ts"
 export type SqliteStoreConfig = SqliteClient.SqliteConfig
 
 /**
- * A {@link TaskStore.TaskStore} on a SQLite file (created and migrated if needed). Fails with `StoreLocked` when another process has the file open, and
- * with `StoreUnavailable` when it cannot be opened or migrated.
+ * A {@link TaskStore.TaskStore} on a SQLite file (created and migrated if needed). Fails with `StoreLocked` when another process has the file open,
+ * with `StoreCorrupt` when the integrity check at open (`PRAGMA quick_check`) finds a damaged
+ * page, and with `StoreUnavailable` when it cannot be opened or migrated.
  *
  * @category layers
  * @since 0.1.0
  */
 export const layer = (
   config: SqliteStoreConfig,
-): Layer.Layer<TaskStore.TaskStore, StoreLocked | StoreUnavailable> =>
+): Layer.Layer<TaskStore.TaskStore, StoreLocked | StoreUnavailable | StoreCorrupt> =>
   Layer.effect(
     TaskStore.TaskStore,
     Effect.gen(function* () {
-      const { client } = yield* SqliteClient.make(config)
-      return yield* TaskStore.make({ exclusive: config.exclusive !== false }).pipe(
+      const { client, db } = yield* SqliteClient.make(config)
+      const integrity = {
+        filename: config.filename,
+        // A check that cannot run at all (the file went away) finds nothing to report.
+        check: Effect.sync(() => SqliteClient.quickCheck(db)).pipe(
+          Effect.catchDefect(() => Effect.succeed([])),
+        ),
+      }
+      return yield* TaskStore.make({ exclusive: config.exclusive !== false, integrity }).pipe(
         Effect.provideService(SqlClient, client),
         Effect.mapError((error) => {
           const { reason, detail } = Failure.diagnose(error)

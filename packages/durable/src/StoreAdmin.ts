@@ -44,7 +44,7 @@ import {
   type Task,
   type Time,
 } from "@tickwork/core"
-import { WorkerPool } from "@tickwork/runtime"
+import { Health, WorkerPool } from "@tickwork/runtime"
 import { Clock, Effect, Option, Queue, Redacted, type Scope } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { SqlClient } from "effect/sql/SqlClient"
@@ -274,6 +274,15 @@ export interface StoreStats {
   readonly window: number
   /** Lateness of the latest runs (at most {@link LATENESS_SAMPLE}). */
   readonly lateness: Lateness
+  /**
+   * The fleet's health as the store shows it (the runtime's `Health`, default bounds):
+   * `unhealthy` (`stalled`) when scheduled work has been due for 60 s and no run has ended
+   * since, in the whole store. What only a process knows (its store failures, uncommitted runs)
+   * is in its own `health`.
+   *
+   * @since 0.4.0
+   */
+  readonly health: Health.Health
 }
 
 /**
@@ -488,6 +497,19 @@ const connectSqlite = (
     const open = (readOnly: boolean) =>
       SqliteClient.make({ filename, exclusive: false, readOnly }).pipe(
         Effect.provide(Reactivity.layer),
+        // A damaged file: the tools say so (reason `corrupt`) with what to do, as one of their
+        // open errors.
+        Effect.catchTag("StoreCorrupt", (e) =>
+          Effect.fail(
+            new StoreUnavailable({
+              store: "sqlite",
+              target: filename,
+              reason: "corrupt",
+              message: e.message,
+              cause: e,
+            }),
+          ),
+        ),
       )
     // Looked at read-only first: a file that is no store is left as it was.
     const reader = yield* open(true)
@@ -631,7 +653,8 @@ export const open = (
       random: Random.seeded(resolved.seed),
       counters,
       held: yield* Held.make(counters),
-      outage: Outage.make(taskStore, counters),
+      // A tool claims nothing: a damaged file fails its call, which is reported as it is.
+      outage: Outage.make(taskStore, counters, (e) => Effect.logError(e.message), now),
       wakeup: new Wakeup(),
       pool: new WorkerPool.WorkerPool<Held.Held>({
         workers: 1,
@@ -644,6 +667,8 @@ export const open = (
       finished: yield* Queue.unbounded<Finished>(),
       publish: () => {},
       closing: { closed: true },
+      fatal: { error: undefined },
+      progress: { lastStartedAt: undefined },
     }
 
     const fail = (operation: string) => (error: SqlError) =>
@@ -754,6 +779,17 @@ export const open = (
         Inspect.overdue(sql, at),
       ]).pipe(Effect.mapError(fail("read the store's figures")))
       const sorted = [...late].sort((a, b) => a - b)
+      // The store records when runs end, not when they start: the latest end is its progress.
+      let lastEnded: number | undefined
+      for (const o of owners) {
+        if (o.lastFinishedAt !== null && (lastEnded === undefined || o.lastFinishedAt > lastEnded))
+          lastEnded = o.lastFinishedAt
+      }
+      const health = Health.assess({
+        now: at,
+        dueSince: due.since ?? undefined,
+        lastStartedAt: lastEnded,
+      })
       return {
         store: kind,
         target: connection.where,
@@ -771,6 +807,7 @@ export const open = (
           p99: percentile(sorted, 99),
           max: sorted.length === 0 ? null : (sorted[sorted.length - 1] ?? null),
         },
+        health,
       }
     })
 

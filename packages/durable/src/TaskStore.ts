@@ -620,6 +620,19 @@ export interface TaskStoreShape {
     | ((owner: string) => Effect.Effect<Session, StoreError, Scope.Scope>)
     | undefined
   /**
+   * SQLite: the file, and its integrity check (`PRAGMA quick_check`), run after a statement
+   * failed as `corrupt`: what it finds wrong (at most 10 findings), empty when it finds nothing.
+   * Absent on PostgreSQL, whose server checks its own pages.
+   *
+   * @since 0.4.0
+   */
+  readonly integrity?:
+    | {
+        readonly filename: string
+        readonly check: Effect.Effect<ReadonlyArray<string>>
+      }
+    | undefined
+  /**
    * Makes due at once the claims of owners whose session ended (other than `owner`; `owner`'s
    * own too when `mine`), recording a `recovered` event for each; returns them. A shared store
    * with {@link session} only.
@@ -767,6 +780,8 @@ export const make = (options: {
   readonly channel?: string | undefined
   /** The dedicated liveness session: see {@link TaskStoreShape.session}. */
   readonly session?: TaskStoreShape["session"]
+  /** The integrity check (SQLite): see {@link TaskStoreShape.integrity}. */
+  readonly integrity?: TaskStoreShape["integrity"]
   /**
    * How long one operation (a statement, or a transaction with its connection checkout) may
    * take, in ms, before it fails with a `StoreError` of reason `timeout`. The operation is
@@ -1346,6 +1361,7 @@ export const make = (options: {
       prune: (before) => deadline("prune the ledger")(prune(before)),
       signal: options.signal,
       session: options.session,
+      integrity: options.integrity,
       takeOver:
         dialect === "pg" && options.session !== undefined
           ? (owner, now, mine) =>

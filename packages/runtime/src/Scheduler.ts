@@ -43,6 +43,7 @@ import {
   type Stream,
   Tracer,
 } from "effect"
+import * as Health from "./Health.ts"
 import { type Clocks, TimingActor } from "./internal/actor.ts"
 import { attach, combine, Inspection, type InspectObserver } from "./internal/inspection.ts"
 import * as Ledger from "./Ledger.ts"
@@ -226,6 +227,15 @@ export interface SchedulerShape {
   readonly stats: Effect.Effect<SchedulerStats>
   /** The earliest pending slot. */
   readonly nextSlot: Effect.Effect<Option.Option<number>>
+  /**
+   * Whether it makes progress: `unhealthy` (reason `stalled`) when work is due and no run has
+   * started for the `health.stall` bound (every worker held by runs that do not end), `degraded`
+   * (`behind`) when work waited that long but runs still start. Also sets the `tickwork_health`
+   * gauge. See the `Health` module.
+   *
+   * @since 0.4.0
+   */
+  readonly health: Effect.Effect<Health.Health>
 }
 
 /**
@@ -305,7 +315,16 @@ export interface SchedulerOptions {
    * See the `Inspect` module.
    */
   readonly inspect?: InspectObserver
+  /**
+   * Health bounds: `stall`, how long work may be due with no run starting before `health` is
+   * `unhealthy`. Default 60 s.
+   *
+   * @since 0.4.0
+   */
+  readonly health?: { readonly stall?: Time.DurationInput | undefined } | undefined
 }
+
+const healthKeys: ReadonlySet<string> = new Set(["stall"])
 
 const schedulerOptionKeys: ReadonlySet<string> = new Set([
   "name",
@@ -327,6 +346,7 @@ const schedulerOptionKeys: ReadonlySet<string> = new Set([
   "listener",
   "breakers",
   "inspect",
+  "health",
 ])
 
 const scheduleOptionKeys: ReadonlySet<string> = new Set([...Kernel.taskOptionKeys, "timeout"])
@@ -447,6 +467,14 @@ export const make = (
     if (policy !== "drain" && policy !== "cancel" && policy !== "interrupt") {
       return yield* optionError("shutdown", policy, 'must be "drain", "cancel" or "interrupt"')
     }
+    const healthOptions = options.health ?? {}
+    if (typeof healthOptions !== "object" || healthOptions === null) {
+      return yield* optionError("health", healthOptions, "must be an object")
+    }
+    const badHealthKey = Errors.unknownKey(healthOptions, healthKeys, "health.")
+    if (badHealthKey !== undefined) return yield* badHealthKey
+    const stallMs = millis("health.stall", healthOptions.stall, Health.defaultBounds.stallMs)
+    if (typeof stallMs !== "number") return yield* stallMs
     const seed = options.seed ?? randomSeed()
     if (!Number.isSafeInteger(seed)) return yield* optionError("seed", seed, "must be an integer")
     const kernel = yield* Effect.try({
@@ -522,6 +550,7 @@ export const make = (
       clocks,
       timerSleeps: liveClock,
     })
+    const createdAt = actor.now()
     // The actor yields every few hundred runs of a backlog so Node's timers and I/O get a turn.
     // Under the scheduler `Effect.runSync` hands to the fibers it forks, a yield is a microtask,
     // and a backlog of a million runs would hold the event loop for its whole length.
@@ -549,6 +578,14 @@ export const make = (
             error === undefined
               ? Effect.void
               : Effect.logError("tickwork onShutdown threw; the scheduler closed anyway", error),
+          ),
+          // A run that ignored interruption outlives the close: say which, once.
+          Effect.andThen(
+            report.abandoned.length === 0
+              ? Effect.void
+              : Effect.logWarning(
+                  `tickwork scheduler closed after shutdownTimeout ${shutdownTimeoutMs} ms + shutdownGrace ${shutdownGraceMs} ms without ${report.abandoned.length} run(s) that ignored interruption: ${report.abandoned.slice(0, 20).join(", ")}${report.abandoned.length > 20 ? ` and ${report.abandoned.length - 20} more` : ""}`,
+                ).pipe(Effect.annotateLogs({ scheduler: name })),
           ),
           Effect.andThen(
             Effect.logInfo("tickwork scheduler closed").pipe(
@@ -719,6 +756,20 @@ export const make = (
         clockSteps: actor.reanchors,
       })),
       nextSlot: Effect.sync(() => Option.fromNullishOr(kernel.nextSlot())),
+      health: Effect.suspend(() => {
+        const now = actor.now()
+        const next = kernel.nextSlot()
+        const health = Health.assess(
+          {
+            now,
+            dueSince: next !== undefined && next <= now && !actor.closed ? next : undefined,
+            // A scheduler that has started nothing yet counts from its own start.
+            lastStartedAt: actor.lastStartedAt ?? createdAt,
+          },
+          { ...Health.defaultBounds, stallMs },
+        )
+        return Effect.as(Health.record(name, health), health)
+      }),
     })
     if (inspection !== undefined) attach(service, inspection)
     return service

@@ -7,6 +7,8 @@
 
 /** Core modules, re-exported. @since 0.1.0 */
 export { Errors, Lifecycle, MissedRun, Retry, Schedule, Task, Time } from "@tickwork/core"
+/** Health: ok, degraded or unhealthy, with reasons; a gauge and HTTP probe routes. @since 0.4.0 */
+export * as Health from "./Health.ts"
 /** XState inspection of a running scheduler. @since 0.1.0 */
 export * as Inspect from "./Inspect.ts"
 /** The occurrence ledger. @since 0.1.0 */

@@ -54,6 +54,44 @@ describe("faults in user callbacks", () => {
   )
 })
 
+describe("one shutdown budget (issue 28)", () => {
+  it.effect(
+    "drain, with a job that ignores interruption: closed exactly at shutdownTimeout + shutdownGrace, the run named in a warning",
+    () => {
+      const warnings: Array<string> = []
+      const logger = Logger.make((o) => {
+        if (o.logLevel === "Warn") warnings.push(String(o.message))
+      })
+      return Effect.gen(function* () {
+        const scope = yield* Scope.make()
+        const reports: Array<Scheduler.ShutdownReport> = []
+        const s = yield* Scheduler.make({
+          shutdownTimeout: "2 seconds",
+          shutdownGrace: "1 second",
+          onShutdown: (r) => reports.push(r),
+        }).pipe(Scope.provide(scope))
+        yield* s.schedule({
+          id: "stubborn",
+          schedule: Schedule.once(0),
+          job: Effect.uninterruptible(Effect.never),
+        })
+        yield* TestClock.adjust(1)
+        const closing = yield* Effect.forkChild(Scope.close(scope, Exit.void), {
+          startImmediately: true,
+        })
+        yield* TestClock.adjust(2_999)
+        expect(closing.pollUnsafe()).toBeUndefined()
+        yield* TestClock.adjust(1)
+        yield* Fiber.join(closing)
+        expect(reports[0]?.abandoned).toEqual(["stubborn"])
+        expect(warnings.filter((w) => w.includes("ignored interruption"))).toEqual([
+          expect.stringContaining("stubborn"),
+        ])
+      }).pipe(Effect.provide(Logger.layer([logger])))
+    },
+  )
+})
+
 describe("stuck runs are visible", () => {
   it.effect(
     "info tells when a running run started; a run past slowRunWarning is logged once",

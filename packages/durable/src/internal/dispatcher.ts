@@ -136,6 +136,7 @@ const start = (
       }
       if (h.lost) return Effect.interrupt
       h.started = true
+      env.progress.lastStartedAt = env.now()
       return Effect.flatMap(Payload.decode(handler, row.id, row.payload), (payload) =>
         handler.run(payload, run),
       )

@@ -7,6 +7,7 @@
 import type { Random, Task } from "@tickwork/core"
 import type { WorkerPool } from "@tickwork/runtime"
 import { Effect, type Queue } from "effect"
+import type { StoreCorrupt } from "../Errors.ts"
 import type { EventEntry, RunEntry, TaskStoreShape } from "../TaskStore.ts"
 import type { Counters, Held, HeldRuns } from "./held.ts"
 import type * as Options from "./options.ts"
@@ -87,4 +88,11 @@ export interface Env {
   readonly session: { held: boolean }
   /** Closing: no new tasks are accepted, no new runs claimed. */
   readonly closing: { closed: boolean }
+  /**
+   * Set once when the store is found damaged (`StoreCorrupt`): claiming stops, the close waits
+   * for nothing, and the scheduler's program fails with it.
+   */
+  readonly fatal: { error: StoreCorrupt | undefined }
+  /** When a run last began on this process (epoch ms; `undefined`: none yet). Health reads it. */
+  readonly progress: { lastStartedAt: number | undefined }
 }

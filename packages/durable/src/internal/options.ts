@@ -39,6 +39,46 @@ export const MIN_LEASE_MS = 1_000
 
 const DAY = 86_400_000
 
+/** What closing a durable scheduler did (public as `DurableScheduler.DurableShutdownReport`). */
+export interface ShutdownReport {
+  readonly policy: Scheduler.ShutdownPolicy
+  /** How long closing took, ms (monotonic clock): at most `shutdownTimeout + shutdownGrace`. */
+  readonly elapsedMs: number
+  /** Runs that completed (committed) while closing. */
+  readonly completed: number
+  /** Runs handed back to the store unfinished (due at once for another process). */
+  readonly released: number
+  /**
+   * Tasks whose run was still going when the grace ran out (a job that ignores interruption):
+   * their rows stay `running` under this process's lease until it expires, the session ends
+   * (PostgreSQL) or the file is reopened (SQLite).
+   */
+  readonly abandoned: ReadonlyArray<string>
+  /**
+   * Tasks whose run ended but whose completion or hand-back the store did not take in time
+   * (it failed or did not answer): their rows stay `running` as above.
+   */
+  readonly uncommitted: ReadonlyArray<string>
+}
+
+/**
+ * The runtime options' own `shutdownTimeout` and `shutdownGrace`, ms (the durable ones when it
+ * gives none): the in-memory runtime closes within the smaller of its own and the durable ones.
+ */
+export const runtimeShutdown = (
+  resolved: Resolved,
+): { readonly shutdownMs: number; readonly graceMs: number } | Errors.InvalidOption => {
+  const shutdownMs = millis(
+    "runtime.shutdownTimeout",
+    resolved.runtime?.shutdownTimeout,
+    resolved.shutdownMs,
+  )
+  if (typeof shutdownMs !== "number") return shutdownMs
+  const graceMs = millis("runtime.shutdownGrace", resolved.runtime?.shutdownGrace, resolved.graceMs)
+  if (typeof graceMs !== "number") return graceMs
+  return { shutdownMs, graceMs }
+}
+
 /** The layer options, as given. */
 export interface LayerOptions {
   readonly handlers: ReadonlyArray<Handler.Any>
@@ -62,7 +102,31 @@ export interface LayerOptions {
    * runs them. Default: the runtime's `shutdown`, else `"drain"`.
    */
   readonly shutdown?: Scheduler.ShutdownPolicy | undefined
+  /**
+   * How long closing waits for running runs before interrupting them (see `shutdown`). Default:
+   * the runtime's `shutdownTimeout`, else 30 s.
+   */
   readonly shutdownTimeout?: Time.DurationInput | undefined
+  /**
+   * After `shutdownTimeout`, how long closing waits for the interrupted runs to end and be
+   * handed back to the store. Runs that ignore interruption, or whose hand-back the store does
+   * not take in time, are named in a warning and the shutdown report; the close ends anyway.
+   * Closing takes at most `shutdownTimeout + shutdownGrace`. Default: the runtime's
+   * `shutdownGrace`, else 5 s.
+   */
+  readonly shutdownGrace?: Time.DurationInput | undefined
+  /** Called with the shutdown report (it is also logged). */
+  readonly onShutdown?: ((report: ShutdownReport) => void) | undefined
+  /**
+   * Health bounds (see `DurableScheduler.health`): `stall`, how long work may be due with no run
+   * starting on this process; `storeFailure`, how long the store may fail. Default 60 s each.
+   */
+  readonly health?:
+    | {
+        readonly stall?: Time.DurationInput | undefined
+        readonly storeFailure?: Time.DurationInput | undefined
+      }
+    | undefined
   readonly retention?: Time.DurationInput | false | undefined
   readonly seed?: number | undefined
   readonly owner?: string | undefined
@@ -87,6 +151,9 @@ const layerKeys: ReadonlySet<string> = new Set([
   "takeoverInterval",
   "shutdown",
   "shutdownTimeout",
+  "shutdownGrace",
+  "onShutdown",
+  "health",
   "retention",
   "seed",
   "owner",
@@ -94,6 +161,8 @@ const layerKeys: ReadonlySet<string> = new Set([
   "runtime",
   "breakers",
 ])
+
+const healthKeys: ReadonlySet<string> = new Set(["stall", "storeFailure"])
 
 /** The keys of a handler made by `Handler.make`. */
 const handlerKeys: ReadonlySet<string> = new Set(["name", "payload", "run"])
@@ -113,7 +182,13 @@ export interface Resolved {
   readonly takeoverMs: number
   readonly windowMs: number
   readonly shutdownMs: number
+  /** See `shutdownGrace`. */
+  readonly graceMs: number
   readonly shutdown: Scheduler.ShutdownPolicy
+  readonly onShutdown: ((report: ShutdownReport) => void) | undefined
+  /** See `health`, ms. */
+  readonly stallMs: number
+  readonly storeFailureMs: number
   readonly retentionMs: number
   readonly seed: number
   readonly owner: string
@@ -185,8 +260,29 @@ export const resolve = (
     return optionError("takeoverInterval", options.takeoverInterval, "must be at least 1 ms")
   const windowMs = millis("catchUpWindow", options.catchUpWindow, DAY)
   if (typeof windowMs !== "number") return windowMs
-  const shutdownMs = millis("shutdownTimeout", options.shutdownTimeout, 30_000)
+  const shutdownMs =
+    options.shutdownTimeout === undefined && options.runtime?.shutdownTimeout !== undefined
+      ? millis("runtime.shutdownTimeout", options.runtime.shutdownTimeout, 30_000)
+      : millis("shutdownTimeout", options.shutdownTimeout, 30_000)
   if (typeof shutdownMs !== "number") return shutdownMs
+  const graceMs =
+    options.shutdownGrace === undefined && options.runtime?.shutdownGrace !== undefined
+      ? millis("runtime.shutdownGrace", options.runtime.shutdownGrace, 5_000)
+      : millis("shutdownGrace", options.shutdownGrace, 5_000)
+  if (typeof graceMs !== "number") return graceMs
+  if (options.onShutdown !== undefined && typeof options.onShutdown !== "function") {
+    return optionError("onShutdown", options.onShutdown, "must be a function")
+  }
+  const health = options.health ?? {}
+  if (typeof health !== "object" || health === null) {
+    return optionError("health", health, "must be an object")
+  }
+  const badHealthKey = unknownKey(health, healthKeys, "health.")
+  if (badHealthKey !== undefined) return badHealthKey
+  const stallMs = millis("health.stall", health.stall, 60_000)
+  if (typeof stallMs !== "number") return stallMs
+  const storeFailureMs = millis("health.storeFailure", health.storeFailure, 60_000)
+  if (typeof storeFailureMs !== "number") return storeFailureMs
   const shutdown = options.shutdown ?? options.runtime?.shutdown ?? "drain"
   if (shutdown !== "drain" && shutdown !== "cancel" && shutdown !== "interrupt") {
     return optionError("shutdown", shutdown, 'must be "drain", "cancel" or "interrupt"')
@@ -227,7 +323,11 @@ export const resolve = (
     takeoverMs,
     windowMs,
     shutdownMs,
+    graceMs,
     shutdown,
+    onShutdown: options.onShutdown,
+    stallMs,
+    storeFailureMs,
     retentionMs,
     seed,
     owner,

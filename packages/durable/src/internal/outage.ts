@@ -4,7 +4,7 @@
  * works again, never once per failed call; commits are retried until the store answers.
  */
 import { Cause, Effect, Exit, Metric, Option } from "effect"
-import { StoreError, type StoreFailure } from "../Errors.ts"
+import { type StoreCorrupt, StoreError, type StoreFailure, storeCorrupt } from "../Errors.ts"
 import type { Change, Committed, TaskStoreShape } from "../TaskStore.ts"
 import type { Context } from "./commit.ts"
 import type { Counters } from "./held.ts"
@@ -19,6 +19,8 @@ const outages = Metric.counter("tickwork_durable_store_outages_total", {
 export interface Outage {
   /** A failed store call: counted, and logged if it starts an outage (or changes its reason). */
   readonly failed: (e: StoreError) => Effect.Effect<void>
+  /** When the outage in progress started (epoch ms), `undefined` while the store works. */
+  readonly failingSince: () => number | undefined
   /** A store call worked: an outage, if any, ended. */
   readonly worked: Effect.Effect<void>
   /** A failed call's cause: a StoreError is an outage; anything else is a bug, logged in full. */
@@ -30,17 +32,42 @@ export interface Outage {
   readonly commit: (changes: ReadonlyArray<Change>, context: Context) => Effect.Effect<Committed>
 }
 
-/** The outage reporter for `store`, counting failures in `counters`. */
-export const make = (store: TaskStoreShape, counters: Counters): Outage => {
-  let outage: { reason: StoreFailure; failures: number } | undefined
+/**
+ * The outage reporter for `store`, counting failures in `counters`. A failure of reason
+ * `corrupt` is no outage (retrying cannot mend a damaged file): the store's integrity check
+ * describes the damage and `corrupt` hears of it, once.
+ */
+export const make = (
+  store: TaskStoreShape,
+  counters: Counters,
+  corrupt: (e: StoreCorrupt) => Effect.Effect<void>,
+  /** The scheduler's clock, epoch ms: when an outage started. */
+  now: () => number,
+): Outage => {
+  let outage: { reason: StoreFailure; failures: number; since: number } | undefined
+  let damaged = false
+  const fatal = (e: StoreError): Effect.Effect<void> =>
+    Effect.gen(function* () {
+      if (damaged) return
+      damaged = true
+      const findings = store.integrity === undefined ? [] : yield* store.integrity.check
+      // SQLITE_CORRUPT is SQLite's own finding: fatal even if the quick check misses the page.
+      yield* corrupt(
+        storeCorrupt(
+          store.integrity?.filename ?? "(unknown)",
+          `${e.detail} (while it tried to ${e.operation})${findings.length > 0 ? `; quick_check: ${findings.join("; ")}` : ""}`,
+        ),
+      )
+    })
   const failed = (e: StoreError): Effect.Effect<void> =>
     Effect.suspend(() => {
       counters.storeFailures++
+      if (e.reason === "corrupt") return fatal(e)
       if (outage !== undefined && outage.reason === e.reason) {
         outage.failures++
         return Effect.void
       }
-      outage = { reason: e.reason, failures: 1 }
+      outage = { reason: e.reason, failures: 1, since: outage?.since ?? now() }
       return Effect.andThen(
         Metric.update(outages, 1),
         Effect.logWarning(
@@ -74,5 +101,5 @@ export const make = (store: TaskStoreShape, counters: Counters): Outage => {
         yield* Effect.sleep(Math.min(5_000, 250 * 2 ** Math.min(k, 5)))
       }
     })
-  return { failed, worked, report, commit }
+  return { failed, failingSince: () => outage?.since, worked, report, commit }
 }

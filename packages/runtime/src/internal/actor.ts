@@ -117,6 +117,8 @@ export class TimingActor {
   private offset: number
   /** Wall-clock steps followed (re-anchorings). */
   reanchors = 0
+  /** When the last run started, scheduler ms; `undefined` until one has (health reads it). */
+  lastStartedAt: number | undefined = undefined
   /** Finished runs not yet applied, in the order they ended (three parallel lists). */
   private readonly endedRuns: Array<Run | undefined> = []
   private readonly endedExits: Array<Exit.Exit<unknown, unknown> | undefined> = []
@@ -396,6 +398,7 @@ export class TimingActor {
           self.flush()
           if (run === undefined) break
           self.recorder.started(run)
+          self.lastStartedAt = run.startedAt
           pool.start(run, run, run.job)
           taken++
         }
