@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Deferred, Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { Schedule, Scheduler } from "../src/index.ts"
 import { anchorOffset } from "../src/internal/actor.ts"
@@ -168,4 +168,32 @@ describe("the scheduler's time is anchored to the wall clock's fraction of a ms 
     expect(offset).toBeGreaterThan(5_000.2)
     expect(offset).toBeLessThanOrEqual(5_000.4)
   })
+
+  it.effect("applies runs that end in the same turn in the order they ended", () =>
+    Effect.gen(function* () {
+      const completed: Array<string> = []
+      const s = yield* Scheduler.make({
+        workers: 3,
+        listener: { completed: (record) => completed.push(record.id) },
+      })
+      const a = yield* Deferred.make<void>()
+      const b = yield* Deferred.make<void>()
+      yield* s.schedule({ id: "A", schedule: Schedule.once(0), job: Deferred.await(a) })
+      yield* s.schedule({ id: "B", schedule: Schedule.once(0), job: Deferred.await(b) })
+      // C, started by the actor at 10, releases B and then A and ends, all synchronously: the
+      // three runs end inside one actor turn (B, A, C), before it applies any of them.
+      yield* s.schedule({
+        id: "C",
+        schedule: Schedule.once(10),
+        job: Effect.sync(() => {
+          Deferred.doneUnsafe(b, Effect.void)
+          Deferred.doneUnsafe(a, Effect.void)
+        }),
+      })
+      yield* TestClock.adjust(0)
+      expect((yield* s.stats).running).toBe(2)
+      yield* TestClock.adjust(10)
+      expect(completed).toEqual(["B", "A", "C"])
+    }),
+  )
 })

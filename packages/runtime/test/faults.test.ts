@@ -120,6 +120,29 @@ describe("stuck runs are visible", () => {
     },
   )
 
+  it.effect("a slow run's warning is not repeated when the actor wakes again", () => {
+    const warnings: Array<string> = []
+    const logger = Logger.make((o) => {
+      if (o.logLevel === "Warn") warnings.push(String(o.message))
+    })
+    return Effect.gen(function* () {
+      const s = yield* Scheduler.make({
+        workers: 2,
+        slowRunWarning: "1 second",
+        shutdown: "interrupt",
+      })
+      yield* s.schedule({ id: "stuck", schedule: Schedule.once(0), job: Effect.never })
+      // Wakes the actor every 100 ms on the other worker, long after the warning.
+      yield* s.schedule({ id: "tick", schedule: Schedule.fixedRate(100), job: Effect.void })
+      yield* TestClock.adjust(1_000)
+      expect(warnings.filter((w) => w.includes("task stuck"))).toHaveLength(1)
+      const wakes = (yield* s.stats).actorWakes
+      yield* TestClock.adjust(5_000)
+      expect((yield* s.stats).actorWakes - wakes).toBeGreaterThanOrEqual(50)
+      expect(warnings.filter((w) => w.includes("task stuck"))).toHaveLength(1)
+    }).pipe(Effect.provide(Logger.layer([logger])))
+  })
+
   it.effect("slowRunWarning: false never warns", () => {
     const warnings: Array<string> = []
     const logger = Logger.make((o) => {

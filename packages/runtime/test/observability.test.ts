@@ -140,6 +140,8 @@ describe("tracing and logs", () => {
         ["tickwork.run", "traced", 5, 2], // a retry keeps its slot
       ])
       expect(spans[1]?.attributes["tickwork.due"]).toBe(6)
+      // The retry started at its due time: it is not late, though it is 1 ms past its slot.
+      expect(spans[1]?.attributes["tickwork.lateness_ms"]).toBe(0)
       expect(annotations).toContainEqual({
         "tickwork.task": "traced",
         "tickwork.slot": 5,
@@ -171,5 +173,43 @@ describe("occurrence stream", () => {
       const info = Option.getOrThrow(yield* s.info("b"))
       expect(info.runNumber).toBe(2)
     }),
+  )
+})
+
+describe("lateness of a retry", () => {
+  it.effect("is measured from the retry's due time, not from its slot on the grid", () =>
+    isolated(
+      Effect.gen(function* () {
+        const s = yield* Scheduler.make({ workers: 1, name: "retry-late", logFailures: false })
+        const starts: Array<{ attempt: number; scheduledFor: number; startedAt: number }> = []
+        // A fails at 0 and retries 100 ms later; B holds the only worker from 50 to 130 ms, so
+        // the retry due at 100 starts 30 ms late (130 ms after its slot).
+        yield* s.schedule({
+          id: "A",
+          schedule: Schedule.once(0),
+          retry: { maxRetries: 1, base: 100 },
+          job: (run) =>
+            Effect.suspend(() => {
+              starts.push({
+                attempt: run.attempt,
+                scheduledFor: run.scheduledFor,
+                startedAt: run.startedAt,
+              })
+              return run.attempt === 1 ? Effect.fail("first") : Effect.void
+            }),
+        })
+        yield* s.schedule({ id: "B", schedule: Schedule.once(50), job: Effect.sleep(80) })
+        yield* TestClock.adjust(200)
+        expect(starts).toEqual([
+          { attempt: 1, scheduledFor: 0, startedAt: 0 },
+          { attempt: 2, scheduledFor: 100, startedAt: 130 },
+        ])
+        const lateness = yield* Metric.value(Metrics.forScheduler("retry-late").lateness)
+        expect(lateness.count).toBe(3)
+        // A's first attempt and B started on time; the retry 130 - 100 ms late.
+        expect(lateness.sum).toBeCloseTo(0.03, 9)
+        expect(lateness.max).toBe(0.03)
+      }),
+    ),
   )
 })
