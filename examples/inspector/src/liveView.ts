@@ -439,6 +439,10 @@ export const make = (options: LiveViewOptions): Effect.Effect<LiveView, Error, S
     // socket is closed, so not one frame of state reaches it.
     const wss = new WebSocketServer({ noServer: true })
     server.on("upgrade", (req: IncomingMessage, socket: Socket, head: Buffer) => {
+      // Once a request asks to upgrade, Node hands its socket over with no error listener: a
+      // client that resets the connection (as a refused one may) would otherwise throw an
+      // uncaught ECONNRESET and take the process down. `ws` adds its own once it accepts.
+      socket.on("error", () => socket.destroy())
       const url = new URL(req.url ?? "/", "http://localhost")
       if (!PageAccess.hostAllowed(hosts, req.headers.host)) {
         return refuse(socket, 421, "Misdirected Request", "unknown Host\n")

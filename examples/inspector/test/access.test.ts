@@ -1,5 +1,5 @@
 import { request as httpRequest } from "node:http"
-import { createServer, type Server } from "node:net"
+import { createServer, type Server, connect as tcpConnect } from "node:net"
 import * as Chromium from "@tickwork/testkit/Chromium"
 import { Effect, Exit, Scope } from "effect"
 import type { Page } from "playwright-core"
@@ -77,6 +77,36 @@ afterAll(async () => {
 })
 
 describe("the live view on loopback", () => {
+  it("survives a client that resets its connection in the middle of a refused upgrade", async () => {
+    const { port, close } = await start()
+    stops.push(close)
+    const uncaught: Array<unknown> = []
+    const onUncaught = (error: unknown) => uncaught.push(error)
+    process.on("uncaughtException", onUncaught)
+    try {
+      for (let i = 0; i < 20; i++) {
+        await new Promise<void>((resolve) => {
+          const socket = tcpConnect(port, "127.0.0.1", () => {
+            socket.write(
+              "GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n" +
+                "Origin: http://evil.example\r\nSec-WebSocket-Version: 13\r\n" +
+                "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+            )
+            // RST, not FIN: the server's reply then meets a reset connection.
+            socket.resetAndDestroy()
+            resolve()
+          })
+          socket.on("error", () => resolve())
+        })
+      }
+      // The server still answers, and no reset escaped as an uncaught error.
+      expect((await get(port, "/", { host: `127.0.0.1:${port}` })).status).toBe(200)
+      expect(uncaught).toEqual([])
+    } finally {
+      process.off("uncaughtException", onUncaught)
+    }
+  })
+
   it("answers a foreign Host with 421 and none of the page, on HTTP and on the upgrade", async () => {
     const { port, close } = await start()
     stops.push(close)
