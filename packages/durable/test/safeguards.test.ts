@@ -5,13 +5,14 @@
  * made "while the session is held" claims nothing without it. Times are the store's inputs (no
  * clock): every test runs in milliseconds. The slow stall and chaos tests are a second line.
  */
+
+import { PgClient } from "@effect/sql-pg"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { Retry } from "@tickwork/core"
-import { PgClient } from "@effect/sql-pg"
 import { Effect, type Layer, Option, Redacted } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
-import * as Fleet from "../src/internal/fleet.ts"
 import { Postgres, Sqlite, TaskStore } from "../src/index.ts"
+import * as Fleet from "../src/internal/fleet.ts"
 import { tempDir } from "./helpers.ts"
 import { freshDatabase } from "./pg.ts"
 
