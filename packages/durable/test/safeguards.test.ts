@@ -8,10 +8,11 @@
 
 import { PgClient } from "@effect/sql-pg"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
-import { Retry } from "@tickwork/core"
-import { Effect, type Layer, Option, Redacted } from "effect"
+import { Retry, Schedule } from "@tickwork/core"
+import { Deferred, Effect, Fiber, type Layer, Option, Redacted, Schema, Stream } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
-import { Postgres, Sqlite, TaskStore } from "../src/index.ts"
+import { TestClock } from "effect/testing"
+import { DurableScheduler, Handler, Postgres, Sqlite, TaskStore } from "../src/index.ts"
 import * as Fleet from "../src/internal/fleet.ts"
 import { tempDir } from "./helpers.ts"
 import { freshDatabase } from "./pg.ts"
@@ -286,5 +287,124 @@ describe("fleet safeguards on PostgreSQL sessions", () => {
         )
       }),
     ),
+  )
+})
+
+/**
+ * A handler whose runs signal `started`, then go on until `finish` is completed or they are
+ * interrupted (counted).
+ */
+const blocking = () => {
+  const started = Deferred.makeUnsafe<void>()
+  const finish = Deferred.makeUnsafe<void>()
+  const interrupted = { count: 0 }
+  const handler = Handler.make("record", Schema.Struct({ n: Schema.Number }), () =>
+    Effect.andThen(Deferred.succeed(started, undefined), Deferred.await(finish)).pipe(
+      Effect.onInterrupt(() => Effect.sync(() => interrupted.count++)),
+    ),
+  )
+  return { handler, started, finish, interrupted }
+}
+
+/**
+ * Yields until `holds` (work the test started outside the clock has done its part), at most
+ * 1,000 times: the assertion after it says what did not happen.
+ */
+const until = <E>(holds: Effect.Effect<boolean, E>): Effect.Effect<void, E> =>
+  Effect.gen(function* () {
+    for (let k = 0; k < 1_000 && !(yield* holds); k++) yield* Effect.yieldNow
+  })
+
+/** Runs `body` with a durable scheduler and its store (readable beside it) on `layer`. */
+const withStore = <A, E>(
+  layer: Layer.Layer<TaskStore.TaskStore, unknown>,
+  options: DurableScheduler.DurableSchedulerOptions<Handler.Any>,
+  body: (
+    d: DurableScheduler.DurableSchedulerShape,
+    s: TaskStore.TaskStoreShape,
+  ) => Effect.Effect<A, E>,
+) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const s = yield* TaskStore.TaskStore
+      const { durable } = yield* DurableScheduler.make(options)
+      return yield* body(durable, s)
+    }),
+  ).pipe(Effect.provide(layer))
+
+describe("fleet safeguards in the scheduler", () => {
+  it.effect("a run's lease is renewed every third of a lease, so it never lapses", () =>
+    Effect.gen(function* () {
+      const { handler, started, finish } = blocking()
+      const lease = 3_000
+      yield* withStore(
+        Sqlite.layer({ filename: files.file() }),
+        { handlers: [handler], lease },
+        (d, s) =>
+          Effect.gen(function* () {
+            yield* d.schedule({
+              id: "long",
+              handler,
+              payload: { n: 1 },
+              schedule: Schedule.once(0),
+            })
+            yield* Deferred.await(started)
+            expect(yield* dueAt(s, "long")).toBe(lease)
+            // Over three leases, each third of one renews the lease from then.
+            for (let t = 1_000; t <= 3 * lease; t += 1_000) {
+              yield* TestClock.adjust(1_000)
+              yield* until(Effect.map(dueAt(s, "long"), (due) => due === t + lease))
+              expect([t, yield* dueAt(s, "long")]).toEqual([t, t + lease])
+            }
+            const stats = yield* d.stats
+            expect([stats.leasesLost, stats.inFlight, stats.claimed]).toEqual([0, 1, 1])
+            // The run ends, and commits under the fence it was claimed with.
+            yield* Deferred.succeed(finish, undefined)
+            yield* until(Effect.map(s.runs("long"), (runs) => runs.length > 0))
+            expect((yield* s.runs("long")).map((r) => [r.outcome, r.fence])).toEqual([
+              ["succeeded", 1],
+            ])
+          }),
+      )
+    }),
+  )
+
+  it.live("a process that loses its database session hands its runs in flight back", () =>
+    Effect.gen(function* () {
+      const { handler, started, interrupted } = blocking()
+      yield* withStore(
+        Postgres.layer({ url: db.url }),
+        { handlers: [handler], owner: "A" },
+        (d, s) =>
+          Effect.gen(function* () {
+            const released = yield* Effect.forkChild(
+              Stream.runHead(
+                Stream.filter(d.occurrences, (o) => o.kind === "released" && o.taskId === "t"),
+              ),
+              { startImmediately: true },
+            )
+            yield* d.schedule({ id: "t", handler, payload: { n: 1 }, schedule: Schedule.once(0) })
+            yield* Deferred.await(started).pipe(Effect.timeout("10 seconds"))
+            yield* Effect.scoped(
+              Effect.flatMap(
+                PgClient.make({ url: Redacted.make(db.url), maxConnections: 1 }),
+                endSessions,
+              ),
+            ).pipe(Effect.provide(Reactivity.layer))
+            // Waits on the event itself, bounded generously for a loaded machine.
+            const event = yield* Fiber.join(released).pipe(Effect.timeout("10 seconds"))
+            expect(Option.map(event, (e) => [e.kind, e.owner, e.fence])).toEqual(
+              Option.some(["released", "A", 1]),
+            )
+            expect(interrupted.count).toBe(1)
+            const stats = yield* d.stats
+            expect([stats.sessionsLost, stats.leasesLost, stats.released]).toEqual([1, 1, 1])
+            // Handed back under its fence: a later claim (this process's, once its session is
+            // back, or another's) runs it again as its second delivery.
+            const events = (yield* s.events("t")).map((e) => [e.kind, e.cause, e.fence])
+            expect(events).toEqual([["released", "interrupted", 1]])
+          }),
+      )
+    }),
   )
 })
