@@ -292,7 +292,8 @@ describe("fleet safeguards on PostgreSQL sessions", () => {
 
 /**
  * A handler whose runs signal `started`, then go on until `finish` is completed or they are
- * interrupted (counted).
+ * interrupted (counted). Each test completes `finish` however its body ends, before the
+ * scheduler closes: its close then waits for no run (under the TestClock it would wait forever).
  */
 const blocking = () => {
   const started = Deferred.makeUnsafe<void>()
@@ -364,47 +365,56 @@ describe("fleet safeguards in the scheduler", () => {
             expect((yield* s.runs("long")).map((r) => [r.outcome, r.fence])).toEqual([
               ["succeeded", 1],
             ])
-          }),
+          }).pipe(Effect.ensuring(Deferred.succeed(finish, undefined))),
       )
     }),
   )
 
-  it.live("a process that loses its database session hands its runs in flight back", () =>
-    Effect.gen(function* () {
-      const { handler, started, interrupted } = blocking()
-      yield* withStore(
-        Postgres.layer({ url: db.url }),
-        { handlers: [handler], owner: "A" },
-        (d, s) =>
-          Effect.gen(function* () {
-            const released = yield* Effect.forkChild(
-              Stream.runHead(
-                Stream.filter(d.occurrences, (o) => o.kind === "released" && o.taskId === "t"),
-              ),
-              { startImmediately: true },
-            )
-            yield* d.schedule({ id: "t", handler, payload: { n: 1 }, schedule: Schedule.once(0) })
-            yield* Deferred.await(started).pipe(Effect.timeout("10 seconds"))
-            yield* Effect.scoped(
-              Effect.flatMap(
-                PgClient.make({ url: Redacted.make(db.url), maxConnections: 1 }),
-                endSessions,
-              ),
-            ).pipe(Effect.provide(Reactivity.layer))
-            // Waits on the event itself, bounded generously for a loaded machine.
-            const event = yield* Fiber.join(released).pipe(Effect.timeout("10 seconds"))
-            expect(Option.map(event, (e) => [e.kind, e.owner, e.fence])).toEqual(
-              Option.some(["released", "A", 1]),
-            )
-            expect(interrupted.count).toBe(1)
-            const stats = yield* d.stats
-            expect([stats.sessionsLost, stats.leasesLost, stats.released]).toEqual([1, 1, 1])
-            // Handed back under its fence: a later claim (this process's, once its session is
-            // back, or another's) runs it again as its second delivery.
-            const events = (yield* s.events("t")).map((e) => [e.kind, e.cause, e.fence])
-            expect(events).toEqual([["released", "interrupted", 1]])
-          }),
-      )
-    }),
+  it.live(
+    "a process that loses its database session hands its runs in flight back",
+    () =>
+      Effect.gen(function* () {
+        const { handler, started, finish, interrupted } = blocking()
+        yield* withStore(
+          Postgres.layer({ url: db.url }),
+          { handlers: [handler], owner: "A" },
+          (d, s) =>
+            Effect.gen(function* () {
+              const released = yield* Effect.forkChild(
+                Stream.runHead(
+                  Stream.filter(d.occurrences, (o) => o.kind === "released" && o.taskId === "t"),
+                ),
+                { startImmediately: true },
+              )
+              yield* d.schedule({ id: "t", handler, payload: { n: 1 }, schedule: Schedule.once(0) })
+              yield* Deferred.await(started).pipe(Effect.timeout("10 seconds"))
+              yield* Effect.scoped(
+                Effect.flatMap(
+                  PgClient.make({ url: Redacted.make(db.url), maxConnections: 1 }),
+                  endSessions,
+                ),
+              ).pipe(Effect.provide(Reactivity.layer))
+              // Waits on the event itself, bounded generously for a loaded machine.
+              const event = yield* Fiber.join(released).pipe(
+                Effect.timeoutOption("10 seconds"),
+                Effect.map(Option.flatten),
+              )
+              expect(
+                Option.match(event, {
+                  onNone: () => "no run handed back within 10 s of the session's end",
+                  onSome: (e) => [e.kind, e.owner, e.fence],
+                }),
+              ).toEqual(["released", "A", 1])
+              expect(interrupted.count).toBe(1)
+              const stats = yield* d.stats
+              expect([stats.sessionsLost, stats.leasesLost, stats.released]).toEqual([1, 1, 1])
+              // Handed back under its fence: a later claim (this process's, once its session is
+              // back, or another's) runs it again as its second delivery.
+              const events = (yield* s.events("t")).map((e) => [e.kind, e.cause, e.fence])
+              expect(events).toEqual([["released", "interrupted", 1]])
+            }).pipe(Effect.ensuring(Deferred.succeed(finish, undefined))),
+        )
+      }),
+    30_000,
   )
 })
