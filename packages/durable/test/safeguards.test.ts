@@ -176,7 +176,10 @@ describe.each(stores)("fleet safeguards on %s", (_name, layer) => {
 
 /** The PostgreSQL store, and a client of its own for the statements the store runs inside. */
 const onPostgres = <A, E>(
-  body: (s: TaskStore.TaskStoreShape, sql: PgClient.PgClient) => Effect.Effect<A, E>,
+  body: (
+    s: TaskStore.TaskStoreShape,
+    sql: PgClient.PgClient,
+  ) => Effect.Effect<A, E, TaskStore.TaskStore>,
 ) =>
   Effect.scoped(
     Effect.gen(function* () {
@@ -317,9 +320,9 @@ const until = <E>(holds: Effect.Effect<boolean, E>): Effect.Effect<void, E> =>
   })
 
 /** Runs `body` with a durable scheduler and its store (readable beside it) on `layer`. */
-const withStore = <A, E>(
+const withStore = <A, E, H extends Handler.Any>(
   layer: Layer.Layer<TaskStore.TaskStore, unknown>,
-  options: DurableScheduler.DurableSchedulerOptions<Handler.Any>,
+  options: DurableScheduler.DurableSchedulerOptions<H>,
   body: (
     d: DurableScheduler.DurableSchedulerShape,
     s: TaskStore.TaskStoreShape,
