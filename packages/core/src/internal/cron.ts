@@ -715,4 +715,4 @@ export const describe = (spec: Spec): string => {
  * with `*` or `?`, so a day must match both (croner, cron-parser and robfig/cron: either).
  */
 export const hitsVixieRule = (spec: Spec): boolean =>
-  !spec.dom.any && !spec.dow.any && (spec.dom.star || spec.dow.star)
+  spec.dayMatch === "both" && !spec.dom.any && !spec.dow.any && (spec.dom.star || spec.dow.star)
