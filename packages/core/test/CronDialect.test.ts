@@ -148,6 +148,15 @@ describe("explain (issue 23)", () => {
     expect(text("@weekly").text).toBe("at 00:00 on Sunday")
     expect(text("@yearly").text).toBe("at 00:00 on day 1 of the month in January")
     expect(text("0,30 2 * * *").text).toBe("at 02:00 and 02:30")
+    expect(text("*/3 * * * * *").text).toBe("every 3 seconds")
+    expect(text("*/15 * * * *").text).toBe("every 15 minutes")
+    expect(text("*/15 9-11 * * *").text).toBe("every 15 minutes of hour 9, 10 and 11")
+    expect(text("0 */2 * * *").text).toBe("at minute 0 of every 2 hours")
+    expect(text("* * * * *").text).toBe("every minute")
+    // 0, 7, …, 56 then 0 again: not evenly spaced across the hour, so listed.
+    expect(text("*/7 * * * *").text).toBe(
+      "at minute 0, 7, 14, 21, 28, 35, 42, 49 and 56 of every hour",
+    )
   })
 
   it("notes the Vixie rule only when both day fields restrict and one starts with *", () => {
