@@ -40,18 +40,32 @@ export const descriptions: Readonly<Record<string, string>> = {
   backup: "every 1 s · paused by hand at 2 s, resumed at 5 s, paused again at 7 s",
   "mail-digest": "every 0.7 s, breaker smtp · the mail server is down 40 s a minute",
   "invoice-mail": "every 1.1 s, breaker smtp · held with mail-digest while it is open",
+  // Its schedule in words comes from the live view (core's explain), not from here.
+  "cron-tick": "a cron task · the line above is its expression in words",
 }
 
 /** A deterministic stand-in for work that takes a while: 30–90 ms. */
 const jitter = (n: number) => 30 + ((n * 37) % 61)
 
-/** Schedules the demo's tasks on `scheduler`, and forks what cancels and reschedules them. */
+/**
+ * Schedules the demo's tasks on `scheduler`, and forks what cancels and reschedules them.
+ * `onSchedule` hears each task's id and schedule just before it is scheduled (the live view's
+ * `scheduled`, which says a cron task's expression in words).
+ */
 export const scheduleDemo = (
   scheduler: Scheduler.SchedulerShape,
+  onSchedule: (id: string, schedule: Schedule.Schedule) => void = () => {},
 ): Effect.Effect<void, Errors.ScheduleError | Errors.SchedulerClosed, Scope.Scope> =>
   Effect.gen(function* () {
     const start = Date.now()
-    yield* scheduler.schedule({
+    const schedule = <A, E, R>(
+      task: Scheduler.ScheduleOptions<A, E, R> & { readonly id: string },
+    ) =>
+      Effect.suspend(() => {
+        onSchedule(task.id, task.schedule)
+        return scheduler.schedule(task)
+      })
+    yield* schedule({
       id: "heartbeat",
       schedule: Schedule.fixedRate(1_000, { delay: 200 }),
       priority: "high",
@@ -60,7 +74,7 @@ export const scheduleDemo = (
 
     // Every other slot's first two attempts fail; the third succeeds.
     let slots = 0
-    yield* scheduler.schedule({
+    yield* schedule({
       id: "flaky-sync",
       schedule: Schedule.fixedRate(2_500, { delay: 600 }),
       retry: { maxRetries: 3, base: 150, factor: 2 },
@@ -72,7 +86,7 @@ export const scheduleDemo = (
       },
     })
 
-    yield* scheduler.schedule({
+    yield* schedule({
       id: "nightly-import",
       schedule: Schedule.fixedRate(1_500, { delay: 300 }),
       retry: { maxRetries: 1, base: 200 },
@@ -82,39 +96,39 @@ export const scheduleDemo = (
       ),
     })
 
-    yield* scheduler.schedule({
+    yield* schedule({
       id: "report",
       schedule: Schedule.once(1_000),
       job: Effect.sleep(8_000),
     })
 
-    yield* scheduler.schedule({
+    yield* schedule({
       id: "slow-poller",
       schedule: Schedule.fixedRate(600, { delay: 400 }),
       missedRuns: "coalesce",
       job: Effect.sleep(1_500),
     })
 
-    yield* scheduler.schedule({
+    yield* schedule({
       id: "metrics-rollup",
       schedule: Schedule.fixedRate(800, { delay: 500 }),
       missedRuns: "skip",
       job: Effect.sleep(1_900),
     })
 
-    yield* scheduler.schedule({
+    yield* schedule({
       id: "warmup",
       schedule: Schedule.once(1_500),
       job: Effect.sleep(200),
     })
 
-    yield* scheduler.schedule({
+    yield* schedule({
       id: "cache-evict",
       schedule: Schedule.fixedDelay(1_200, { delay: 100 }),
       job: (run) => Effect.sleep(100 + jitter(run.runNumber) * 2),
     })
 
-    yield* scheduler.schedule({
+    yield* schedule({
       id: "timeout-prone",
       schedule: Schedule.fixedRate(2_000, { delay: 700 }),
       timeout: 400,
@@ -128,7 +142,7 @@ export const scheduleDemo = (
 
     // Paused by hand (reason "manual"): its slots that pass while paused are skipped, and resume
     // continues with the next slot rather than catching them up. The second pause stays.
-    yield* scheduler.schedule({
+    yield* schedule({
       id: "backup",
       schedule: Schedule.fixedRate(1_000, { delay: 250 }),
       job: (run) => Effect.sleep(jitter(run.runNumber) + 40),
@@ -154,24 +168,31 @@ export const scheduleDemo = (
           )
         : Effect.sleep(60),
     )
-    yield* scheduler.schedule({
+    yield* schedule({
       id: "mail-digest",
       schedule: Schedule.fixedRate(700, { delay: 300 }),
       breaker: "smtp",
       job: sendMail,
     })
-    yield* scheduler.schedule({
+    yield* schedule({
       id: "invoice-mail",
       schedule: Schedule.fixedRate(1_100, { delay: 500 }),
       breaker: "smtp",
       job: sendMail,
     })
 
+    // A cron task with a seconds field, so it runs while the demo is watched: every 3 s.
+    yield* schedule({
+      id: "cron-tick",
+      schedule: Schedule.cron("*/3 * * * * *"),
+      job: (run) => Effect.sleep(jitter(run.runNumber)),
+    })
+
     // A one-off under a reused id: each time it is final, schedule it again (a new generation).
     let adHoc = 0
     const scheduleAdHoc = Effect.suspend(() => {
       const n = ++adHoc
-      return scheduler.schedule({
+      return schedule({
         id: "ad-hoc",
         schedule: Schedule.once(300),
         job: n % 3 === 0 ? Effect.die(new Error("bug in ad-hoc job")) : Effect.sleep(250),

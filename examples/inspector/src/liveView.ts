@@ -27,6 +27,7 @@ import {
   type Ledger,
   Lifecycle,
   PageAccess,
+  Schedule,
   type Scheduler,
   type Task,
 } from "@tickwork/runtime"
@@ -76,6 +77,8 @@ interface TaskView {
   readonly id: string
   readonly session: string
   readonly description: string
+  /** A cron task's expression in words (core's `Schedule.explain`); `""` for other kinds. */
+  words: string
   value: string
   status: string
   context: Lifecycle.TaskContext
@@ -337,6 +340,12 @@ export interface LiveView {
   readonly inspect: Inspect.Observer
   /** For `Scheduler.make({ listener })`. */
   readonly listener: Scheduler.Listener
+  /**
+   * Tells the view the schedule task `id` is given; call it before scheduling the task. A cron
+   * schedule's expression is then shown in words under the task's name (core's
+   * `Schedule.explain`), so no one writes them by hand; other kinds show nothing more.
+   */
+  readonly scheduled: (id: string, schedule: Schedule.Schedule) => void
   /** Feed it the scheduler's `occurrences` stream. */
   readonly occurrence: (occurrence: Ledger.StreamItem) => void
   /**
@@ -404,6 +413,8 @@ export const make = (options: LiveViewOptions): Effect.Effect<LiveView, Error, S
     const lateness: Array<number> = []
     const feed: Array<FeedLine> = []
     const breakers = new Map<string, BreakerView>()
+    /** A cron task's words, by task id, from {@link LiveView.scheduled}. */
+    const words = new Map<string, string>()
     let runs = 0
 
     const host = (options.host ?? "127.0.0.1").replace(/^\[|\]$/g, "")
@@ -524,6 +535,7 @@ export const make = (options: LiveViewOptions): Effect.Effect<LiveView, Error, S
             id: ref.id,
             session: ref.sessionId,
             description: descriptions[ref.id] ?? "",
+            words: words.get(ref.id) ?? "",
             value: String(snapshot.value),
             status: snapshot.status,
             context: snapshot.context,
@@ -618,6 +630,23 @@ export const make = (options: LiveViewOptions): Effect.Effect<LiveView, Error, S
       }
     }
 
+    const scheduled = (id: string, schedule: Schedule.Schedule) => {
+      const said =
+        schedule._tag === "Cron" && typeof schedule.expression === "string"
+          ? Schedule.explain(schedule.expression, schedule.timeZone, {
+              dayMatch: schedule.dayMatch,
+            })
+          : undefined
+      const text = said !== undefined && "text" in said ? said.text : ""
+      words.set(id, text)
+      // Scheduled again under the same id with a new schedule: the row shown says so at once.
+      const view = tasks.get(id)
+      if (view !== undefined && view.words !== text) {
+        view.words = text
+        broadcast({ t: "task", task: view })
+      }
+    }
+
     const setPausedReason = (id: string, reason: Task.PauseReason) => {
       const view = tasks.get(id)
       if (view === undefined || view.pausedReason === reason) return
@@ -648,6 +677,7 @@ export const make = (options: LiveViewOptions): Effect.Effect<LiveView, Error, S
       token,
       inspect,
       listener,
+      scheduled,
       occurrence,
       watch,
       clients: () => wss.clients.size,

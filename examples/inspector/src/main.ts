@@ -44,7 +44,7 @@ const program = Effect.gen(function* () {
     Stream.runForEach(scheduler.occurrences, (o) => Effect.sync(() => view.occurrence(o))),
   )
   yield* Effect.forkScoped(view.watch(scheduler))
-  yield* scheduleDemo(scheduler)
+  yield* scheduleDemo(scheduler, view.scheduled)
   console.log(`tickwork live view: ${view.url}`)
   if (view.token !== undefined) {
     console.log(

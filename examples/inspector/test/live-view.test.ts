@@ -177,8 +177,22 @@ describe("the live view in headless Chromium", () => {
     const rows = await page
       .locator(".task")
       .evaluateAll((ns) => ns.map((n) => n.getAttribute("data-task")))
-    expect(rows).toHaveLength(13)
-    expect(await count(page, "#overview .chip[data-task]")).toBe(13)
+    expect(rows).toHaveLength(14)
+    expect(await count(page, "#overview .chip[data-task]")).toBe(14)
+    // A cron task says in words what its expression means, derived by the view from the
+    // schedule it was given (core's explain), and it runs; no other task has words.
+    await page.waitForSelector('.task[data-task="cron-tick"] .run[data-outcome="succeeded"]', {
+      state: "attached",
+      timeout: 30_000,
+    })
+    const words = await page
+      .locator(".task")
+      .evaluateAll((ns) =>
+        ns
+          .map((n) => [n.getAttribute("data-task"), n.querySelector(".words")?.textContent ?? ""])
+          .filter(([, w]) => w !== ""),
+      )
+    expect(words).toEqual([["cron-tick", "every 3 seconds"]])
     // The context shown is the machine's: nightly-import was paused after 2 failed slots.
     expect(await page.locator('.task[data-task="nightly-import"] .ctx').textContent()).toContain(
       "failed slots2 / 2",

@@ -36,7 +36,7 @@ import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { ServeError } from "effect/http/HttpServerError"
 import { html as page } from "./DashboardPage.ts"
 import { printable } from "./internal/printable.ts"
-import { storeFlag } from "./Store.ts"
+import { scheduleWords, storeFlag } from "./Store.ts"
 
 /**
  * The port the dashboard listens on when `--port` is not given.
@@ -96,6 +96,18 @@ export const TASKS_SHOWN = 500
 export const LEDGER_SHOWN = 80
 
 /**
+ * A task as the page lists it: its details and, for a cron task, what its expression means in
+ * words (core's `Schedule.explain`, computed here so the page needs no cron parser).
+ *
+ * @category models
+ * @since 0.4.0
+ */
+export interface ShownTask extends StoreAdmin.TaskDetails {
+  /** `at 02:00`, `at 09:00 on the last Friday of the month`; `null` for other kinds. */
+  readonly scheduleWords: string | null
+}
+
+/**
  * What `/api/snapshot` returns.
  *
  * @category models
@@ -111,7 +123,7 @@ export interface Snapshot {
   /** Whether the page may offer pause, resume and cancel (`--allow-actions`). */
   readonly actions: boolean
   readonly stats: StoreAdmin.StoreStats
-  readonly tasks: StoreAdmin.TaskPage
+  readonly tasks: Omit<StoreAdmin.TaskPage, "tasks"> & { readonly tasks: ReadonlyArray<ShownTask> }
   /** The latest runs and events of the whole store, newest first. */
   readonly recent: ReadonlyArray<DurableScheduler.DurableOccurrence>
 }
@@ -139,7 +151,10 @@ export const snapshot = (
       readOnly: admin.readOnly,
       actions,
       stats,
-      tasks,
+      tasks: {
+        ...tasks,
+        tasks: tasks.tasks.map((t) => ({ ...t, scheduleWords: scheduleWords(t.schedule) ?? null })),
+      },
       recent,
     } satisfies Snapshot
   })

@@ -60,6 +60,7 @@ export const html = `<!doctype html>
   td.err { color: var(--failed); max-width: 260px; overflow: hidden; text-overflow: ellipsis; }
   .badge { display: inline-block; padding: 1px 8px; border-radius: 999px; font-size: 12px; color: #0b1020; background: var(--c); font-weight: 600; }
   .reason { color: var(--paused); margin-left: 6px; font-size: 12px; }
+  .words { color: var(--muted); font-family: system-ui, sans-serif; font-size: 11px; white-space: normal; }
   .stats { display: flex; gap: 18px; margin-bottom: 10px; }
   .stat .v { font-size: 20px; font-weight: 700; font-variant-numeric: tabular-nums; }
   .stat .k { color: var(--muted); font-size: 11px; text-transform: uppercase; letter-spacing: .6px; }
@@ -135,7 +136,7 @@ const day = (ms) => (ms === null || ms === undefined ? "-" : new Date(ms).toISOS
 const ms = (v) => (v === null || v === undefined ? "-" : \`\${esc(v)} ms\`)
 const span = (n) => (n % 60000 === 0 ? \`\${n / 60000}m\` : n % 1000 === 0 ? \`\${n / 1000}s\` : \`\${n}ms\`)
 const schedule = (s) =>
-  s.kind === "cron" ? \`cron "\${s.expression}" \${s.timeZone}\` :
+  s.kind === "cron" ? \`cron "\${s.expression}" \${s.timeZone}\${s.dayMatch === "either" ? ", either day field" : ""}\` :
   s.kind === "fixed-rate" ? \`every \${span(s.period)}\` :
   s.kind === "fixed-delay" ? \`every \${span(s.period)} after end\` : "once"
 
@@ -228,7 +229,7 @@ function renderTasks(snap) {
     \`<tr class="task" data-task="\${esc(t.id)}" data-state="\${esc(t.state)}" data-reason="\${esc(t.pausedReason ?? "")}" data-owner="\${esc(t.leaseOwner ?? "")}">
       <td class="mono id">\${esc(t.id)}</td>
       <td><span class="badge" style="--c:\${color(t.state)}">\${esc(t.state)}</span>\${t.pausedReason ? \`<span class="reason">\${esc(t.pausedReason)}</span>\` : ""}</td>
-      <td class="mono handler">\${esc(t.handler)}</td><td class="mono">\${esc(schedule(t.schedule))}</td>
+      <td class="mono handler">\${esc(t.handler)}</td><td class="mono schedule">\${esc(schedule(t.schedule))}\${t.scheduleWords ? \`<div class="words">\${esc(t.scheduleWords)}</div>\` : ""}</td>
       <td class="mono">\${LIVE.has(t.state) ? day(t.scheduledFor) : day(t.finishedAt)}</td>
       <td>\${esc(t.attempt)}</td><td>\${esc(t.runNumber)}</td>
       <td class="mono owner-cell">\${esc(t.leaseOwner ?? "-")}</td><td class="mono">\${time(t.leaseExpiresAt)}</td>

@@ -184,9 +184,15 @@ export const explain = (options: {
   readonly timeZone: string
   readonly from: number
   readonly count: number
+  /** How the day fields combine (core's `Schedule.DayMatch`); default `"vixie"`. */
+  readonly dayMatch?: Schedule.DayMatch | undefined
 }): Array<ExplainedSlot> | Errors.ScheduleError => {
-  const { expression, timeZone, from, count } = options
-  const slots = Schedule.preview(Schedule.cron(expression, { timeZone }), { from, count })
+  const { expression, timeZone, from, count, dayMatch } = options
+  const schedule = Schedule.cron(expression, {
+    timeZone,
+    ...(dayMatch === undefined ? {} : { dayMatch }),
+  })
+  const slots = Schedule.preview(schedule, { from, count })
   if (!Array.isArray(slots)) return slots
   return slots.map(({ slot, dst }) => ({
     slot,
@@ -331,8 +337,9 @@ export const toUserError = (error: Errors.ScheduleError): CliError.UserError =>
 
 /**
  * The `explain` subcommand:
- * `explain <expression> [--tz <zone>] [--count <n>] [--from <instant>] [--json]`.
- * The zone defaults to UTC, the count to {@link DEFAULT_COUNT}, `--from` to now (read from
+ * `explain <expression> [--tz <zone>] [--count <n>] [--from <instant>] [--day-match <rule>] [--json]`.
+ * `--day-match either` reads restricted day fields as croner and cron-parser do (a day matching
+ * either runs); the default, `vixie`, is Vixie cron's rule. The zone defaults to UTC, the count to {@link DEFAULT_COUNT}, `--from` to now (read from
  * Effect's `Clock`, so a `TestClock` controls it). Prints through Effect's `Console`.
  *
  * @category constructors
@@ -365,6 +372,13 @@ export const command = Command.make(
       ),
       Flag.optional,
     ),
+    dayMatch: Flag.String("day-match").pipe(
+      Flag.withMetavar("rule"),
+      Flag.withDescription(
+        'How day-of-month and day-of-week combine when both restrict: "vixie" (a field starting with * must match too) or "either" (croner, cron-parser) (default: vixie)',
+      ),
+      Flag.withDefault("vixie"),
+    ),
     json: Flag.Boolean("json").pipe(
       Flag.withDescription("Print a JSON array instead of lines"),
       Flag.withDefault(false),
@@ -378,10 +392,17 @@ export const command = Command.make(
       if (typeof from !== "number") return yield* toUserError(from)
       const count = parseCount(input.count)
       if (typeof count !== "number") return yield* toUserError(count)
-      const slots = explain({ expression: input.expression, timeZone: input.timeZone, from, count })
+      const dayMatch = input.dayMatch as Schedule.DayMatch
+      const slots = explain({
+        expression: input.expression,
+        timeZone: input.timeZone,
+        from,
+        count,
+        dayMatch,
+      })
       if (!Array.isArray(slots)) return yield* toUserError(slots)
       if (input.json) return yield* Console.log(printableJson(toJson(slots)))
-      const words = Schedule.explain(input.expression, input.timeZone)
+      const words = Schedule.explain(input.expression, input.timeZone, { dayMatch })
       const text = [...("text" in words ? headerLines(words) : []), toText(slots)].join("\n")
       yield* Console.log(printable(text, true))
     }),

@@ -14,7 +14,7 @@
  *
  * @since 0.1.0
  */
-import { Errors } from "@tickwork/core"
+import { Errors, Schedule } from "@tickwork/core"
 import { type DurableScheduler, StoreAdmin } from "@tickwork/durable"
 import { Config, Console, Effect, Option } from "effect"
 import { Argument, CliError, Command, Flag } from "effect/cli"
@@ -46,7 +46,7 @@ const duration = (ms: number): string => {
 
 /**
  * A schedule in a few words: `cron "0 9 * * *" Europe/Berlin`, `every 1m`, `every 1m after end`,
- * `once`.
+ * `once`. A cron schedule read with `dayMatch: "either"` ends with `, either day field`.
  *
  * @category getters
  * @since 0.1.0
@@ -54,7 +54,9 @@ const duration = (ms: number): string => {
 export const scheduleText = (schedule: DurableScheduler.DurableTaskInfo["schedule"]): string => {
   switch (schedule.kind) {
     case "cron":
-      return `cron "${schedule.expression}" ${schedule.timeZone}`
+      return `cron "${schedule.expression}" ${schedule.timeZone}${
+        schedule.dayMatch === "either" ? ", either day field" : ""
+      }`
     case "fixed-rate":
       return `every ${duration(schedule.period)}`
     case "fixed-delay":
@@ -62,6 +64,31 @@ export const scheduleText = (schedule: DurableScheduler.DurableTaskInfo["schedul
     case "once":
       return "once"
   }
+}
+
+/**
+ * What a cron schedule means, in core's words (`Schedule.explain`): `at 02:00`, `at 09:00 on the
+ * last Friday of the month`. `undefined` for any other kind, and for a stored expression that
+ * no longer parses (a row edited by hand: the store's reader rejects it before this is asked).
+ *
+ * **Example** (A nightly cron)
+ *
+ * ```ts
+ * import { Store } from "@tickwork/cli"
+ * Store.scheduleWords({ kind: "cron", expression: "0 2 * * *", timeZone: "Europe/Berlin" }) // "at 02:00"
+ * ```
+ *
+ * @category getters
+ * @since 0.4.0
+ */
+export const scheduleWords = (
+  schedule: DurableScheduler.DurableTaskInfo["schedule"],
+): string | undefined => {
+  if (schedule.kind !== "cron") return undefined
+  const words = Schedule.explain(schedule.expression, schedule.timeZone, {
+    dayMatch: schedule.dayMatch,
+  })
+  return "text" in words ? words.text : undefined
 }
 
 /**
@@ -135,17 +162,19 @@ export const tasksTable = (page: StoreAdmin.TaskPage): string => {
 }
 
 /**
- * One task as `field  value` lines.
+ * One task as `field  value` lines; a cron task also gets an `in words` line.
  *
  * @category getters
  * @since 0.1.0
  */
-export const statusText = (t: StoreAdmin.TaskDetails): string =>
-  table([
+export const statusText = (t: StoreAdmin.TaskDetails): string => {
+  const words = scheduleWords(t.schedule)
+  return table([
     ["id", t.id],
     ["state", stateText(t)],
     ["handler", t.handler],
     ["schedule", scheduleText(t.schedule)],
+    ...(words === undefined ? [] : [["in words", words]]),
     ["priority", t.priority],
     ["missed runs", t.missedRuns],
     ["slot", instant(t.slot)],
@@ -163,6 +192,7 @@ export const statusText = (t: StoreAdmin.TaskDetails): string =>
     ["last error", t.lastError ?? "-"],
     ["payload", JSON.stringify(t.payload)],
   ])
+}
 
 /**
  * An event's stored detail with its instants as ISO 8601 UTC, like every other time in the

@@ -350,6 +350,39 @@ describe("issue 23: the expression in words", () => {
     }),
   )
 
+  it.effect("--day-match either: days matching either field, said in words, no Vixie note", () =>
+    Effect.gen(function* () {
+      const out = yield* tickwork(
+        ...["explain", "0 16 */2 * sat", "--tz", "UTC", "--count", "4"],
+        ...["--from", "2023-05-02T00:00:00Z", "--day-match", "either"],
+      )
+      expect(out.code).toBe(0)
+      expect(header(out)).toEqual([
+        "# at 16:00 on day 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29 and 31 of the month, or on Saturday",
+      ])
+      expect(lines(out).map((l) => l.slice(0, 10))).toEqual([
+        "2023-05-03",
+        "2023-05-05",
+        "2023-05-06",
+        "2023-05-07",
+      ])
+    }),
+  )
+
+  it.effect("a --day-match that is neither vixie nor either is a typed error", () =>
+    Effect.gen(function* () {
+      const out = yield* tickwork("explain", "0 16 */2 * sat", "--day-match", "both")
+      expect(out.code).toBe(1)
+      expect(out.stdout).toBe("")
+      expect(typedError(out)).toMatchObject({
+        _tag: "InvalidOption",
+        field: "dayMatch",
+        value: "both",
+      })
+      expect(out.stderr).toContain('dayMatch must be "vixie" or "either", got "both"')
+    }),
+  )
+
   it.effect("--json stays a bare array of slots", () =>
     Effect.gen(function* () {
       const out = yield* tickwork(

@@ -14,6 +14,7 @@ import { Cause, Effect, Layer, Option } from "effect"
 import { CliError } from "effect/cli"
 import { TestClock } from "effect/testing"
 import { printable, printableJson } from "../src/internal/printable.ts"
+import * as Store from "../src/Store.ts"
 import { ledgerTable, table } from "../src/Store.ts"
 import { freshDatabase } from "./pg.ts"
 import { handlers, postgres, seed, sqlite, T0, tempStore } from "./store.ts"
@@ -213,6 +214,13 @@ describe("status and ledger (SQLite)", () => {
           "last error         -",
           'payload            {"account":"all"}',
         ])
+        // A cron task says what its expression means; other kinds have no such line.
+        const cron = lines(yield* tickwork("status", "nightly-report", "--store", file))
+        expect(cron.slice(3, 5)).toEqual([
+          'schedule           cron "0 2 * * *" Europe/Berlin',
+          "in words           at 02:00",
+        ])
+        expect(lines(out).some((l) => l.startsWith("in words"))).toBe(false)
         const info = json<StoreAdmin.TaskDetails>(
           yield* tickwork("status", "import-legacy", "--store", file, "--json"),
         )
@@ -701,5 +709,21 @@ describe("control characters in stored fields (issue 28)", () => {
     expect(table([["id", "a\nb\tc"]])).toBe("id  a\\nb\\tc")
     expect(printable("one\ntwo\u001b", true)).toBe("one\ntwo\\x1b")
     expect(printableJson(JSON.stringify({ id: "\u009b\u001b" }))).toBe('{"id":"\\u009b\\u001b"}')
+  })
+})
+
+describe("a cron task read with dayMatch either (issue 23)", () => {
+  it("status says either day field, and the words say `or on`", () => {
+    const schedule = {
+      kind: "cron",
+      expression: "0 16 */2 * sat",
+      timeZone: "UTC",
+      dayMatch: "either",
+    } as const
+    expect(Store.scheduleText(schedule)).toBe('cron "0 16 */2 * sat" UTC, either day field')
+    expect(Store.scheduleWords(schedule)).toMatch(/of the month, or on Saturday$/)
+    const vixie = { kind: "cron", expression: "0 16 */2 * sat", timeZone: "UTC" } as const
+    expect(Store.scheduleWords(vixie)).toMatch(/of the month, if it is also Saturday$/)
+    expect(Store.scheduleWords({ kind: "fixed-delay", period: 1_000 })).toBeUndefined()
   })
 })

@@ -197,6 +197,7 @@ const checkFleetPage = async (owners: ReadonlyArray<string>) => {
     max: document.querySelector('[data-stat="max"]').dataset.value,
     bars: [...document.querySelectorAll("#hist rect.bar")].map((b) => Number(b.dataset.count)),
     ledger: document.querySelectorAll("#ledger li").length,
+    words: [...document.querySelectorAll(".task")].map((r) => [r.dataset.task, r.querySelector(".schedule .words")?.textContent ?? null]),
   })`)) as {
     counts: Record<string, number>
     tasks: Array<string>
@@ -205,7 +206,11 @@ const checkFleetPage = async (owners: ReadonlyArray<string>) => {
     max: string
     bars: Array<number>
     ledger: number
+    words: Array<[string, string | null]>
   }
+  // The cron task says in words what its expression means (computed by the server); the
+  // others, whose schedule already reads as words, have none.
+  expect(seen.words.filter(([, w]) => w !== null)).toEqual([["nightly-report", "at 02:00"]])
   expect(seen.tasks).toEqual([
     "cleanup",
     "feed-poll",

@@ -88,7 +88,23 @@ export interface CronSchedule {
   /** The expression, or a `Cron` parsed by Effect (its own zone and DST policy then apply). */
   readonly expression: string | Cron.Cron
   readonly timeZone: string
+  /** How the two day fields combine; absent means `"vixie"` (see {@link DayMatch}). */
+  readonly dayMatch?: DayMatch
 }
+
+/**
+ * How a cron expression's day-of-month and day-of-week fields combine when both restrict:
+ * - `"vixie"` (the default): Vixie cron's rule, which Effect's `Cron` also follows. When either
+ *   field starts with `*` or `?` (a step over every day such as every second day, or `?`), a day
+ *   must match both; otherwise it must match either. Every second day of the month with `sat`
+ *   in day-of-week runs on Saturdays that are odd days of the month.
+ * - `"either"`: a day matching either field runs, as croner, cron-parser and robfig/cron read
+ *   it; the same expression runs on odd days and on Saturdays. For users moving from those.
+ *
+ * @category models
+ * @since 0.4.0
+ */
+export type DayMatch = "vixie" | "either"
 
 /**
  * The next slot of a custom schedule: called with `(undefined, now)` for the first slot and with
@@ -167,7 +183,9 @@ export const fixedDelay = (
 /**
  * On a cron expression's matches in `timeZone` (an IANA name; default `"UTC"`). The expression
  * may also be a `Cron` already parsed by Effect: its own zone and DST policy then apply, and
- * `timeZone` defaults to its zone.
+ * `timeZone` defaults to its zone. `dayMatch` (default `"vixie"`) says how restricted
+ * day-of-month and day-of-week fields combine: see {@link DayMatch}; `"either"` reads them as
+ * croner and cron-parser do. It applies to a string expression only.
  *
  * **Example** (Weekdays at 09:00 in New York, DST included)
  *
@@ -183,7 +201,7 @@ export const fixedDelay = (
  */
 export const cron = (
   expression: string | Cron.Cron,
-  options?: { readonly timeZone?: string },
+  options?: { readonly timeZone?: string; readonly dayMatch?: DayMatch },
 ): CronSchedule => ({
   _tag: "Cron",
   expression,
@@ -192,6 +210,8 @@ export const cron = (
     (typeof expression === "string"
       ? "UTC"
       : Option.match(expression.tz, { onNone: () => "UTC", onSome: DateTime.zoneToString })),
+  // Only when given, so a default schedule's data (and its stored form) has no such key.
+  ...(options?.dayMatch === undefined ? {} : { dayMatch: options.dayMatch }),
 })
 
 /**
@@ -258,7 +278,8 @@ const toPeriod = (input: DurationInput): number | InvalidPeriod => {
 export type ParsedCron = CronSpec.Parsed
 
 /**
- * Parses a cron expression in an IANA zone, with typed errors for each part. Pure.
+ * Parses a cron expression in an IANA zone, with typed errors for each part; `dayMatch` as in
+ * {@link cron}. Pure.
  *
  * **Details**
  *
@@ -280,7 +301,16 @@ export type ParsedCron = CronSpec.Parsed
 export const parseCron = (
   expression: string,
   timeZone: string,
-): ParsedCron | InvalidCronExpression | InvalidTimeZone => {
+  options?: { readonly dayMatch?: DayMatch | undefined },
+): ParsedCron | InvalidCronExpression | InvalidTimeZone | InvalidOption => {
+  const dayMatch = options?.dayMatch
+  if (dayMatch !== undefined && dayMatch !== "vixie" && dayMatch !== "either") {
+    return new InvalidOption({
+      field: "dayMatch",
+      value: dayMatch,
+      message: `dayMatch must be "vixie" or "either", got ${show(dayMatch)}`,
+    })
+  }
   if (typeof timeZone !== "string" || !Zone.isZone(timeZone)) {
     return new InvalidTimeZone({
       field: "timeZone",
@@ -288,7 +318,10 @@ export const parseCron = (
       message: `timeZone must be an IANA time zone name such as "Europe/Berlin", got ${show(timeZone)}`,
     })
   }
-  const spec = typeof expression === "string" ? CronSpec.parse(expression) : undefined
+  const spec =
+    typeof expression === "string"
+      ? CronSpec.parse(expression, dayMatch === "either" ? { dayMatch: "either" } : undefined)
+      : undefined
   if (spec === undefined || "reason" in spec) {
     return new InvalidCronExpression({
       field: "expression",
@@ -332,7 +365,7 @@ export const VIXIE_NOTE =
 
 /**
  * A cron expression in words, and notes on rules that decide its slots: the Vixie rule for
- * restricted day fields, and the DST rules when the zone has DST. Pure. Fails as
+ * restricted day fields (not with `dayMatch: "either"`, see {@link DayMatch}). Pure. Fails as
  * {@link parseCron} does.
  *
  * **Example** (The last Friday)
@@ -349,8 +382,9 @@ export const VIXIE_NOTE =
 export const explain = (
   expression: string,
   timeZone: string,
-): CronExplanation | InvalidCronExpression | InvalidTimeZone => {
-  const parsed = parseCron(expression, timeZone)
+  options?: { readonly dayMatch?: DayMatch | undefined },
+): CronExplanation | InvalidCronExpression | InvalidTimeZone | InvalidOption => {
+  const parsed = parseCron(expression, timeZone, options)
   if (!CronSpec.isParsed(parsed)) return parsed
   return {
     text: CronSpec.describe(parsed.spec),
@@ -402,7 +436,7 @@ export const resolve = (schedule: Schedule, now: number): Resolved | ScheduleErr
     case "Cron": {
       const parsed = Cron.isCron(schedule.expression)
         ? schedule.expression
-        : parseCron(schedule.expression, schedule.timeZone)
+        : parseCron(schedule.expression, schedule.timeZone, { dayMatch: schedule.dayMatch })
       if (!isCronValue(parsed)) return parsed
       const grid = MissedRun.cron(parsed)
       const first = grid.after(now)
@@ -611,7 +645,7 @@ export const preview = (
  * | `once` | `at`: the slot | {@link once}, {@link at} |
  * | `fixed-rate` | `first`: the grid's origin, `period` | {@link fixedRate} |
  * | `fixed-delay` | `period` | {@link fixedDelay} |
- * | `cron` | `expression`, `timeZone` | {@link cron} with a string expression |
+ * | `cron` | `expression`, `timeZone`, and `dayMatch: "either"` when chosen | {@link cron} with a string expression |
  *
  * A custom schedule's `next` is a function: it has no encoded form.
  *
@@ -622,7 +656,13 @@ export type Encoded =
   | { readonly kind: "once"; readonly at: number }
   | { readonly kind: "fixed-rate"; readonly first: number; readonly period: number }
   | { readonly kind: "fixed-delay"; readonly period: number }
-  | { readonly kind: "cron"; readonly expression: string; readonly timeZone: string }
+  | {
+      readonly kind: "cron"
+      readonly expression: string
+      readonly timeZone: string
+      /** Present only when `"either"`; absent reads as `"vixie"` (rows written before it). */
+      readonly dayMatch?: "either"
+    }
 
 /**
  * The encoded form of `schedule`, resolved as `resolved` (its first slot and plan). Fails with
@@ -657,7 +697,7 @@ export const encode = (
     case "cron": {
       const s = schedule as CronSchedule
       return typeof s.expression === "string"
-        ? Result.succeed({ kind: "cron", expression: s.expression, timeZone: s.timeZone })
+        ? Result.succeed(encodedCron(s.expression, s.timeZone, s.dayMatch))
         : Result.fail(
             notEncodable(
               schedule,
@@ -671,6 +711,17 @@ export const encode = (
       )
   }
 }
+
+const encodedCron = (
+  expression: string,
+  timeZone: string,
+  dayMatch: DayMatch | undefined,
+): Encoded => ({
+  kind: "cron",
+  expression,
+  timeZone,
+  ...(dayMatch === "either" ? { dayMatch } : {}),
+})
 
 const notEncodable = (schedule: unknown, why: string): InvalidOption =>
   new InvalidOption({ field: "schedule", value: schedule, message: `schedule: ${why}` })
@@ -730,10 +781,13 @@ export const decode = (data: unknown): Result.Result<Decoded, InvalidOption> => 
     case "cron": {
       if (typeof d.expression !== "string" || typeof d.timeZone !== "string")
         return bad("has no cron expression and time zone")
-      const parsed = parseCron(d.expression, d.timeZone)
+      if (d.dayMatch !== undefined && d.dayMatch !== "vixie" && d.dayMatch !== "either")
+        return bad('has a dayMatch that is neither "vixie" nor "either"')
+      const dayMatch = d.dayMatch as DayMatch | undefined
+      const parsed = parseCron(d.expression, d.timeZone, { dayMatch })
       if (!isCronValue(parsed)) return bad(`is invalid: ${parsed.message}`)
       return Result.succeed({
-        encoded: { kind: "cron", expression: d.expression, timeZone: d.timeZone },
+        encoded: encodedCron(d.expression, d.timeZone, dayMatch),
         plan: { kind: "cron", cron: parsed, grid: MissedRun.cron(parsed) },
       })
     }

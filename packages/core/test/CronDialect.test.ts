@@ -4,6 +4,7 @@
  * lists a month's days with `Date` and picks by hand (the last Friday is the last of the list of
  * Fridays), over every month from 2024 to 2031.
  */
+import { Result } from "effect"
 import { describe, expect, it } from "vitest"
 import { Schedule } from "../src/index.ts"
 import * as CronSpec from "../src/internal/cron.ts"
@@ -147,6 +148,15 @@ describe("explain (issue 23)", () => {
     expect(text("@weekly").text).toBe("at 00:00 on Sunday")
     expect(text("@yearly").text).toBe("at 00:00 on day 1 of the month in January")
     expect(text("0,30 2 * * *").text).toBe("at 02:00 and 02:30")
+    expect(text("*/3 * * * * *").text).toBe("every 3 seconds")
+    expect(text("*/15 * * * *").text).toBe("every 15 minutes")
+    expect(text("*/15 9-11 * * *").text).toBe("every 15 minutes of hour 9, 10 and 11")
+    expect(text("0 */2 * * *").text).toBe("at minute 0 of every 2 hours")
+    expect(text("* * * * *").text).toBe("every minute")
+    // 0, 7, …, 56 then 0 again: not evenly spaced across the hour, so listed.
+    expect(text("*/7 * * * *").text).toBe(
+      "at minute 0, 7, 14, 21, 28, 35, 42, 49 and 56 of every hour",
+    )
   })
 
   it("notes the Vixie rule only when both day fields restrict and one starts with *", () => {
@@ -167,5 +177,79 @@ describe("explain (issue 23)", () => {
       "2023-05-13",
       "2023-05-27",
     ])
+  })
+})
+
+describe("dayMatch: the either-field reading, opt-in (issue 23)", () => {
+  const days = (schedule: Schedule.Schedule, count: number) => {
+    const r = Schedule.preview(schedule, { from: Date.parse("2023-05-02T00:00:00Z"), count })
+    if (!Array.isArray(r)) throw new Error(r.message)
+    return r.map((s) => new Date(s.slot).toISOString().slice(0, 10))
+  }
+
+  it('`0 16 */2 * sat` from 2023-05-02 runs on 3, 5, 6 and 7 May with dayMatch "either"', () => {
+    expect(days(Schedule.cron("0 16 */2 * sat", { dayMatch: "either" }), 4)).toEqual([
+      "2023-05-03",
+      "2023-05-05",
+      "2023-05-06",
+      "2023-05-07",
+    ])
+    expect(days(Schedule.cron("0 16 */2 * sat", { dayMatch: "vixie" }), 2)).toEqual([
+      "2023-05-13",
+      "2023-05-27",
+    ])
+    expect(days(Schedule.cron("0 16 */2 * sat"), 2)).toEqual(["2023-05-13", "2023-05-27"])
+  })
+
+  it("changes nothing when a day field does not start with * (both readings are either)", () => {
+    const a = days(Schedule.cron("0 16 1,15 * sat", { dayMatch: "either" }), 6)
+    expect(a).toEqual(days(Schedule.cron("0 16 1,15 * sat"), 6))
+  })
+
+  it("explain says `or on` and drops the Vixie note", () => {
+    const e = Schedule.explain("0 16 */2 * sat", "UTC", { dayMatch: "either" })
+    if (!("text" in e)) throw new Error(e.message)
+    expect(e.text).toMatch(/^at 16:00 on day 1, 3, .* and 31 of the month, or on Saturday$/)
+    expect(e.notes).toEqual([])
+  })
+
+  it("a bad dayMatch is an InvalidOption naming the field and the value", () => {
+    for (const r of [
+      Schedule.resolve(Schedule.cron("0 0 * * *", { dayMatch: "any" as never }), 0),
+      Schedule.explain("0 0 * * *", "UTC", { dayMatch: "both" as never }),
+    ]) {
+      expect(r).toMatchObject({ _tag: "InvalidOption", field: "dayMatch" })
+      expect((r as { message: string }).message).toMatch(
+        /dayMatch must be "vixie" or "either", got "(any|both)"/,
+      )
+    }
+  })
+
+  it('is stored only when "either", and decodes back to the same slots', () => {
+    const either = Schedule.cron("0 16 */2 * sat", { dayMatch: "either" })
+    const r = Schedule.resolve(either, Date.parse("2023-05-02T00:00:00Z")) as Schedule.Resolved
+    const encoded = Result.getOrThrow(Schedule.encode(either, r))
+    expect(encoded).toEqual({
+      kind: "cron",
+      expression: "0 16 */2 * sat",
+      timeZone: "UTC",
+      dayMatch: "either",
+    })
+    const decoded = Result.getOrThrow(Schedule.decode(JSON.parse(JSON.stringify(encoded))))
+    expect(decoded.encoded).toEqual(encoded)
+    const plan = decoded.plan as Schedule.Plan
+    const next = Schedule.nextAfterRun(plan, "catch-up", r.first, r.first)
+    expect(next && "slot" in next && new Date(next.slot).toISOString()).toBe(
+      "2023-05-05T16:00:00.000Z",
+    )
+    const plain = Schedule.cron("0 16 */2 * sat", { dayMatch: "vixie" })
+    const rp = Schedule.resolve(plain, 0) as Schedule.Resolved
+    expect(Result.getOrThrow(Schedule.encode(plain, rp))).toEqual({
+      kind: "cron",
+      expression: "0 16 */2 * sat",
+      timeZone: "UTC",
+    })
+    const bad = Schedule.decode({ ...encoded, dayMatch: "sometimes" })
+    expect(Result.isFailure(bad) && bad.failure.message).toContain("dayMatch")
   })
 })

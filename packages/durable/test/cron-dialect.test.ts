@@ -5,8 +5,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Schedule } from "@tickwork/core"
-import { Effect, Option } from "effect"
-import { recording, sqlite, tempDir, withScheduler } from "./helpers.ts"
+import { Effect, Option, Schema } from "effect"
+import { Handler } from "../src/index.ts"
+import { advance, inFile, recording, sqlite, tempDir, withScheduler } from "./helpers.ts"
 
 const ZONE = "Europe/Berlin"
 
@@ -76,5 +77,81 @@ describe("issue 23: the cron dialect in a durable store", () => {
       }
       t.cleanup()
     }),
+  )
+
+  it.effect(
+    'dayMatch "either" is stored, survives a restart, and an update sets or clears it',
+    () =>
+      Effect.gen(function* () {
+        const t = tempDir()
+        const { handler } = recording()
+        const store = sqlite(t.file())
+        const options = { handlers: [handler] }
+        const expression = "0 16 */2 * sat"
+        const either = Schedule.cron(expression, { timeZone: "UTC", dayMatch: "either" })
+        const vixie = Schedule.cron(expression, { timeZone: "UTC" })
+        const slotOf = (s: Schedule.Schedule) => {
+          const r = Schedule.preview(s, { from: 0, count: 1 })
+          if (!Array.isArray(r) || r[0] === undefined) throw new Error("no slot")
+          return r[0].slot
+        }
+        // From 1970-01-01 (a Thursday): either field gives the 1st, the Vixie rule Saturday the 3rd.
+        expect(slotOf(either)).toBe(Date.parse("1970-01-01T16:00:00Z"))
+        expect(slotOf(vixie)).toBe(Date.parse("1970-01-03T16:00:00Z"))
+        const check = (dayMatch: "either" | undefined, slot: number) =>
+          withScheduler(store, options, (d) =>
+            Effect.gen(function* () {
+              const info = Option.getOrThrow(yield* d.info("c"))
+              expect(info.schedule).toStrictEqual({
+                kind: "cron",
+                expression,
+                timeZone: "UTC",
+                ...(dayMatch === undefined ? {} : { dayMatch }),
+              })
+              expect(info.scheduledFor).toBe(slot)
+            }),
+          )
+        yield* withScheduler(store, options, (d) =>
+          d.schedule({ id: "c", handler, payload: { n: 0 }, schedule: either }),
+        )
+        yield* check("either", slotOf(either))
+        yield* withScheduler(store, options, (d) => d.update("c", { schedule: vixie }))
+        yield* check(undefined, slotOf(vixie))
+        yield* withScheduler(store, options, (d) => d.update("c", { schedule: either }))
+        yield* check("either", slotOf(either))
+        t.cleanup()
+      }),
+  )
+
+  it.effect('an update to dayMatch "either" while a run goes on keeps it when the run ends', () =>
+    inFile((file) =>
+      Effect.gen(function* () {
+        const handler = Handler.make("slow", Schema.Struct({}), () => Effect.sleep(50))
+        const options = { handlers: [handler] }
+        const either = Schedule.cron("0 16 */2 * sat", { timeZone: "UTC", dayMatch: "either" })
+        yield* withScheduler(sqlite(file), options, (d) =>
+          Effect.gen(function* () {
+            yield* d.schedule({ id: "r", handler, payload: {}, schedule: Schedule.fixedRate(100) })
+            yield* advance(d, 10)
+            expect(yield* d.status("r")).toBe("running")
+            expect(yield* d.update("r", { schedule: either })).toBe(true)
+            yield* advance(d, 100)
+          }),
+        )
+        yield* withScheduler(sqlite(file), options, (d) =>
+          Effect.gen(function* () {
+            const info = Option.getOrThrow(yield* d.info("r"))
+            expect(info.schedule).toStrictEqual({
+              kind: "cron",
+              expression: "0 16 */2 * sat",
+              timeZone: "UTC",
+              dayMatch: "either",
+            })
+            // Read with the Vixie rule it would be Saturday 1970-01-03.
+            expect(info.scheduledFor).toBe(Date.parse("1970-01-01T16:00:00Z"))
+          }),
+        )
+      }),
+    ),
   )
 })

@@ -662,14 +662,32 @@ const timeWords = (spec: Spec): string => {
           times.push(`${pad2(h)}:${pad2(m)}${withSeconds ? `:${pad2(s)}` : ""}`)
     return `at ${listed(times)}`
   }
-  const part = (values: ReadonlyArray<number>, size: number, unit: string) =>
-    values.length === size ? `every ${unit}` : `${unit} ${numbers(values)}`
+  const part = (values: ReadonlyArray<number>, size: number, unit: string) => {
+    if (values.length === size) return `every ${unit}`
+    const k = evenStep(values, size)
+    return k === undefined ? `${unit} ${numbers(values)}` : `every ${k} ${unit}s`
+  }
   const parts = [
     ...(withSeconds ? [part(spec.seconds, 60, "second")] : []),
     part(spec.minutes, 60, "minute"),
     part(spec.hours, 24, "hour"),
   ]
-  return `at ${parts.join(" of ")}`
+  const [lead, ...rest] = parts as [string, ...Array<string>]
+  if (!lead.startsWith("every")) return `at ${parts.join(" of ")}`
+  // `every 3 seconds`, not `at every 3 seconds of every minute of every hour`.
+  const coarser = rest.filter((p) => !/^every [a-z]+$/.test(p))
+  return [lead, ...coarser].join(" of ")
+}
+
+/**
+ * `k` when `values` are exactly 0, k, 2k, … of a field of `size` values and k divides `size`
+ * (so the spacing holds across the field's wrap: `*\/15` minutes is every 15 minutes, `*\/7` is not).
+ */
+const evenStep = (values: ReadonlyArray<number>, size: number): number | undefined => {
+  const k = values[1]
+  if (values[0] !== 0 || k === undefined || size % k !== 0 || values.length !== size / k)
+    return undefined
+  return values.every((v, i) => v === i * k) ? k : undefined
 }
 
 const domWords = (dom: DaysOfMonth): Array<string> => [
@@ -715,4 +733,4 @@ export const describe = (spec: Spec): string => {
  * with `*` or `?`, so a day must match both (croner, cron-parser and robfig/cron: either).
  */
 export const hitsVixieRule = (spec: Spec): boolean =>
-  !spec.dom.any && !spec.dow.any && (spec.dom.star || spec.dow.star)
+  spec.dayMatch === "both" && !spec.dom.any && !spec.dow.any && (spec.dom.star || spec.dow.star)

@@ -93,7 +93,10 @@ export const storable = (schedule: Schedule.Schedule): Schedule.Schedule | undef
     }
     case "Cron":
       return typeof schedule.expression === "string"
-        ? Schedule.cron(schedule.expression, { timeZone: schedule.timeZone })
+        ? Schedule.cron(schedule.expression, {
+            timeZone: schedule.timeZone,
+            ...(schedule.dayMatch === undefined ? {} : { dayMatch: schedule.dayMatch }),
+          })
         : undefined
     default:
       return undefined
