@@ -82,12 +82,20 @@ export const html = `<!doctype html>
   button.act:hover { border-color: var(--muted); }
   button.act[data-action="cancel"] { color: var(--failed); }
   .origin { color: var(--faint); }
+  #health { --c: var(--muted); }
+  #health[data-status="ok"] { --c: var(--done); }
+  #health[data-status="degraded"] { --c: var(--paused); }
+  #health[data-status="unhealthy"] { --c: var(--failed); }
+  #health-reasons { list-style: none; margin: 8px 0 0; padding: 0; }
+  #health-reasons li { color: var(--muted); }
+  #health-reasons li b { color: var(--c); margin-right: 6px; }
 </style>
 </head>
 <body>
 <header>
   <div class="brand">tickwork<em id="mode">dashboard</em></div>
   <span class="pill" id="store">…</span>
+  <span class="badge" id="health" title="the fleet's health as the store shows it">…</span>
   <span id="auth"></span>
   <span id="notice"></span>
   <span id="error"></span>
@@ -99,6 +107,7 @@ export const html = `<!doctype html>
     <h2>Tasks by state <small id="total"></small></h2>
     <div id="states"></div>
     <div class="note" id="overdue"></div>
+    <ul id="health-reasons"></ul>
   </section>
   <section>
     <h2>Fleet <small>lease owners now, and processes that ran tasks in the last <span id="window">10m</span></small></h2>
@@ -181,6 +190,17 @@ function renderStates(snap) {
   o.innerHTML = snap.stats.overdue > 0
     ? \`<b>\${esc(snap.stats.overdue)}</b> scheduled task(s) already due, the earliest since \${day(snap.stats.oldestDueAt)}\`
     : \`<b>0</b> tasks overdue\`
+}
+
+// The fleet's health (the store's view: work due and nothing ending, see tickwork stats): a
+// badge with the status, and each reason with its figures.
+function renderHealth(snap) {
+  const h = snap.stats.health
+  const badge = $("#health")
+  badge.dataset.status = String(h.status)
+  badge.textContent = \`health: \${h.status}\`
+  $("#health-reasons").innerHTML = h.reasons.map((r) =>
+    \`<li class="health-reason" data-code="\${esc(r.code)}" data-status="\${esc(r.status)}" style="--c:var(--\${r.status === "unhealthy" ? "failed" : "paused"})"><b>\${esc(r.code)}</b><span class="message">\${esc(r.message)}</span></li>\`).join("")
 }
 
 function renderOwners(snap) {
@@ -297,7 +317,7 @@ async function tick() {
     $("#mode").textContent = actions ? "dashboard · actions enabled" : "dashboard · read-only"
     $("#store").textContent = \`\${snap.store} · \${snap.target}\`
     $("#store").dataset.store = snap.store
-    renderStates(snap); renderOwners(snap); renderLateness(snap); renderTasks(snap); renderLedger(snap)
+    renderStates(snap); renderHealth(snap); renderOwners(snap); renderLateness(snap); renderTasks(snap); renderLedger(snap)
     $("#dot").className = "dot on"
     $("#conn-text").textContent = "live"
     $("#updated").textContent = time(snap.at)

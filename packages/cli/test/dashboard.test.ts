@@ -234,6 +234,10 @@ const checkFleetPage = async (owners: ReadonlyArray<string>) => {
   expect(seen.ledger).toBeGreaterThan(10)
   expect(await text("#conn-text")).toBe("live")
   expect(await text("#mode")).toBe("dashboard · read-only")
+  // A fleet at work is healthy: the badge says so, with no reasons.
+  await waitFor('#health[data-status="ok"]')
+  expect(await text("#health")).toBe("health: ok")
+  expect(await count("#health-reasons li")).toBe(0)
   // Read-only: nothing on the page writes, and the server refuses anything but reads, the
   // action routes included.
   expect(await count("button, form, input")).toBe(0)
@@ -271,6 +275,36 @@ describe("tickwork dashboard in headless Chromium", () => {
       await waitFor('#store[data-store="sqlite"]')
       expect(await text("#store")).toBe(`sqlite · ${file}`)
       await checkFleetPage(["solo-worker"])
+      // The badge shows whatever health the snapshot carries, and each reason as text: here
+      // the real snapshot with an unhealthy health put in its place on the way to the page.
+      const message = '<img src=x onerror="window.__pwned = 1"> work due for 75000 ms'
+      await page.route("**/api/snapshot", async (route) => {
+        const response = await route.fetch()
+        const snap = await response.json()
+        snap.stats.health = {
+          status: "unhealthy",
+          reasons: [
+            { code: "stalled", status: "unhealthy", message },
+            {
+              code: "store-failing",
+              status: "degraded",
+              message: "the store has failed for 10 ms",
+            },
+          ],
+        }
+        await route.fulfill({ response, json: snap })
+      })
+      await waitFor('#health[data-status="unhealthy"]')
+      expect(await text("#health")).toBe("health: unhealthy")
+      expect(
+        await page.evaluate(`[...document.querySelectorAll("#health-reasons li")].map((li) =>
+          [li.dataset.code, li.dataset.status, li.querySelector(".message").textContent])`),
+      ).toEqual([
+        ["stalled", "unhealthy", message],
+        ["store-failing", "degraded", "the store has failed for 10 ms"],
+      ])
+      expect(await page.evaluate("window.__pwned === undefined")).toBe(true)
+      await page.unroute("**/api/snapshot")
       // SIGTERM is how a supervisor stops it: a clean stop, exit code 0.
       expect((await stopAll()).get("dashboard")).toBe(0)
     } finally {

@@ -553,6 +553,9 @@ export const make = <H extends Handler.Any>(
       logFailures: false,
       ...resolved.runtime,
       workers: resolved.workers,
+      // Its gauge carries the same name as this scheduler's: only this one's background
+      // assessment (below) sets it.
+      health: { ...resolved.runtime?.health, background: false },
       // Its own timeout and grace, if given, only within the durable ones: one budget.
       shutdownTimeout: Math.min(resolved.shutdownMs, runtimeMs.shutdownMs),
       shutdownGrace: Math.min(resolved.graceMs, runtimeMs.graceMs),
@@ -735,6 +738,35 @@ export const make = <H extends Handler.Any>(
         if (ids.length > 0) env.wakeup.wake()
       })
 
+    const assessHealth: Effect.Effect<Health.Health> = Effect.gen(function* () {
+      // Work this process could run that is due now (a failed read: the store is failing).
+      const due = resolved.claim
+        ? yield* Effect.exit(store.nextDue(resolved.names))
+        : Exit.succeed(undefined)
+      const t = now()
+      const failingSince = env.outage.failingSince() ?? (Exit.isFailure(due) ? t : undefined)
+      const next = Exit.isSuccess(due) ? due.value : undefined
+      const health = Health.assess(
+        {
+          now: t,
+          dueSince: next !== undefined && next <= t && !env.closing.closed ? next : undefined,
+          // A process that has started nothing yet counts from its own start.
+          lastStartedAt: env.progress.lastStartedAt ?? startedAt,
+          storeFailingSince: failingSince,
+          uncommitted: counters.uncommitted,
+          corrupt: env.fatal.error?.message,
+        },
+        { stallMs: resolved.stallMs, storeMs: resolved.storeFailureMs },
+      )
+      yield* Health.record(runtimeOptions.name ?? "default", health)
+      return health
+    })
+    // The gauge is kept current in the background, one store read every Health.refreshMs: a
+    // stall or a failing store shows with nobody calling `health`.
+    yield* Effect.forkScoped(
+      Effect.forever(Effect.andThen(Effect.sleep(Health.refreshMs), assessHealth)),
+    )
+
     const durable = DurableScheduler.of({
       owner: resolved.owner,
       schedule,
@@ -783,29 +815,7 @@ export const make = <H extends Handler.Any>(
         sessionHeld: env.session.held,
         closed: env.closing.closed,
       })),
-      health: Effect.gen(function* () {
-        // Work this process could run that is due now (a failed read: the store is failing).
-        const due = resolved.claim
-          ? yield* Effect.exit(store.nextDue(resolved.names))
-          : Exit.succeed(undefined)
-        const t = now()
-        const failingSince = env.outage.failingSince() ?? (Exit.isFailure(due) ? t : undefined)
-        const next = Exit.isSuccess(due) ? due.value : undefined
-        const health = Health.assess(
-          {
-            now: t,
-            dueSince: next !== undefined && next <= t && !env.closing.closed ? next : undefined,
-            // A process that has started nothing yet counts from its own start.
-            lastStartedAt: env.progress.lastStartedAt ?? startedAt,
-            storeFailingSince: failingSince,
-            uncommitted: counters.uncommitted,
-            corrupt: env.fatal.error?.message,
-          },
-          { stallMs: resolved.stallMs, storeMs: resolved.storeFailureMs },
-        )
-        yield* Health.record(runtimeOptions.name ?? "default", health)
-        return health
-      }),
+      health: assessHealth,
       poll: Effect.sync(() => env.wakeup.wake()),
       idle: Effect.sync(() => (!resolved.claim || env.wakeup.idle) && held.size === 0),
     })

@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Schedule } from "@tickwork/core"
-import { Context, Deferred, Effect, Exit, Fiber, Layer, Schema } from "effect"
+import { Health } from "@tickwork/runtime"
+import { Context, Deferred, Effect, Exit, Fiber, Layer, Metric, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import { DurableScheduler, Errors, Handler, TaskStore } from "../src/index.ts"
 import { sqlite, tempDir } from "./helpers.ts"
@@ -58,6 +59,46 @@ describe("DurableScheduler.health", () => {
       expect(h.status).toBe("unhealthy")
       expect(h.reasons.map((r) => r.code)).toEqual(["stalled"])
     }),
+  )
+
+  it.effect(
+    "the gauge turns unhealthy on a stall in the background, with nobody calling health",
+    () =>
+      Effect.gen(function* () {
+        const t = tempDir()
+        const stuck = Handler.make("stuck", Schema.Struct({}), () => Effect.never)
+        const { store } = yield* breakable(t.file())
+        const gauge = Effect.map(Metric.snapshot, (all) =>
+          all.find(
+            (m) => m.id === "tickwork_health" && m.attributes?.scheduler === "watched-durable",
+          ),
+        )
+        const { durable } = yield* DurableScheduler.make({
+          handlers: [stuck],
+          workers: 1,
+          shutdown: "interrupt",
+          shutdownGrace: 0,
+          health: { stall: "1 minute" },
+          runtime: { name: "watched-durable" },
+        }).pipe(Effect.provideService(TaskStore.TaskStore, store))
+        yield* durable.schedule({
+          id: "a",
+          handler: stuck,
+          payload: {},
+          schedule: Schedule.once(0),
+        })
+        yield* durable.schedule({
+          id: "b",
+          handler: stuck,
+          payload: {},
+          schedule: Schedule.once(10),
+        })
+        yield* TestClock.adjust(Health.refreshMs)
+        expect((yield* gauge)?.state).toMatchObject({ value: 0 })
+        // "b" is due at 10 and never starts: stalled from 60 010, seen by the look at 65 000.
+        yield* TestClock.adjust(60_010)
+        expect((yield* gauge)?.state).toMatchObject({ value: 2 })
+      }),
   )
 
   it.effect("store failing: degraded at once, unhealthy after health.storeFailure", () =>

@@ -163,6 +163,39 @@ export const assess = (signals: Signals, bounds: Bounds = defaultBounds): Health
   return { status, reasons }
 }
 
+/**
+ * How often a scheduler re-assesses itself in the background while its health may be changing,
+ * ms: the `tickwork_health` gauge lags a stall by at most this much with nobody calling `health`.
+ *
+ * @category models
+ * @since 0.4.0
+ */
+export const refreshMs = 5_000
+
+/**
+ * When the in-memory scheduler's background assessment should next look (epoch ms), given the
+ * last one: `refresh` ms on while it is not `ok` (it may recover or worsen at any time); else the
+ * first moment work could have waited `stallMs` (`dueSince + stallMs`, or `nextSlot + stallMs`
+ * when nothing is due yet), but never sooner than `refresh` ms on; `undefined` when nothing is
+ * scheduled (only new work can change it). Pure. The watcher is woken early when new work moves
+ * the earliest slot before `at - stallMs`.
+ *
+ * @category getters
+ * @since 0.4.0
+ */
+export const recheckAt = (
+  health: Health,
+  signals: Signals,
+  nextSlot: number | undefined,
+  bounds: Bounds = defaultBounds,
+  refresh: number = refreshMs,
+): number | undefined => {
+  const soonest = signals.now + refresh
+  if (health.status !== "ok") return soonest
+  const from = signals.dueSince ?? nextSlot
+  return from === undefined ? undefined : Math.max(soonest, from + bounds.stallMs)
+}
+
 /** The gauge: 0 ok, 1 degraded, 2 unhealthy, per scheduler. */
 const gauge = Metric.gauge("tickwork_health", {
   description: "the scheduler's health at its last assessment: 0 ok, 1 degraded, 2 unhealthy",

@@ -36,16 +36,24 @@
  *       - targets: ["app-host:9464"]
  * ```
  *
+ * Every request's `Host` must name an address the server serves (`PageAccess.allowedHosts`:
+ * the bound address; on every interface, each interface's address, this machine's name and
+ * `localhost`), else it is answered 421 with nothing read: a DNS-rebinding page, whose requests
+ * carry its own name, cannot read the metrics. A scrape target written as another name (a DNS
+ * name, a Kubernetes service) is listed in `hosts`: `hosts: ["app-host"]` for the config above
+ * when the machine is not itself called `app-host`.
+ *
  * An application that already runs an effect `HttpRouter` adds the route to it instead:
- * `PrometheusMetrics.layerHttp()` from `effect/observability`.
+ * `PrometheusMetrics.layerHttp()` from `effect/observability` (its own router's checks apply).
  *
  * @since 0.1.0
  */
 import { createServer } from "node:http"
 import { Context, Effect, Layer } from "effect"
-import { HttpRouter, HttpServer } from "effect/http"
+import { HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { ServeError } from "effect/http/HttpServerError"
 import { PrometheusMetrics } from "effect/observability"
+import * as PageAccess from "./PageAccess.ts"
 
 /**
  * Where the endpoint listens, and how it names the metrics.
@@ -62,6 +70,11 @@ export interface Options {
   readonly path?: `/${string}`
   /** A prefix joined to every metric name with `_` (`myapp` → `myapp_tickwork_runs_total`). */
   readonly prefix?: string
+  /**
+   * More names a scrape may send as its `Host`, beyond the addresses served: `app-host` (then
+   * `app-host:<port>` is accepted) or `app-host:80` (exactly that). Case is ignored.
+   */
+  readonly hosts?: ReadonlyArray<string>
 }
 
 /**
@@ -79,10 +92,29 @@ export class Endpoint extends Context.Service<
 const defaultPort = 9464
 
 /**
+ * The `Host` values a scrape may carry: the served addresses (`PageAccess.allowedHosts`) and
+ * `extra`, each with `:port` unless it names a port.
+ */
+const hostsFor = (
+  host: string,
+  port: number,
+  extra: ReadonlyArray<string> = [],
+): ReadonlySet<string> => {
+  const hosts = new Set(PageAccess.allowedHosts(host, port))
+  for (const name of extra) {
+    const lower = name.toLowerCase()
+    hosts.add(
+      /^(\[[^\]]*\]|[^:]*):\d+$/.test(lower) ? lower : `${PageAccess.bracket(lower)}:${port}`,
+    )
+  }
+  return hosts
+}
+
+/**
  * Serves the metric registry of the layer's context (the default one unless you provide
  * another) for Prometheus to scrape, until the layer's scope closes. Fails with `ServeError`
  * when the port cannot be bound. Requests are not logged (a scrape every few seconds would
- * flood the logs).
+ * flood the logs). A request whose `Host` is not served (see the module's doc) is answered 421.
  *
  * @category layers
  * @since 0.1.0
@@ -93,26 +125,44 @@ export const layer = (options: Options = {}): Layer.Layer<Endpoint, ServeError> 
     port: options.port ?? defaultPort,
     ...(options.host === undefined ? {} : { host: options.host }),
   }
+  const formatOptions = options.prefix === undefined ? {} : { prefix: options.prefix }
   return Layer.unwrap(
-    Effect.map(loadNodeHttpServer, (NodeHttpServer) => {
-      const routes = HttpRouter.serve(
-        PrometheusMetrics.layerHttp({ path, prefix: options.prefix }),
-        { disableLogger: true, disableListenLog: true },
-      )
-      const endpoint = Layer.effect(
+    Effect.map(loadNodeHttpServer, (NodeHttpServer) =>
+      Layer.effect(
         Endpoint,
         Effect.gen(function* () {
-          const { address } = yield* HttpServer.HttpServer
-          return {
-            url: `${HttpServer.formatAddress(address)}${path}`,
-            port: address._tag === "UnixPathAddress" ? 0 : address.port,
-          }
+          const server = yield* HttpServer.HttpServer
+          const { address } = server
+          const port = address._tag === "UnixPathAddress" ? 0 : address.port
+          // Node's listen without a host takes every interface.
+          const hosts = hostsFor(options.host ?? "::", port, options.hosts)
+          const app = Effect.gen(function* () {
+            const request = yield* HttpServerRequest.HttpServerRequest
+            // Checked first: a rebound page must learn nothing, not even which paths exist.
+            const hostHeader = (request.headers.host ?? "").toLowerCase()
+            if (!PageAccess.hostAllowed(hosts, hostHeader)) {
+              return HttpServerResponse.text(`unknown Host ${JSON.stringify(hostHeader)}\n`, {
+                status: 421,
+              })
+            }
+            if (new URL(request.url, "http://localhost").pathname !== path) {
+              return HttpServerResponse.text("not found\n", { status: 404 })
+            }
+            if (request.method !== "GET" && request.method !== "HEAD") {
+              return HttpServerResponse.text("only GET and HEAD\n", {
+                status: 405,
+                headers: { allow: "GET, HEAD" },
+              })
+            }
+            return HttpServerResponse.text(yield* PrometheusMetrics.format(formatOptions), {
+              contentType: "text/plain; version=0.0.4; charset=utf-8",
+            })
+          })
+          yield* server.serve(app)
+          return { url: `${HttpServer.formatAddress(address)}${path}`, port }
         }),
-      )
-      return Layer.merge(routes, endpoint).pipe(
-        Layer.provide(NodeHttpServer.layer(() => createServer(), listen)),
-      )
-    }),
+      ).pipe(Layer.provide(NodeHttpServer.layer(() => createServer(), listen))),
+    ),
   )
 }
 

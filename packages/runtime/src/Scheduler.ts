@@ -33,6 +33,7 @@ import { type Breaker, Errors, Kernel, Options, Random, type Task, type Time } f
 import {
   Clock,
   Context,
+  Deferred,
   Effect,
   Scheduler as EffectScheduler,
   Layer,
@@ -44,7 +45,7 @@ import {
   Tracer,
 } from "effect"
 import * as Health from "./Health.ts"
-import { type Clocks, TimingActor } from "./internal/actor.ts"
+import { type Clocks, MAX_SLEEP_MS, TimingActor } from "./internal/actor.ts"
 import { attach, combine, Inspection, type InspectObserver } from "./internal/inspection.ts"
 import * as Ledger from "./Ledger.ts"
 import * as Metrics from "./Metrics.ts"
@@ -316,15 +317,22 @@ export interface SchedulerOptions {
    */
   readonly inspect?: InspectObserver
   /**
-   * Health bounds: `stall`, how long work may be due with no run starting before `health` is
-   * `unhealthy`. Default 60 s.
+   * Health: `stall`, how long work may be due with no run starting before `health` is
+   * `unhealthy` (default 60 s); `background`, whether the scheduler re-assesses itself in the
+   * background to keep the `tickwork_health` gauge current (default true; false for a scheduler
+   * embedded in another that reports under the same name, as the durable scheduler's is).
    *
    * @since 0.4.0
    */
-  readonly health?: { readonly stall?: Time.DurationInput | undefined } | undefined
+  readonly health?:
+    | {
+        readonly stall?: Time.DurationInput | undefined
+        readonly background?: boolean | undefined
+      }
+    | undefined
 }
 
-const healthKeys: ReadonlySet<string> = new Set(["stall"])
+const healthKeys: ReadonlySet<string> = new Set(["stall", "background"])
 
 const schedulerOptionKeys: ReadonlySet<string> = new Set([
   "name",
@@ -475,6 +483,10 @@ export const make = (
     if (badHealthKey !== undefined) return yield* badHealthKey
     const stallMs = millis("health.stall", healthOptions.stall, Health.defaultBounds.stallMs)
     if (typeof stallMs !== "number") return yield* stallMs
+    const background = healthOptions.background ?? true
+    if (typeof background !== "boolean") {
+      return yield* optionError("health.background", background, "must be a boolean")
+    }
     const seed = options.seed ?? randomSeed()
     if (!Number.isSafeInteger(seed)) return yield* optionError("seed", seed, "must be an integer")
     const kernel = yield* Effect.try({
@@ -563,6 +575,45 @@ export const make = (
           )
         : actor.run,
     )
+    const healthBounds: Health.Bounds = { ...Health.defaultBounds, stallMs }
+    const assessNow = () => {
+      const now = actor.now()
+      const next = kernel.nextSlot()
+      const signals: Health.Signals = {
+        now,
+        dueSince: next !== undefined && next <= now && !actor.closed ? next : undefined,
+        // A scheduler that has started nothing yet counts from its own start.
+        lastStartedAt: actor.lastStartedAt ?? createdAt,
+      }
+      return { health: Health.assess(signals, healthBounds), signals, next }
+    }
+    // The gauge is kept current in the background: a stall shows with nobody calling `health`.
+    // It looks only when the assessment could change (Health.recheckAt), O(1) each time, and a
+    // command that brings work forward wakes it (the actor's healthBefore).
+    if (background)
+      yield* Effect.forkScoped(
+        Effect.gen(function* () {
+          for (;;) {
+            const { health, signals, next } = assessNow()
+            yield* Health.record(name, health)
+            const at = Health.recheckAt(
+              health,
+              signals,
+              actor.closed ? undefined : next,
+              healthBounds,
+            )
+            const poked = Deferred.makeUnsafe<void>()
+            actor.healthWake = () => Deferred.doneUnsafe(poked, Effect.void)
+            actor.healthBefore = at === undefined ? Number.POSITIVE_INFINITY : at - stallMs
+            yield* at === undefined
+              ? Deferred.await(poked)
+              : Effect.raceFirst(
+                  Deferred.await(poked),
+                  Effect.sleep(Math.min(at - signals.now, MAX_SLEEP_MS)),
+                )
+          }
+        }),
+      )
     // Finalizers run in reverse order: the shutdown runs before the actor is interrupted.
     yield* Effect.addFinalizer(() =>
       Effect.flatMap(actor.shutdown(), (report) =>
@@ -757,17 +808,7 @@ export const make = (
       })),
       nextSlot: Effect.sync(() => Option.fromNullishOr(kernel.nextSlot())),
       health: Effect.suspend(() => {
-        const now = actor.now()
-        const next = kernel.nextSlot()
-        const health = Health.assess(
-          {
-            now,
-            dueSince: next !== undefined && next <= now && !actor.closed ? next : undefined,
-            // A scheduler that has started nothing yet counts from its own start.
-            lastStartedAt: actor.lastStartedAt ?? createdAt,
-          },
-          { ...Health.defaultBounds, stallMs },
-        )
+        const { health } = assessNow()
         return Effect.as(Health.record(name, health), health)
       }),
     })

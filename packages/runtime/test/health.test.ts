@@ -74,6 +74,58 @@ describe("Scheduler.health", () => {
     }),
   )
 
+  it.effect(
+    "the gauge turns unhealthy on a stall in the background, with nobody calling health",
+    () =>
+      Effect.gen(function* () {
+        const gauge = Effect.map(Metric.snapshot, (all) =>
+          all.find((m) => m.id === "tickwork_health" && m.attributes?.scheduler === "watched"),
+        )
+        yield* Scheduler.make({
+          name: "watched",
+          workers: 1,
+          shutdown: "interrupt",
+          shutdownGrace: 0,
+          health: { stall: "1 minute" },
+        }).pipe(
+          Effect.tap((s) =>
+            Effect.andThen(
+              s.schedule({ id: "stuck", schedule: Schedule.once(0), job: Effect.never }),
+              // Scheduled later, while the watcher waits: the command wakes it to plan again.
+              TestClock.adjust(1_000).pipe(
+                Effect.andThen(
+                  s.schedule({ id: "waits", schedule: Schedule.once(0), job: Effect.void }),
+                ),
+              ),
+            ),
+          ),
+        )
+        yield* TestClock.adjust(0)
+        expect((yield* gauge)?.state).toMatchObject({ value: 0 })
+        // "waits" is due at 1 000 and never starts: behind at 61 000, stalled from then on too
+        // (the last start was at 0), each seen within Health.refreshMs.
+        yield* TestClock.adjust(60_000 - 1)
+        expect((yield* gauge)?.state).toMatchObject({ value: 0 })
+        yield* TestClock.adjust(1 + Health.refreshMs)
+        expect((yield* gauge)?.state).toMatchObject({ value: 2 })
+      }),
+  )
+
+  it("recheckAt: soon while not ok, at the first possible stall while ok, never with nothing scheduled", () => {
+    const ok: Health.Health = { status: "ok", reasons: [] }
+    const base = { now: 10_000, lastStartedAt: 0 }
+    expect(Health.recheckAt(ok, { ...base, dueSince: undefined }, undefined, bounds, 500)).toBe(
+      undefined,
+    )
+    expect(Health.recheckAt(ok, { ...base, dueSince: undefined }, 20_000, bounds, 500)).toBe(21_000)
+    expect(Health.recheckAt(ok, { ...base, dueSince: 9_800 }, 9_800, bounds, 500)).toBe(10_800)
+    expect(Health.recheckAt(ok, { ...base, dueSince: 9_000 }, 9_000, bounds, 500)).toBe(10_500)
+    const bad: Health.Health = { status: "degraded", reasons: [] }
+    expect(Health.recheckAt(bad, { ...base, dueSince: undefined }, undefined, bounds, 500)).toBe(
+      10_500,
+    )
+  })
+
   it.effect("a bad health option is InvalidOption naming it", () =>
     Effect.gen(function* () {
       const scope = yield* Scope.make()

@@ -7,6 +7,7 @@
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { request } from "node:http"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -101,6 +102,43 @@ describe("Prometheus.layer", () => {
         return body.includes('app_tickwork_runs_total{scheduler="prefixed"') ? body : undefined
       })
       expect(text).not.toMatch(/^tickwork_/m)
+    } finally {
+      await runtime.dispose()
+    }
+  }, 60_000)
+
+  it("answers only a Host it serves: a DNS-rebinding page reads nothing (421)", async () => {
+    const { runtime, endpoint } = await startScheduler("rebinding", { hosts: ["App-Host"] })
+    try {
+      const ask = (host: string, path = "/metrics") =>
+        new Promise<{ status: number; body: string }>((resolve, reject) => {
+          const req = request(
+            { host: "127.0.0.1", port: endpoint.port, path, headers: { host } },
+            (res) => {
+              let body = ""
+              res.on("data", (chunk) => {
+                body += chunk
+              })
+              res.on("end", () => resolve({ status: res.statusCode ?? 0, body }))
+            },
+          )
+          req.on("error", reject)
+          req.end()
+        })
+      const port = endpoint.port
+      for (const host of [`evil.example:${port}`, "127.0.0.1", `127.0.0.1:${port + 1}`]) {
+        const refused = await ask(host)
+        expect([host, refused.status]).toEqual([host, 421])
+        expect(refused.body).not.toContain("tickwork_")
+      }
+      expect((await ask(`evil.example:${port}`, "/other")).status).toBe(421)
+      for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `app-host:${port}`]) {
+        const served = await poll(`a scrape as ${host}`, 30_000, async () => {
+          const r = await ask(host)
+          return r.body.includes('tickwork_tasks_pending{scheduler="rebinding"}') ? r : undefined
+        })
+        expect(served.status).toBe(200)
+      }
     } finally {
       await runtime.dispose()
     }

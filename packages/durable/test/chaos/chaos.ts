@@ -330,192 +330,241 @@ export const chaos = async (o: ChaosOptions): Promise<ChaosReport> => {
     workers.length = 0
 
     // ---------------------------------------------------------------- the ledger
-    const runs = await query<{
-      task_id: string
-      slot: string
-      attempt: number
-      finished_at: string
-      next_run_at: string | null
-    }>(
+    const runs = await query<LedgerRun>(
       cluster.url,
       "SELECT task_id, slot::text AS slot, attempt, finished_at::text, next_run_at::text FROM tickwork_runs",
     )
-    const events = await query<{
-      task_id: string
-      kind: "skipped" | "coalesced"
-      first_slot: string
-      last_slot: string
-    }>(
+    const events = await query<LedgerEvent>(
       cluster.url,
       "SELECT task_id, kind, first_slot::text, last_slot::text FROM tickwork_events WHERE kind IN ('skipped', 'coalesced')",
     )
-    const ran = new Map<string, Array<(typeof runs)[number]>>()
-    for (const r of runs) {
-      const list = ran.get(r.task_id) ?? []
-      list.push(r)
-      ran.set(r.task_id, list)
-    }
-    const lost: Array<string> = []
-    for (const id of oneShotIds) if (!ran.has(id)) lost.push(`${id} (one-shot, never ran)`)
-    let due = o.oneShots
-    // A fixed-rate task's due slots: its grid from the first slot accepted to the end. Each ran,
-    // or (policy `coalesce` / `skip`) lies in an event of that kind; `catch-up` runs them all.
-    for (const [k, id] of rateIds.entries()) {
-      const policy = policyOf(k)
-      const have = new Set((ran.get(id) ?? []).map((r) => Number(r.slot)))
-      const allowed =
-        policy === "coalesce" ? "coalesced" : policy === "skip" ? "skipped" : undefined
-      const dropped = events.filter((e) => e.task_id === id && e.kind === allowed)
-      const first = firstSlot.get(id)
-      if (first === undefined) {
-        lost.push(`${id} (not accepted)`)
-        continue
-      }
-      for (let s = first; s <= end; s += o.periodMs) {
-        due++
-        if (have.has(s)) continue
-        const covered = dropped.some((e) => Number(e.first_slot) <= s && s <= Number(e.last_slot))
-        if (!covered) lost.push(`${id}@${s} (fixed-rate, ${policy})`)
-      }
-    }
-    // A fixed-delay task's due slots: the first accepted, then each run's finish plus the
-    // period, while that is within the window.
-    for (const id of delayIds) {
-      const bySlot = new Map((ran.get(id) ?? []).map((r) => [Number(r.slot), r]))
-      let s = firstSlot.get(id)
-      if (s === undefined) {
-        lost.push(`${id} (not accepted)`)
-        continue
-      }
-      while (s <= end) {
-        due++
-        const r = bySlot.get(s)
-        if (r === undefined) {
-          lost.push(`${id}@${s} (fixed-delay)`)
-          break
-        }
-        const next = Number(r.finished_at) + o.periodMs
-        if (r.next_run_at !== null && Number(r.next_run_at) !== next) {
-          lost.push(
-            `${id}@${s} (fixed-delay: next slot ${r.next_run_at}, not finish + period ${next})`,
-          )
-          break
-        }
-        s = next
-      }
-    }
-
-    // ---------------------------------------------------------------- the effects logs
-    const lines: Array<LogLine> = logs.flatMap((f) =>
-      existsSync(f) ? parseLog(readFileSync(f, "utf8")) : [],
-    )
-    const byKey = new Map<string, Array<LogLine>>()
-    for (const l of lines) {
-      const key = `${l.id} ${l.slot} ${l.attempt}`
-      const list = byKey.get(key) ?? []
-      list.push(l)
-      byKey.set(key, list)
-    }
-    /**
-     * Whether fault `f` cut off the delivery `s` (a start line): it was in flight at some moment
-     * of the fault, from its claim (`claimedAt`) to its commit (the worker's commit line for
-     * that fence; none: it never committed).
-     */
-    const cutBy = (s: LogLine, list: ReadonlyArray<LogLine>, f: Fault) => {
-      if (s.claimedAt > f.until) return false
-      const commit = list.find(
-        (l) => l.kind === "commit" && l.fence === s.fence && l.owner === s.owner,
-      )
-      return commit === undefined || commit.at >= f.at
-    }
-    const duplicates: Array<Duplicate> = []
-    for (const [key, list] of byKey) {
-      const starts = list.filter((l) => l.kind === "start").sort((x, y) => x.at - y.at)
-      if (starts.length < 2) continue
-      // Every delivery but the last was cut off by a fault.
-      let fault: string | undefined
-      for (const s of starts.slice(0, -1)) {
-        const f = faults.find((f) => (f.owner === "*" || f.owner === s.owner) && cutBy(s, list, f))
-        if (f === undefined) {
-          fault = undefined
-          break
-        }
-        fault = `${f.kind} ${f.owner} at +${f.at - started} ms`
-      }
-      duplicates.push({
-        key,
-        starts: starts.length,
-        fault,
-        trace: list.map((l) => `${l.kind} ${l.owner} f${l.fence} +${l.at - started}`).join(", "),
-      })
-    }
-    const beyondInFlight = duplicates.filter((d) => d.fault === undefined)
-
-    // One-shots' lateness (first start − slot): how loaded the machine was.
-    const slotOf = new Map(
-      oneShotIds.map((id, k) => [id, base + Math.floor((k * o.durationMs) / o.oneShots)]),
-    )
-    const lateness = lines
-      .filter((l) => l.kind === "start" && l.delivery === 1 && slotOf.has(l.id))
-      .map((l) => l.at - (slotOf.get(l.id) as number))
-      .sort((x, y) => x - y)
-
-    // ---------------------------------------------------------------- failover per kill
-    const failover: Array<number> = []
-    const perKill: Array<{ owner: string; at: number; cut: number; max: number }> = []
-    let notRestarted = 0
-    for (const f of faults) {
-      if (f.kind !== "kill") continue
-      let cutHere = 0
-      const times: Array<number> = []
-      for (const [, list] of byKey) {
-        // A run the kill cut off: started by the killed process, never ended nor interrupted.
-        const cut = list.find(
-          (l) =>
-            l.kind === "start" &&
-            l.owner === f.owner &&
-            l.at <= f.at &&
-            !list.some((e) => e.kind !== "start" && e.owner === l.owner && e.fence === l.fence),
-        )
-        if (cut === undefined) continue
-        // Already taken over before the kill (its process was stopped past the lease): the
-        // kill cut off nothing there; that earlier fault's duplicate is counted against it.
-        if (list.some((l) => l.kind === "start" && l.fence > cut.fence && l.at <= f.at)) continue
-        cutHere++
-        const next = list
-          .filter((l) => l.kind === "start" && l.owner !== f.owner && l.at >= f.at)
-          .sort((x, y) => x.at - y.at)[0]
-        if (next === undefined) notRestarted++
-        else times.push(next.at - f.at)
-      }
-      failover.push(...times)
-      perKill.push({
-        owner: f.owner,
-        at: f.at - started,
-        cut: cutHere,
-        max: Math.max(-1, ...times),
-      })
-    }
-    failover.sort((x, y) => x - y)
-    return {
-      tasks: o.oneShots + 2 * o.recurring,
-      due,
-      runs: runs.length,
-      lost,
-      duplicates,
-      beyondInFlight,
+    return analyze(o, {
+      runs,
+      events,
+      logs,
       faults,
-      failover,
-      notRestarted,
-      perKill,
-      lateness: { p50: percentile(lateness, 50), p99: percentile(lateness, 99) },
-      seconds: (Date.now() - started) / 1000,
-    }
+      oneShotIds,
+      rateIds,
+      delayIds,
+      firstSlot,
+      base,
+      end,
+      started,
+      policyOf,
+    })
   } finally {
     for (const w of workers) w.process.kill("SIGKILL")
     await Promise.all(workers.map((w) => w.exited))
     cluster.remove()
     t.cleanup()
+  }
+}
+
+/** A ledger run as the chaos count reads it (numbers as text or numbers, by store). */
+export interface LedgerRun {
+  readonly task_id: string
+  readonly slot: string | number
+  readonly attempt: number
+  readonly finished_at: string | number
+  readonly next_run_at: string | number | null
+}
+
+/** A `skipped` or `coalesced` ledger event. */
+export interface LedgerEvent {
+  readonly task_id: string
+  readonly kind: "skipped" | "coalesced"
+  readonly first_slot: string | number
+  readonly last_slot: string | number
+}
+
+/** What a run leaves to count: the ledger, the effects logs, the faults and the tasks. */
+export interface ChaosRecord {
+  readonly runs: ReadonlyArray<LedgerRun>
+  readonly events: ReadonlyArray<LedgerEvent>
+  /** The workers' effects logs (fixtures/job.ts), one file each. */
+  readonly logs: ReadonlyArray<string>
+  readonly faults: ReadonlyArray<Fault>
+  readonly oneShotIds: ReadonlyArray<string>
+  readonly rateIds: ReadonlyArray<string>
+  readonly delayIds: ReadonlyArray<string>
+  /** Each recurring task's first slot, as accepted. */
+  readonly firstSlot: ReadonlyMap<string, number>
+  /** The first one-shot's slot, and the end of the fault window (epoch ms). */
+  readonly base: number
+  readonly end: number
+  /** When the run began (epoch ms). */
+  readonly started: number
+  readonly policyOf: (k: number) => MissedRun.MissedRunPolicy
+}
+
+/**
+ * The strict count, the same for every store: due slots from each task's schedule over the
+ * whole run, lost slots, duplicates each explained by a fault that cut a delivery between its
+ * claim and its commit, and failover per kill.
+ */
+export const analyze = (o: ChaosOptions, r: ChaosRecord): ChaosReport => {
+  const { runs, events, logs, faults, oneShotIds, rateIds, delayIds, firstSlot, base, end } = r
+  const { started, policyOf } = r
+  const ran = new Map<string, Array<(typeof runs)[number]>>()
+  for (const r of runs) {
+    const list = ran.get(r.task_id) ?? []
+    list.push(r)
+    ran.set(r.task_id, list)
+  }
+  const lost: Array<string> = []
+  for (const id of oneShotIds) if (!ran.has(id)) lost.push(`${id} (one-shot, never ran)`)
+  let due = o.oneShots
+  // A fixed-rate task's due slots: its grid from the first slot accepted to the end. Each ran,
+  // or (policy `coalesce` / `skip`) lies in an event of that kind; `catch-up` runs them all.
+  for (const [k, id] of rateIds.entries()) {
+    const policy = policyOf(k)
+    const have = new Set((ran.get(id) ?? []).map((r) => Number(r.slot)))
+    const allowed = policy === "coalesce" ? "coalesced" : policy === "skip" ? "skipped" : undefined
+    const dropped = events.filter((e) => e.task_id === id && e.kind === allowed)
+    const first = firstSlot.get(id)
+    if (first === undefined) {
+      lost.push(`${id} (not accepted)`)
+      continue
+    }
+    for (let s = first; s <= end; s += o.periodMs) {
+      due++
+      if (have.has(s)) continue
+      const covered = dropped.some((e) => Number(e.first_slot) <= s && s <= Number(e.last_slot))
+      if (!covered) lost.push(`${id}@${s} (fixed-rate, ${policy})`)
+    }
+  }
+  // A fixed-delay task's due slots: the first accepted, then each run's finish plus the
+  // period, while that is within the window.
+  for (const id of delayIds) {
+    const bySlot = new Map((ran.get(id) ?? []).map((r) => [Number(r.slot), r]))
+    let s = firstSlot.get(id)
+    if (s === undefined) {
+      lost.push(`${id} (not accepted)`)
+      continue
+    }
+    while (s <= end) {
+      due++
+      const r = bySlot.get(s)
+      if (r === undefined) {
+        lost.push(`${id}@${s} (fixed-delay)`)
+        break
+      }
+      const next = Number(r.finished_at) + o.periodMs
+      if (r.next_run_at !== null && Number(r.next_run_at) !== next) {
+        lost.push(
+          `${id}@${s} (fixed-delay: next slot ${r.next_run_at}, not finish + period ${next})`,
+        )
+        break
+      }
+      s = next
+    }
+  }
+
+  // ---------------------------------------------------------------- the effects logs
+  const lines: Array<LogLine> = logs.flatMap((f) =>
+    existsSync(f) ? parseLog(readFileSync(f, "utf8")) : [],
+  )
+  const byKey = new Map<string, Array<LogLine>>()
+  for (const l of lines) {
+    const key = `${l.id} ${l.slot} ${l.attempt}`
+    const list = byKey.get(key) ?? []
+    list.push(l)
+    byKey.set(key, list)
+  }
+  /**
+   * Whether fault `f` cut off the delivery `s` (a start line): it was in flight at some moment
+   * of the fault, from its claim (`claimedAt`) to its commit (the worker's commit line for
+   * that fence; none: it never committed).
+   */
+  const cutBy = (s: LogLine, list: ReadonlyArray<LogLine>, f: Fault) => {
+    if (s.claimedAt > f.until) return false
+    const commit = list.find(
+      (l) => l.kind === "commit" && l.fence === s.fence && l.owner === s.owner,
+    )
+    return commit === undefined || commit.at >= f.at
+  }
+  const duplicates: Array<Duplicate> = []
+  for (const [key, list] of byKey) {
+    const starts = list.filter((l) => l.kind === "start").sort((x, y) => x.at - y.at)
+    if (starts.length < 2) continue
+    // Every delivery but the last was cut off by a fault.
+    let fault: string | undefined
+    for (const s of starts.slice(0, -1)) {
+      const f = faults.find((f) => (f.owner === "*" || f.owner === s.owner) && cutBy(s, list, f))
+      if (f === undefined) {
+        fault = undefined
+        break
+      }
+      fault = `${f.kind} ${f.owner} at +${f.at - started} ms`
+    }
+    duplicates.push({
+      key,
+      starts: starts.length,
+      fault,
+      trace: list.map((l) => `${l.kind} ${l.owner} f${l.fence} +${l.at - started}`).join(", "),
+    })
+  }
+  const beyondInFlight = duplicates.filter((d) => d.fault === undefined)
+
+  // One-shots' lateness (first start − slot): how loaded the machine was.
+  const slotOf = new Map(
+    oneShotIds.map((id, k) => [id, base + Math.floor((k * o.durationMs) / o.oneShots)]),
+  )
+  const lateness = lines
+    .filter((l) => l.kind === "start" && l.delivery === 1 && slotOf.has(l.id))
+    .map((l) => l.at - (slotOf.get(l.id) as number))
+    .sort((x, y) => x - y)
+
+  // ---------------------------------------------------------------- failover per kill
+  const failover: Array<number> = []
+  const perKill: Array<{ owner: string; at: number; cut: number; max: number }> = []
+  let notRestarted = 0
+  for (const f of faults) {
+    if (f.kind !== "kill") continue
+    let cutHere = 0
+    const times: Array<number> = []
+    for (const [, list] of byKey) {
+      // A run the kill cut off: started by the killed process, never ended nor interrupted.
+      const cut = list.find(
+        (l) =>
+          l.kind === "start" &&
+          l.owner === f.owner &&
+          l.at <= f.at &&
+          !list.some((e) => e.kind !== "start" && e.owner === l.owner && e.fence === l.fence),
+      )
+      if (cut === undefined) continue
+      // Already taken over before the kill (its process was stopped past the lease): the
+      // kill cut off nothing there; that earlier fault's duplicate is counted against it.
+      if (list.some((l) => l.kind === "start" && l.fence > cut.fence && l.at <= f.at)) continue
+      cutHere++
+      const next = list
+        .filter((l) => l.kind === "start" && l.owner !== f.owner && l.at >= f.at)
+        .sort((x, y) => x.at - y.at)[0]
+      if (next === undefined) notRestarted++
+      else times.push(next.at - f.at)
+    }
+    failover.push(...times)
+    perKill.push({
+      owner: f.owner,
+      at: f.at - started,
+      cut: cutHere,
+      max: Math.max(-1, ...times),
+    })
+  }
+  failover.sort((x, y) => x - y)
+  return {
+    tasks: o.oneShots + 2 * o.recurring,
+    due,
+    runs: runs.length,
+    lost,
+    duplicates,
+    beyondInFlight,
+    faults,
+    failover,
+    notRestarted,
+    perKill,
+    lateness: { p50: percentile(lateness, 50), p99: percentile(lateness, 99) },
+    seconds: (Date.now() - started) / 1000,
   }
 }
 

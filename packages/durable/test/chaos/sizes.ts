@@ -27,3 +27,28 @@ export const CI: ChaosOptions = {
   leaseMs: 4_000,
   seed: 11,
 }
+
+/**
+ * `pnpm chaos --sqlite`: one SQLite worker, 10k one-shots and 100 recurring tasks over 40 s, a
+ * SIGKILL at a random time about every 2 s, restarted on the same file.
+ */
+export const SQLITE_FULL: ChaosOptions = {
+  oneShots: 10_000,
+  recurring: 50,
+  periodMs: 500,
+  durationMs: 40_000,
+  killEveryMs: 2_000,
+  terminateEveryMs: Number.POSITIVE_INFINITY,
+  restart: false,
+  leaseMs: 10_000,
+  seed: 5,
+}
+
+/** `pnpm chaos --sqlite --short`. */
+export const SQLITE_CI: ChaosOptions = {
+  ...SQLITE_FULL,
+  oneShots: 1_500,
+  recurring: 20,
+  durationMs: 15_000,
+  seed: 13,
+}

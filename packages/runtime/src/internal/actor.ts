@@ -119,6 +119,14 @@ export class TimingActor {
   reanchors = 0
   /** When the last run started, scheduler ms; `undefined` until one has (health reads it). */
   lastStartedAt: number | undefined = undefined
+  /**
+   * The health watcher's look-ahead: a command that moves the earliest slot before this calls
+   * {@link healthWake} once and sets it to -Infinity (the watcher sets it again after it looks).
+   * Scheduler ms; -Infinity: no watcher waits; +Infinity: any scheduled slot wakes it.
+   */
+  healthBefore = Number.NEGATIVE_INFINITY
+  /** Wakes the health watcher (set by the scheduler that runs one). */
+  healthWake: () => void = () => {}
   /** Finished runs not yet applied, in the order they ended (three parallel lists). */
   private readonly endedRuns: Array<Run | undefined> = []
   private readonly endedExits: Array<Exit.Exit<unknown, unknown> | undefined> = []
@@ -298,6 +306,13 @@ export class TimingActor {
   /** Wakes the actor if the earliest slot moved before the one it sleeps toward. */
   private nudge(): void {
     this.refreshGauges()
+    if (this.healthBefore !== Number.NEGATIVE_INFINITY) {
+      const next = this.kernel.nextSlot()
+      if (next !== undefined && next < this.healthBefore) {
+        this.healthBefore = Number.NEGATIVE_INFINITY
+        this.healthWake()
+      }
+    }
     if (this.wakeBefore !== Number.NEGATIVE_INFINITY) {
       const next = this.kernel.nextSlot()
       if (next !== undefined && next < this.wakeBefore) this.wake()
