@@ -6,6 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Schedule } from "@tickwork/core"
 import { Effect, Option, Schema } from "effect"
+import { TestClock } from "effect/testing"
 import { Handler } from "../src/index.ts"
 import { advance, inFile, recording, sqlite, tempDir, withScheduler } from "./helpers.ts"
 
@@ -77,6 +78,31 @@ describe("issue 23: the cron dialect in a durable store", () => {
       }
       t.cleanup()
     }),
+  )
+
+  it.effect("every matching time of a DST gap runs once, shifted by the gap, from the store", () =>
+    inFile((file) =>
+      Effect.gen(function* () {
+        const { handler, seen } = recording()
+        yield* TestClock.setTime(Date.parse("2026-03-28T12:00:00Z"))
+        yield* withScheduler(sqlite(file), { handlers: [handler] }, (d) =>
+          Effect.gen(function* () {
+            yield* d.schedule({
+              id: "gap",
+              handler,
+              payload: { n: 0 },
+              schedule: Schedule.cron("0,30 2 * * *", { timeZone: ZONE }),
+            })
+            yield* advance(d, 30 * 3_600_000)
+          }),
+        )
+        // Berlin springs forward at 02:00 on 2026-03-29: 02:00 and 02:30 run at 03:00, 03:30 CEST.
+        expect(seen.map((r) => new Date(r.slot).toISOString())).toEqual([
+          "2026-03-29T01:00:00.000Z",
+          "2026-03-29T01:30:00.000Z",
+        ])
+      }),
+    ),
   )
 
   it.effect(

@@ -73,6 +73,36 @@ describe("schedule kinds (SPEC §3)", () => {
     }),
   )
 
+  it.effect(
+    "every matching time in a DST gap runs once, shifted by the gap; none that exists is skipped",
+    () =>
+      Effect.gen(function* () {
+        const runsOf = (expression: string, timeZone: string, from: string) =>
+          Effect.gen(function* () {
+            yield* TestClock.setTime(Date.parse(from))
+            const s = yield* Scheduler.make()
+            const runs: Array<string> = []
+            yield* s.schedule({
+              schedule: Schedule.cron(expression, { timeZone }),
+              job: (run) => Effect.sync(() => runs.push(new Date(run.startedAt).toISOString())),
+            })
+            // A day: the night of the gap and nothing of the next.
+            yield* TestClock.adjust(Duration.hours(24))
+            return runs
+          }).pipe(Effect.scoped)
+        // Berlin springs forward at 02:00 on 2026-03-29: 02:00 and 02:30 run at 03:00 and 03:30 CEST.
+        expect(yield* runsOf("0,30 2 * * *", "Europe/Berlin", "2026-03-28T12:00:00Z")).toEqual([
+          "2026-03-29T01:00:00.000Z",
+          "2026-03-29T01:30:00.000Z",
+        ])
+        // Lord Howe's 30-minute gap (02:00 → 02:30): 02:10 runs shifted, at 02:40, once with 02:40
+        // itself; 02:35 exists and runs.
+        expect(
+          yield* runsOf("10,35,40 2 * * *", "Australia/Lord_Howe", "2026-10-03T12:00:00Z"),
+        ).toEqual(["2026-10-03T15:35:00.000Z", "2026-10-03T15:40:00.000Z"])
+      }),
+  )
+
   it.effect("delays and periods accept Effect durations", () =>
     Effect.gen(function* () {
       const s = yield* Scheduler.make()
