@@ -36,12 +36,13 @@
  *       - targets: ["app-host:9464"]
  * ```
  *
- * Every request's `Host` must name an address the server serves (`PageAccess.allowedHosts`:
- * the bound address; on every interface, each interface's address, this machine's name and
- * `localhost`), else it is answered 421 with nothing read: a DNS-rebinding page, whose requests
- * carry its own name, cannot read the metrics. A scrape target written as another name (a DNS
- * name, a Kubernetes service) is listed in `hosts`: `hosts: ["app-host"]` for the config above
- * when the machine is not itself called `app-host`.
+ * Bound to loopback, or given `hosts`, every request's `Host` must name an address the server
+ * serves (`PageAccess.allowedHosts`: the bound address; on every interface, each interface's
+ * address, this machine's name and `localhost`) or one of `hosts`, else it is answered 421 with
+ * nothing read: a DNS-rebinding page, whose requests carry its own name, cannot read the
+ * metrics. Bound beyond loopback without `hosts` (the default, every interface), any `Host` is
+ * served, so a scrape target written as a DNS or service name keeps working; list those names
+ * in `hosts` (`hosts: ["app-host"]` for the config above) to refuse every other name.
  *
  * An application that already runs an effect `HttpRouter` adds the route to it instead:
  * `PrometheusMetrics.layerHttp()` from `effect/observability` (its own router's checks apply).
@@ -135,12 +136,16 @@ export const layer = (options: Options = {}): Layer.Layer<Endpoint, ServeError> 
           const { address } = server
           const port = address._tag === "UnixPathAddress" ? 0 : address.port
           // Node's listen without a host takes every interface.
-          const hosts = hostsFor(options.host ?? "::", port, options.hosts)
+          const bound = options.host ?? "::"
+          const hosts = hostsFor(bound, port, options.hosts)
+          // Off only where the server is reachable beyond this machine anyway and no names were
+          // given: refusing unknown names there would break scrapes by service name.
+          const checkHost = options.hosts !== undefined || PageAccess.isLoopback(bound)
           const app = Effect.gen(function* () {
             const request = yield* HttpServerRequest.HttpServerRequest
             // Checked first: a rebound page must learn nothing, not even which paths exist.
             const hostHeader = (request.headers.host ?? "").toLowerCase()
-            if (!PageAccess.hostAllowed(hosts, hostHeader)) {
+            if (checkHost && !PageAccess.hostAllowed(hosts, hostHeader)) {
               return HttpServerResponse.text(`unknown Host ${JSON.stringify(hostHeader)}\n`, {
                 status: 421,
               })

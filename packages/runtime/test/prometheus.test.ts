@@ -107,6 +107,37 @@ describe("Prometheus.layer", () => {
     }
   }, 60_000)
 
+  it("bound beyond loopback without hosts, serves a scrape by any name", async () => {
+    const { runtime, endpoint } = await startScheduler("any-name", { host: "0.0.0.0" })
+    try {
+      const served = await poll("a scrape by a service name", 30_000, async () => {
+        const r = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+          const req = request(
+            {
+              host: "127.0.0.1",
+              port: endpoint.port,
+              path: "/metrics",
+              headers: { host: `tickwork-metrics.svc:${endpoint.port}` },
+            },
+            (res) => {
+              let body = ""
+              res.on("data", (chunk) => {
+                body += chunk
+              })
+              res.on("end", () => resolve({ status: res.statusCode ?? 0, body }))
+            },
+          )
+          req.on("error", reject)
+          req.end()
+        })
+        return r.body.includes('tickwork_tasks_pending{scheduler="any-name"}') ? r : undefined
+      })
+      expect(served.status).toBe(200)
+    } finally {
+      await runtime.dispose()
+    }
+  }, 60_000)
+
   it("answers only a Host it serves: a DNS-rebinding page reads nothing (421)", async () => {
     const { runtime, endpoint } = await startScheduler("rebinding", { hosts: ["App-Host"] })
     try {
