@@ -1,6 +1,6 @@
 /**
  * `pnpm mutate [package…] [-- stryker options]`: StrykerJS over the packages that have a
- * `stryker.config.json` (core, runtime, durable), one after another, each from its own folder so
+ * `stryker.config.mjs` (core, runtime, durable), one after another, each from its own folder so
  * its config, incremental file and report stay inside it. With no package named, all of them.
  * Options after `--` go to `stryker run` unchanged (e.g. `--mutate src/Heap.ts`, `--concurrency 2`).
  *
@@ -19,7 +19,7 @@ const stryker = join(repoRoot, "node_modules/.bin/stryker")
 
 const configured = readdirSync(join(repoRoot, "packages"), { withFileTypes: true })
   .filter(
-    (d) => d.isDirectory() && existsSync(join(repoRoot, "packages", d.name, "stryker.config.json")),
+    (d) => d.isDirectory() && existsSync(join(repoRoot, "packages", d.name, "stryker.config.mjs")),
   )
   .map((d) => d.name)
 
@@ -31,7 +31,7 @@ const passThrough = split === -1 ? [] : args.slice(split + 1)
 const unknown = named.filter((name) => !configured.includes(name))
 if (unknown.length > 0) {
   console.error(
-    `mutate: no stryker.config.json for package ${unknown.map((n) => JSON.stringify(n)).join(", ")}; ` +
+    `mutate: no stryker.config.mjs for package ${unknown.map((n) => JSON.stringify(n)).join(", ")}; ` +
       `configured: ${configured.join(", ")}`,
   )
   process.exit(2)
