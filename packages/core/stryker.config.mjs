@@ -12,6 +12,8 @@ export default {
   plugins: ["@stryker-mutator/vitest-runner"],
   vitest: { configFile: "../../vitest.workspace.ts", related: false },
   inPlace: true,
+  // Vitest does not type-check, so test files need no `// @ts-nocheck` (left untouched in place).
+  disableTypeChecks: false,
   mutate: ["src/**/*.ts", "!src/index.ts"],
   // The docs and README tests read the sources' text, which instrumentation rewrites: left out.
   testFiles: ["test/**/!(docs|readme|testing-docs).test.ts"],

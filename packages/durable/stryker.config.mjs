@@ -11,6 +11,8 @@ export default {
   plugins: ["@stryker-mutator/vitest-runner"],
   vitest: { configFile: "../../vitest.workspace.ts", related: false },
   inPlace: true,
+  // Vitest does not type-check, so test files need no `// @ts-nocheck` (left untouched in place).
+  disableTypeChecks: false,
   mutate: [
     // The modules that decide (or carry the core's decisions onto rows) without being SQL text.
     "src/internal/accept.ts",

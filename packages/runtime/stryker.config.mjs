@@ -11,6 +11,8 @@ export default {
   plugins: ["@stryker-mutator/vitest-runner"],
   vitest: { configFile: "../../vitest.workspace.ts", related: false },
   inPlace: true,
+  // Vitest does not type-check, so test files need no `// @ts-nocheck` (left untouched in place).
+  disableTypeChecks: false,
   mutate: [
     // The timing actor, the worker pool, the ledger and the recorder: where the runtime keeps state.
     "src/internal/actor.ts",
