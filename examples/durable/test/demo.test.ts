@@ -20,7 +20,8 @@ it("a worker killed mid-report: the next one runs the report again and applies e
     { cwd: exampleDir, timeout: 120_000 },
   )
   expect(stdout).toMatch(/killed worker \d+ with SIGKILL/)
-  expect(stdout).toMatch(/reopened the store: 5 tasks scheduled, [1-9]\d* run\(s\) cut off/)
+  // 5 tasks, or 4 when the one-shot reminder (due at +3.5 s) ran before a slow start's kill.
+  expect(stdout).toMatch(/reopened the store: [45] tasks scheduled, [1-9]\d* run\(s\) cut off/)
   // The report cut off by the kill runs again as delivery 2, under the same key.
   expect(stdout).toMatch(/report +slot \+[\d.]+s started \(12 pages, delivery 2\)/)
   // Two seconds down: the coalescing and skipping tasks record what they did with those slots.
