@@ -6,27 +6,10 @@
 // Equivalent mutants (no test can tell them apart) are listed here, each with its reason, and
 // disabled at their line with a `// Stryker disable next-line <Mutator>: equivalent, <reason>`.
 // Equivalent mutants: none named yet.
+import { base } from "../testkit/stryker.base.mjs"
+
 /** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */
 export default {
-  testRunner: "vitest",
-  plugins: ["@stryker-mutator/vitest-runner"],
-  vitest: { configFile: "../../vitest.workspace.ts", related: false },
-  inPlace: true,
-  // Vitest does not type-check, so test files need no `// @ts-nocheck` (left untouched in place).
-  disableTypeChecks: false,
+  ...base,
   mutate: ["src/**/*.ts", "!src/index.ts"],
-  // The docs and README tests read the sources' text, which instrumentation rewrites: left out.
-  testFiles: ["test/**/!(docs|readme|testing-docs).test.ts"],
-  coverageAnalysis: "perTest",
-  incremental: true,
-  incrementalFile: "reports/mutation/incremental.json",
-  reporters: ["clear-text", "progress", "html", "json"],
-  htmlReporter: { fileName: "reports/mutation/index.html" },
-  jsonReporter: { fileName: "reports/mutation/report.json" },
-  // One worker: the machine's two cores are shared. `pnpm mutate core -- --concurrency 2` when idle.
-  concurrency: 1,
-  // Effect's fibers and the XState actor make a mutant's slow path legitimately slower than the
-  // dry run on a busy machine; a timeout still counts as killed.
-  timeoutMS: 10000,
-  tempDirName: ".stryker-tmp",
 }
