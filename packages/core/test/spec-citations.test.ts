@@ -86,10 +86,14 @@ const files = (dir: string): Array<string> =>
     return TEXT.test(name) ? [path] : []
   })
 
-/** Where citations may be: each package's src, test and README, the examples, the root README. */
+/**
+ * Where citations may be: each package's src, test and README, the examples, the root README,
+ * and SPEC.md itself.
+ */
 const citingFiles = (): Array<string> => {
   const packages = join(root, "packages")
-  const out: Array<string> = [join(root, "README.md")]
+  // SPEC.md's own cross-references (rule 3.7 in §5's table) must resolve too.
+  const out: Array<string> = [join(root, "README.md"), specPath]
   for (const name of readdirSync(packages)) {
     const dir = join(packages, name)
     if (!statSync(dir).isDirectory()) continue
