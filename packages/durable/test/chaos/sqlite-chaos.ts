@@ -210,8 +210,12 @@ export const sqliteChaos = async (o: ChaosOptions): Promise<ChaosReport> => {
 
     say("sqlite chaos: faults over; waiting for every one-shot and the recurring tasks to pass")
     const deadline = Date.now() + 180_000
+    // Each look stops the worker (the file is its alone): longer runs between looks, so that a
+    // worker far behind (a loaded machine) does not spend its time restarting.
+    let runFor = 1_000
     for (;;) {
-      await sleep(Math.max(0, end + 2 * o.periodMs - Date.now()) + 1_000)
+      await sleep(Math.max(0, end + 2 * o.periodMs - Date.now()) + runFor)
+      runFor = Math.min(2 * runFor, 16_000)
       await stop()
       const done = withFile(file, (db) => {
         const oneShots = (
@@ -229,10 +233,14 @@ export const sqliteChaos = async (o: ChaosOptions): Promise<ChaosReport> => {
             )
             .get(end) as { n: number }
         ).n
-        return oneShots === o.oneShots && behind === 0
+        return { oneShots, behind }
       })
-      if (done) break
-      if (Date.now() > deadline) throw new Error("sqlite chaos: timed out waiting for the tasks")
+      if (done.oneShots === o.oneShots && done.behind === 0) break
+      if (Date.now() > deadline) {
+        throw new Error(
+          `sqlite chaos: timed out waiting for the tasks: ${done.oneShots} of ${o.oneShots} one-shots done, ${done.behind} recurring tasks not past the window`,
+        )
+      }
       worker = await spawn()
     }
     const { runs, events } = withFile(file, (db) => {
