@@ -7,7 +7,7 @@
 import type { Breaker } from "@tickwork/core"
 import { type MissedRun, type Retry, Schedule, type Task } from "@tickwork/core"
 import { Array as Arr, Result } from "effect"
-import type { BreakerRow, EventEntry, EventKind, NewTask, RunEntry, TaskRow } from "../TaskStore.ts"
+import type { BreakerRow, EventEntry, EventKind, NewTask, RunEntry, TaskRow } from "./model.ts"
 
 /** A row as the driver returns it. */
 export type Raw = Record<string, unknown>

@@ -10,19 +10,23 @@
  */
 import { Array as Arr, Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
-import type { Change, ChangeResult, Committed, Decided, EventEntry } from "../TaskStore.ts"
 import * as Breakers from "./breakers.ts"
 import { decodeRow, eventRecords, num, type Raw, runRecord } from "./codec.ts"
+import type {
+  Change,
+  ChangeResult,
+  CommitContext,
+  Committed,
+  Decided,
+  EventEntry,
+} from "./model.ts"
 import * as Write from "./write.ts"
 
 /** Rows per multi-row INSERT: 24 columns × 400 stays under both engines' parameter limits. */
 const CHUNK = 400
 
-/** What a commit needs besides the changes: a push order for released tasks, the recorder. */
-export interface Context {
-  readonly seq: () => number
-  readonly owner: string | null
-}
+/** What a commit needs besides the changes (see `CommitContext`). */
+export type Context = CommitContext
 
 /** Applies `changes` on `sql` (inside a transaction the caller opens). */
 export const commitAll = (

@@ -8,10 +8,10 @@
 import { Errors, type Random, Rules, Schedule, type Task } from "@tickwork/core"
 import { Ledger } from "@tickwork/runtime"
 import { Cause, Effect, Exit, Queue, Result } from "effect"
-import type { Change, Decided, EventEntry, RunEntry, TaskRow } from "../TaskStore.ts"
 import type { Env, Finished } from "./env.ts"
 import * as Events from "./events.ts"
 import type { Held } from "./held.ts"
+import type { Change, Decided, EventEntry, RunEntry, TaskRow } from "./model.ts"
 import * as Rows from "./rows.ts"
 
 /** A failure, rendered for the ledger. */

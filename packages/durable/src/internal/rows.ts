@@ -5,7 +5,7 @@
  * the caller ("load row → decide → store row").
  */
 import { Rules, type Task } from "@tickwork/core"
-import type { Definition, RowUpdate, TaskRow } from "../TaskStore.ts"
+import type { Definition, RowUpdate, TaskRow } from "./model.ts"
 
 /**
  * `row` as the rules read it, with the run's number `runNumber` (the START step's, once its run

@@ -6,8 +6,8 @@
  */
 import { Array as Arr, Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
-import type { EventEntry, RowUpdate, TaskRow } from "../TaskStore.ts"
 import { eventRecords } from "./codec.ts"
+import type { EventEntry, RowUpdate, TaskRow } from "./model.ts"
 
 /** Rows per multi-row INSERT: well under both engines' parameter limits. */
 const CHUNK = 400
