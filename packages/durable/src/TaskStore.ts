@@ -24,30 +24,22 @@
  *
  * @since 0.1.0
  */
-import { Breaker, Errors, type Task } from "@tickwork/core"
-import { Array as Arr, Context, Effect, Option, type Queue, type Scope } from "effect"
+import type { Breaker, Errors, Task } from "@tickwork/core"
+import { type Array as Arr, Context, Effect, Option, type Queue, type Scope } from "effect"
 import type * as Migrator from "effect/sql/Migrator"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
-import { StoreError } from "./Errors.ts"
-import * as Breakers from "./internal/breakers.ts"
+import type { StoreError } from "./Errors.ts"
+import * as BreakerOps from "./internal/breakerOps.ts"
+import * as Cancel from "./internal/cancel.ts"
 import * as Claim from "./internal/claim.ts"
-import {
-  decodeEvent,
-  decodeRow,
-  decodeRun,
-  eventRecord,
-  num,
-  type Raw,
-  strOrNull,
-  taskRecord,
-} from "./internal/codec.ts"
 import * as Commit from "./internal/commit.ts"
 import * as Deadline from "./internal/deadline.ts"
-import * as Events from "./internal/events.ts"
+import * as Due from "./internal/due.ts"
 import * as Failure from "./internal/failure.ts"
-import * as Fleet from "./internal/fleet.ts"
 import * as Ids from "./internal/ids.ts"
+import * as Insert from "./internal/insert.ts"
+import * as List from "./internal/list.ts"
 import { migrate } from "./internal/migrations.ts"
 import type {
   BreakerView,
@@ -68,7 +60,9 @@ import type {
   TakenOver,
   TaskRow,
 } from "./internal/model.ts"
-import * as Write from "./internal/write.ts"
+import * as Modify from "./internal/modify.ts"
+import * as Prune from "./internal/prune.ts"
+import * as Recover from "./internal/recover.ts"
 
 /**
  * The store's models (rows, ledger entries, changes and their results), kept in their own module
@@ -289,9 +283,6 @@ export class TaskStore extends Context.Service<TaskStore, TaskStoreShape>()(
   "@tickwork/durable/TaskStore",
 ) {}
 
-/** Rows per multi-row INSERT: 24 columns × 400 stays under both engines' parameter limits. */
-const CHUNK = 400
-
 // ------------------------------------------------------------------------------ the store
 
 /**
@@ -346,562 +337,56 @@ export const make = (options: {
       pg: () => "pg" as const,
       orElse: () => "sqlite" as const,
     })
-    const fail =
-      (operation: string) =>
-      (error: SqlError): StoreError =>
-        storeError(operation, error)
-
     const deadline = Deadline.make(options.deadlineMs)
-
-    /** The channel inserts notify on in their own statement (PostgreSQL), if any. */
-    const channel = dialect === "pg" ? options.channel : undefined
-
-    const insertChunk = (chunk: Arr.NonEmptyReadonlyArray<NewTask>, notify = false) =>
-      Effect.gen(function* () {
-        const upsert = sql<{ id: string; generation: unknown }>`
-          INSERT INTO tickwork_tasks ${sql.insert(Arr.map(chunk, taskRecord))}
-          ON CONFLICT (id) DO UPDATE SET
-            generation = tickwork_tasks.generation + 1,
-            handler = excluded.handler, payload = excluded.payload, schedule = excluded.schedule,
-            priority = excluded.priority, retry = excluded.retry,
-            missed_runs = excluded.missed_runs, pause_after = excluded.pause_after,
-            timeout_ms = excluded.timeout_ms, state = excluded.state, slot = excluded.slot,
-            run_at = excluded.run_at, due_at = excluded.due_at, attempt = excluded.attempt,
-            run_number = excluded.run_number,
-            consecutive_failures = excluded.consecutive_failures,
-            deliveries = excluded.deliveries, fence = tickwork_tasks.fence + 1,
-            lease_owner = excluded.lease_owner, seq = excluded.seq,
-            created_at = excluded.created_at,
-            updated_at = excluded.updated_at, finished_at = excluded.finished_at,
-            last_error = excluded.last_error, paused_reason = excluded.paused_reason,
-            resume_from = excluded.resume_from, tags = excluded.tags,
-            window_ms = excluded.window_ms, breaker = excluded.breaker,
-            restart = excluded.restart, revision = excluded.revision
-          WHERE tickwork_tasks.state IN ('done', 'failed', 'cancelled')
-          RETURNING id, generation`
-        // NOTIFY is transactional: delivered when this statement commits, never for no row.
-        const rows = yield* notify && channel !== undefined
-          ? sql<{ id: string; generation: unknown }>`
-              WITH ins AS (${upsert})
-              SELECT id, generation, (SELECT pg_notify(${channel}, '')) AS notified FROM ins`
-          : upsert
-        if (rows.length === chunk.length) {
-          const byId = new Map(rows.map((r) => [String(r.id), num(r.generation)]))
-          return chunk.map((t) => byId.get(t.id) as number)
-        }
-        const written = new Set(rows.map((r) => String(r.id)))
-        const live = chunk.find((t) => !written.has(t.id)) as NewTask
-        return yield* new Errors.DuplicateTaskId({
-          field: "id",
-          value: live.id,
-          message: `id ${Errors.show(live.id)} belongs to a task that is still scheduled or running`,
-        })
-      })
-
-    const insert: TaskStoreShape["insert"] = (tasks, insertOptions) => {
-      const seen = new Set<string>()
-      for (const t of tasks) {
-        if (seen.has(t.id)) {
-          return Effect.fail(
-            new Errors.DuplicateTaskId({
-              field: "id",
-              value: t.id,
-              message: `id ${Errors.show(t.id)} appears twice in one batch`,
-            }),
-          )
-        }
-        seen.add(t.id)
-      }
-      const chunks = Arr.chunksOf(tasks, CHUNK)
-      // Tags and breakers are written beside the rows: then one transaction holds them all.
-      const extras = tasks.some((t) => (t.tags?.length ?? 0) > 0 || t.breaker !== undefined)
-      const notify = insertOptions?.notify === true && options.signal !== undefined
-      // All or none: the upsert skips a live id's row and writes the others, so any batch of
-      // more than one row runs in a transaction that the `DuplicateTaskId` rolls back. One row
-      // and nothing beside it is one statement, atomic by itself, and saves BEGIN/COMMIT.
-      const all =
-        tasks.length === 1 && !extras
-          ? insertChunk(chunks[0], notify)
-          : sql.withTransaction(
-              Effect.gen(function* () {
-                const gs = (yield* Effect.forEach(chunks, (c) => insertChunk(c))).flat()
-                if (notify && channel !== undefined) yield* sql`SELECT pg_notify(${channel}, '')`
-                if (!extras) return gs
-                // A reused id's old tags go; a task's own breaker starts closed.
-                yield* Write.tags(
-                  sql,
-                  tasks.map((t, k) => ({
-                    id: t.id,
-                    generation: gs[k] as number,
-                    tags: t.tags ?? [],
-                  })),
-                )
-                const tx: Breakers.Tx = { sql, dialect, seq: () => 0, owner: null }
-                const now = tasks[0].now
-                const own = tasks.flatMap((t) =>
-                  t.breaker !== undefined && t.breaker.key === Breakers.ownKey(t.id)
-                    ? [{ ...t.breaker, shared: false }]
-                    : [],
-                )
-                yield* Breakers.define(tx, own, now)
-                for (let k = 0; k < tasks.length; k++) {
-                  const t = tasks[k] as NewTask
-                  if (t.breaker === undefined) continue
-                  const joined = yield* Breakers.join(
-                    tx,
-                    t.breaker.key,
-                    {
-                      id: t.id,
-                      generation: gs[k] as number,
-                      slot: t.slot,
-                      fence: 0,
-                      state: "scheduled",
-                    },
-                    now,
-                  )
-                  yield* Write.events(sql, joined)
-                }
-                return gs
-              }),
-            )
-      const inserted = Effect.mapError(all, (e) =>
-        e._tag === "DuplicateTaskId" ? e : fail("insert")(e),
-      )
-      // A store that cannot notify in the insert's statement notifies after it.
-      return notify && channel === undefined && options.signal !== undefined
-        ? Effect.tap(inserted, () => Effect.ignore(options.signal?.notify ?? Effect.void))
-        : inserted
-    }
-
-    const get: TaskStoreShape["get"] = (id) =>
-      sql<Raw>`SELECT * FROM tickwork_tasks WHERE id = ${id}`.pipe(
-        Effect.mapError(fail("read a task")),
-        Effect.flatMap((rows) =>
-          Effect.try({
-            try: () => Option.map(Arr.head(rows), decodeRow),
-            catch: (error) =>
-              new StoreError({
-                operation: "read a task",
-                reason: "corrupt",
-                detail: error instanceof Error ? error.message : String(error),
-                message: `the stored row of task ${Errors.show(id)} cannot be read: ${error instanceof Error ? error.message : String(error)}`,
-                cause: error,
-              }),
-          }),
-        ),
-      )
-
-    const state: TaskStoreShape["state"] = (id) =>
-      sql<Raw>`SELECT state FROM tickwork_tasks WHERE id = ${id}`.pipe(
-        Effect.map((rows) => Option.map(Arr.head(rows), (r) => String(r.state) as Task.TaskState)),
-        Effect.mapError(fail("read a task's state")),
-      )
-
-    const cancel: TaskStoreShape["cancel"] = (id, now, origin) =>
-      sql
-        .withTransaction(
-          Effect.gen(function* () {
-            const rows = yield* sql<Raw>`
-              SELECT generation, state, slot, fence, lease_owner, breaker FROM tickwork_tasks
-              WHERE id = ${id} AND state IN ('scheduled', 'running', 'paused')`
-            const row = rows[0]
-            if (row === undefined) return Option.none<Cancelled>()
-            const found: Cancelled = {
-              generation: num(row.generation),
-              from: String(row.state) as Cancelled["from"],
-              slot: num(row.slot),
-              fence: num(row.fence),
-              leaseOwner: strOrNull(row.lease_owner),
-            }
-            // The lease (and fence) stay: a run in flight still completes under its fence,
-            // and its ledger row is written, but the task stays cancelled.
-            yield* sql`UPDATE tickwork_tasks SET state = 'cancelled', finished_at = ${now},
-              updated_at = ${now}, paused_reason = NULL WHERE id = ${id}`
-            yield* sql`INSERT INTO tickwork_events ${sql.insert(
-              eventRecord(
-                Events.make("cancelled", { id, ...found }, now, found.leaseOwner, {
-                  cause: found.from,
-                  origin,
-                }),
-              ),
-            )}`
-            if (row.breaker !== null && row.breaker !== undefined) {
-              const tx: Breakers.Tx = { sql, dialect, seq: () => now * 1000, owner: null }
-              const left = yield* Breakers.leave(
-                tx,
-                String(row.breaker),
-                { id, generation: found.generation },
-                now,
-              )
-              yield* Write.events(sql, left)
-            }
-            return Option.some(found)
-          }),
-        )
-        .pipe(Effect.mapError((e) => (e instanceof StoreError ? e : fail("cancel")(e as SqlError))))
-
-    /** A decision's typed error, carried out of the transaction (which it rolls back). */
-    class Refused {
-      readonly error: unknown
-      constructor(error: unknown) {
-        this.error = error
-      }
-    }
-    const modify = <E>(
-      id: string,
-      decide: (row: TaskRow) => Modification | undefined | Rejected<E>,
-      committed: ((event: EventEntry) => void) | undefined,
-    ): Effect.Effect<boolean, StoreError | E> => {
-      // Every event written in the transaction, handed to `committed` once it commits.
-      const written: Array<EventEntry> = []
-      const writeEvents = (list: ReadonlyArray<EventEntry>) => {
-        written.push(...list)
-        return Write.events(sql, list)
-      }
-      return sql
-        .withTransaction(
-          Effect.gen(function* () {
-            if (dialect === "pg") {
-              // Its breaker first, then the row (the lock order of every breaker step), and
-              // the row locked while the decision is made on it.
-              yield* sql`SELECT key FROM tickwork_breakers WHERE key =
-                (SELECT breaker FROM tickwork_tasks WHERE id = ${id}) FOR UPDATE`
-            }
-            const rows =
-              dialect === "pg"
-                ? yield* sql<Raw>`SELECT * FROM tickwork_tasks
-                    WHERE id = ${id} AND state IN ('scheduled', 'running', 'paused') FOR UPDATE`
-                : yield* sql<Raw>`SELECT * FROM tickwork_tasks
-                    WHERE id = ${id} AND state IN ('scheduled', 'running', 'paused')`
-            const raw = rows[0]
-            if (raw === undefined) return false
-            const row = decodeRow(raw)
-            const change = decide(row)
-            if (change === undefined) return false
-            if ("rejected" in change) return yield* Effect.fail(new Refused(change.rejected))
-            const u = change.update
-            if (!(yield* Write.row(sql, row, u))) return false
-            yield* writeEvents(change.events)
-            const moves = change.breaker
-            if (moves?.unprobe !== undefined) {
-              const tx: Breakers.Tx = { sql, dialect, seq: () => u.seq, owner: null }
-              const key = moves.unprobe
-              yield* writeEvents(yield* Breakers.unprobe(tx, key, row, u.updatedAt))
-            }
-            if (moves !== undefined && (moves.leave !== null || moves.join !== null)) {
-              const now = u.updatedAt
-              const tx: Breakers.Tx = { sql, dialect, seq: () => u.seq, owner: null }
-              if (moves.leave !== null) {
-                yield* writeEvents(yield* Breakers.leave(tx, moves.leave, row, now))
-              }
-              if (moves.own !== undefined) {
-                yield* Breakers.define(tx, [{ ...moves.own, shared: false }], now)
-              }
-              const joined = moves.join === null ? undefined : yield* Breakers.load(tx, moves.join)
-              if (moves.join !== null) {
-                const state = u.state as "scheduled" | "running" | "paused"
-                const task = {
-                  id,
-                  generation: row.generation,
-                  slot: u.slot,
-                  fence: row.fence,
-                  state,
-                }
-                yield* writeEvents(yield* Breakers.join(tx, moves.join, task, now))
-              }
-              // Held by the breaker it left, and the one it joined does not hold it: released.
-              if (Breaker.releasedOnLeave(joined?.state)) {
-                const current = yield* sql<Raw>`SELECT * FROM tickwork_tasks WHERE id = ${id}`
-                const now2 = decodeRow(current[0] as Raw)
-                if (now2.pausedReason === "breaker" && moves.leave !== null) {
-                  yield* writeEvents(yield* Breakers.releaseTask(tx, now2, now))
-                }
-              }
-            }
-            return true
-          }),
-        )
-        .pipe(
-          Effect.catch((e): Effect.Effect<never, StoreError | E> => {
-            if (e instanceof Refused) return Effect.fail(e.error as E)
-            if (e instanceof StoreError) return Effect.fail(e)
-            return Effect.fail(fail("change a task")(e as SqlError))
-          }),
-          Effect.tap((wrote) =>
-            Effect.sync(() => {
-              if (wrote && committed !== undefined) for (const e of written) committed(e)
-            }),
-          ),
-        )
-    }
-
-    const list: TaskStoreShape["list"] = (q) => {
-      const where = [sql`1 = 1`]
-      if (q.state !== undefined) where.push(sql`state = ${q.state}`)
-      if (q.handler !== undefined) where.push(sql`handler = ${q.handler}`)
-      // The stored schedule is the core's encoded form, written with its kind first.
-      if (q.kind !== undefined) where.push(sql`schedule LIKE ${`{"kind":"${q.kind}"%`}`)
-      if (q.tag !== undefined)
-        where.push(
-          sql`(id, generation) IN (SELECT task_id, generation FROM tickwork_tags WHERE tag = ${q.tag})`,
-        )
-      if (q.after !== undefined) where.push(sql`id > ${q.after}`)
-      return sql<Raw>`SELECT * FROM tickwork_tasks WHERE ${sql.and(where)}
-        ORDER BY id LIMIT ${q.limit}`.pipe(
-        Effect.mapError(fail("list tasks")),
-        Effect.flatMap((rows) =>
-          Effect.try({
-            try: () => rows.map(decodeRow),
-            catch: (error) =>
-              new StoreError({
-                operation: "list tasks",
-                reason: "corrupt",
-                detail: error instanceof Error ? error.message : String(error),
-                message: `a stored task cannot be read: ${error instanceof Error ? error.message : String(error)}`,
-                cause: error,
-              }),
-          }),
-        ),
-      )
-    }
-
-    const defineBreakers: TaskStoreShape["defineBreakers"] = (shared, now) =>
-      shared.length === 0
-        ? Effect.void
-        : sql
-            .withTransaction(
-              Breakers.define(
-                { sql, dialect, seq: () => 0, owner: null },
-                shared.map((b) => ({
-                  key: Breakers.sharedKey(b.name),
-                  name: b.name,
-                  shared: true,
-                  policy: b.policy,
-                })),
-                now,
-              ),
-            )
-            .pipe(Effect.mapError(fail("define breakers")))
-
-    const breakers: TaskStoreShape["breakers"] = Effect.gen(function* () {
-      const rows = yield* Breakers.all(sql)
-      const members = yield* sql<Raw>`SELECT id, breaker, state, paused_reason FROM tickwork_tasks
-        WHERE breaker IS NOT NULL AND state IN ('scheduled', 'running', 'paused') ORDER BY id`
-      const byKey = new Map<string, { tasks: Array<string>; held: Array<string> }>()
-      for (const m of members) {
-        const key = String(m.breaker)
-        let v = byKey.get(key)
-        if (v === undefined) {
-          v = { tasks: [], held: [] }
-          byKey.set(key, v)
-        }
-        v.tasks.push(String(m.id))
-        if (m.state === "paused" && m.paused_reason === "breaker") v.held.push(String(m.id))
-      }
-      return rows.flatMap((breaker): Array<BreakerView> => {
-        const v = byKey.get(breaker.key)
-        // A task's own breaker is listed while its task lives.
-        if (!breaker.shared && v === undefined) return []
-        return [{ breaker, tasks: v?.tasks ?? [], held: v?.held ?? [] }]
-      })
-    }).pipe(Effect.mapError(fail("read the breakers")))
-
-    const halfOpen: TaskStoreShape["halfOpen"] = (now, context) =>
-      sql
-        .withTransaction(
-          Effect.gen(function* () {
-            const events = yield* Breakers.halfOpen(
-              { sql, dialect, seq: context.seq, owner: context.owner },
-              now,
-            )
-            yield* Write.events(sql, events)
-            return events
-          }),
-        )
-        .pipe(
-          Effect.mapError((e) =>
-            e instanceof StoreError ? e : fail("half-open breakers")(e as SqlError),
-          ),
-        )
-
-    const nextHalfOpen: TaskStoreShape["nextHalfOpen"] = Breakers.nextHalfOpen(sql).pipe(
-      Effect.mapError(fail("find the next half-open breaker")),
-    )
-
-    const claim: TaskStoreShape["claim"] = (o) =>
-      Claim.claim(sql, dialect, o, dialect === "pg" && o.whileSessionHeld === true).pipe(
-        Effect.mapError(fail("claim due tasks")),
-      )
-
-    const commit: TaskStoreShape["commit"] = (changes, context) =>
-      changes.length === 0
-        ? Effect.succeed({ results: [], decided: [], events: [] })
-        : sql
-            .withTransaction(
-              Commit.commitAll(sql, dialect, changes, context ?? { seq: () => 0, owner: null }),
-            )
-            .pipe(
-              Effect.mapError((e) =>
-                e instanceof StoreError ? e : fail("complete runs")(e as SqlError),
-              ),
-            )
-
-    const renew: TaskStoreShape["renew"] = (owner, held, now, leaseMs) =>
-      held.length === 0
-        ? Effect.succeed(new Set())
-        : sql<Raw>`
-            UPDATE tickwork_tasks SET due_at = ${now + leaseMs}
-            WHERE state IN ('running', 'cancelled') AND lease_owner = ${owner}
-              AND id IN ${sql.in(held.map((h) => h.id))}
-            RETURNING id, fence`.pipe(
-            Effect.map((rows) => {
-              const fences = new Map(rows.map((r) => [String(r.id), num(r.fence)]))
-              return new Set(held.filter((h) => fences.get(h.id) === h.fence).map((h) => h.id))
-            }),
-            Effect.mapError(fail("renew leases")),
-          )
-
-    const nextDue: TaskStoreShape["nextDue"] = (handlers) =>
-      handlers.length === 0
-        ? Effect.succeed(undefined)
-        : sql<Raw>`
-            SELECT due_at FROM tickwork_tasks
-            WHERE state IN ('scheduled', 'running') AND handler IN ${sql.in(handlers)}
-            ORDER BY due_at LIMIT 1`.pipe(
-            Effect.map((rows) => (rows[0] === undefined ? undefined : num(rows[0].due_at))),
-            Effect.mapError(fail("find the next due task")),
-          )
-
-    const nextTimes: TaskStoreShape["nextTimes"] = (handlers) =>
-      sql<Raw>`
-        SELECT ${
-          handlers.length === 0
-            ? sql`NULL`
-            : sql`(SELECT due_at FROM tickwork_tasks
-            WHERE state IN ('scheduled', 'running') AND handler IN ${sql.in(handlers)}
-            ORDER BY due_at LIMIT 1)`
-        } AS due,
-          (SELECT MIN(half_open_at) FROM tickwork_breakers WHERE state = 'open') AS half_open`.pipe(
-        Effect.map((rows) => {
-          const r = rows[0]
-          const at = (v: unknown) => (v === null || v === undefined ? undefined : num(v))
-          return { due: at(r?.due), halfOpen: at(r?.half_open) }
-        }),
-        Effect.mapError(fail("find the next due time")),
-      )
-
-    const recover: TaskStoreShape["recover"] = (now) =>
-      sql
-        .withTransaction(
-          Effect.gen(function* () {
-            const rows = yield* sql<Raw>`
-              UPDATE tickwork_tasks SET state = 'scheduled', due_at = run_at, lease_owner = NULL,
-                updated_at = ${now}
-              WHERE state = 'running'
-              RETURNING id, generation, slot, attempt, fence, lease_owner, deliveries`
-            for (const chunk of Arr.chunksOf(rows, CHUNK)) {
-              yield* sql`INSERT INTO tickwork_events ${sql.insert(
-                Arr.map(chunk, (r) =>
-                  eventRecord(
-                    Events.make(
-                      "recovered",
-                      {
-                        id: String(r.id),
-                        generation: num(r.generation),
-                        slot: num(r.slot),
-                        fence: num(r.fence),
-                      },
-                      now,
-                      strOrNull(r.lease_owner),
-                      { detail: `attempt ${num(r.attempt)}, delivery ${num(r.deliveries)}` },
-                    ),
-                  ),
-                ),
-              )}`
-            }
-            return rows.length
-          }),
-        )
-        .pipe(Effect.mapError(fail("recover interrupted runs")))
-
-    const runs: TaskStoreShape["runs"] = (id) =>
-      sql<Raw>`SELECT * FROM tickwork_runs WHERE task_id = ${id}
-        ORDER BY generation, finished_at, slot, attempt`.pipe(
-        Effect.map((rows) => rows.map(decodeRun)),
-        Effect.mapError(fail("read the run ledger")),
-      )
-
-    const events: TaskStoreShape["events"] = (id) =>
-      sql<Raw>`SELECT * FROM tickwork_events WHERE task_id = ${id} ORDER BY id`.pipe(
-        Effect.map((rows) => rows.map(decodeEvent)),
-        Effect.mapError(fail("read the events")),
-      )
-
-    const counts: TaskStoreShape["counts"] = sql<Raw>`
-      SELECT state, COUNT(*) AS n FROM tickwork_tasks GROUP BY state`.pipe(
-      Effect.map((rows) => {
-        const out = { scheduled: 0, running: 0, paused: 0, done: 0, failed: 0, cancelled: 0 }
-        for (const r of rows) out[String(r.state) as Task.TaskState] = num(r.n)
-        return out
-      }),
-      Effect.mapError(fail("count tasks")),
-    )
-
-    const prune: TaskStoreShape["prune"] = (before) =>
-      sql
-        .withTransaction(
-          Effect.all([
-            sql`DELETE FROM tickwork_runs WHERE finished_at < ${before}`,
-            sql`DELETE FROM tickwork_events WHERE at < ${before}`,
-            sql`DELETE FROM tickwork_breakers WHERE shared = 0 AND NOT EXISTS (
-              SELECT 1 FROM tickwork_tasks t WHERE t.breaker = tickwork_breakers.key
-                AND t.state IN ('scheduled', 'running', 'paused'))`,
-            sql`DELETE FROM tickwork_tasks
-              WHERE state IN ('done', 'failed', 'cancelled') AND finished_at < ${before}`,
-            // Tags of pruned tasks, and of earlier generations of reused ids.
-            sql`DELETE FROM tickwork_tags WHERE NOT EXISTS (SELECT 1 FROM tickwork_tasks t
-              WHERE t.id = tickwork_tags.task_id AND t.generation = tickwork_tags.generation)`,
-          ]),
-        )
-        .pipe(Effect.asVoid, Effect.mapError(fail("prune the ledger")))
-
     const none = Effect.succeed(Option.none())
+    // Each operation is its module's (one per store operation), run under the deadline; an id
+    // no store can keep is found nowhere, without a round trip.
     return TaskStore.of({
       dialect,
       exclusive: options.exclusive,
-      insert: (tasks, insertOptions) => {
+      insert: (tasks, o) => {
         for (const t of tasks) {
           const bad = Ids.check("id", t.id)
           if (bad !== undefined) return Effect.fail(bad)
         }
-        return deadline("insert")(insert(tasks, insertOptions))
+        const notices = { channel: options.channel, signal: options.signal }
+        return deadline("insert")(Insert.insert(sql, dialect, notices, tasks, o))
       },
       cancel: (id, now, origin) =>
-        Ids.storable(id) ? deadline("cancel")(cancel(id, now, origin)) : none,
-      get: (id) => (Ids.storable(id) ? deadline("read a task")(get(id)) : none),
-      state: (id) => (Ids.storable(id) ? deadline("read a task's state")(state(id)) : none),
+        Ids.storable(id) ? deadline("cancel")(Cancel.cancel(sql, dialect, id, now, origin)) : none,
+      get: (id) => (Ids.storable(id) ? deadline("read a task")(List.get(sql, id)) : none),
+      state: (id) =>
+        Ids.storable(id) ? deadline("read a task's state")(List.state(sql, id)) : none,
       modify: (id, decide, committed) =>
         Ids.storable(id)
-          ? deadline("change a task")(modify(id, decide, committed))
+          ? deadline("change a task")(Modify.modify(sql, dialect, id, decide, committed))
           : Effect.succeed(false),
-      list: (q) => deadline("list tasks")(list(q)),
-      defineBreakers: (shared, now) => deadline("define breakers")(defineBreakers(shared, now)),
-      breakers: deadline("read the breakers")(breakers),
-      halfOpen: (now, context) => deadline("half-open breakers")(halfOpen(now, context)),
-      nextHalfOpen: deadline("find the next half-open breaker")(nextHalfOpen),
-      claim: (o) => deadline("claim due tasks")(claim(o)),
-      commit: (changes, context) => deadline("complete runs")(commit(changes, context)),
+      list: (q) => deadline("list tasks")(List.list(sql, q)),
+      defineBreakers: (shared, now) =>
+        deadline("define breakers")(BreakerOps.defineBreakers(sql, dialect, shared, now)),
+      breakers: deadline("read the breakers")(BreakerOps.breakers(sql)),
+      halfOpen: (now, context) =>
+        deadline("half-open breakers")(BreakerOps.halfOpen(sql, dialect, now, context)),
+      nextHalfOpen: deadline("find the next half-open breaker")(BreakerOps.nextHalfOpen(sql)),
+      claim: (o) =>
+        deadline("claim due tasks")(
+          Claim.claim(sql, dialect, o, dialect === "pg" && o.whileSessionHeld === true).pipe(
+            Effect.mapError(Failure.failing("claim due tasks")),
+          ),
+        ),
+      commit: (changes, context) =>
+        deadline("complete runs")(Commit.commit(sql, dialect, changes, context)),
       renew: (owner, held, now, leaseMs) =>
-        deadline("renew leases")(renew(owner, held, now, leaseMs)),
-      nextDue: (handlers) => deadline("find the next due task")(nextDue(handlers)),
-      nextTimes: (handlers) => deadline("find the next due time")(nextTimes(handlers)),
-      recover: (now) => deadline("recover interrupted runs")(recover(now)),
+        deadline("renew leases")(Due.renew(sql, owner, held, now, leaseMs)),
+      nextDue: (handlers) => deadline("find the next due task")(Due.nextDue(sql, handlers)),
+      nextTimes: (handlers) => deadline("find the next due time")(Due.nextTimes(sql, handlers)),
+      recover: (now) => deadline("recover interrupted runs")(Recover.recover(sql, now)),
       runs: (id) =>
-        Ids.storable(id) ? deadline("read the run ledger")(runs(id)) : Effect.succeed([]),
+        Ids.storable(id) ? deadline("read the run ledger")(List.runs(sql, id)) : Effect.succeed([]),
       events: (id) =>
-        Ids.storable(id) ? deadline("read the events")(events(id)) : Effect.succeed([]),
-      counts: deadline("count tasks")(counts),
-      prune: (before) => deadline("prune the ledger")(prune(before)),
+        Ids.storable(id) ? deadline("read the events")(List.events(sql, id)) : Effect.succeed([]),
+      counts: deadline("count tasks")(List.counts(sql)),
+      prune: (before) => deadline("prune the ledger")(Prune.prune(sql, before)),
       signal: options.signal,
       session: options.session,
       integrity: options.integrity,
@@ -909,21 +394,7 @@ export const make = (options: {
         dialect === "pg" && options.session !== undefined
           ? (owner, now, mine) =>
               deadline("take over the claims of ended sessions")(
-                Effect.all([
-                  mine
-                    ? sql.withTransaction(Fleet.takeOver(sql, owner, now, [owner], true))
-                    : Effect.succeed([]),
-                  Fleet.deadOwners(sql, owner, now).pipe(
-                    Effect.flatMap((dead) =>
-                      dead.length > 0
-                        ? sql.withTransaction(Fleet.takeOver(sql, owner, now, dead))
-                        : Effect.succeed([]),
-                    ),
-                  ),
-                ]).pipe(
-                  Effect.map(([own, others]) => [...own, ...others]),
-                  Effect.mapError(fail("take over the claims of ended sessions")),
-                ),
+                Recover.takeOver(sql, owner, now, mine),
               )
           : undefined,
     })

@@ -8,7 +8,7 @@
  *
  * Column mapping (these shapes to and from SQL rows) is `codec.ts`, which imports this module.
  */
-import type { Breaker, MissedRun, Retry, Schedule, Task } from "@tickwork/core"
+import type { Breaker, MissedRun, Random, Retry, Schedule, Task } from "@tickwork/core"
 import type { Effect, Queue } from "effect"
 import type { StoreError } from "../Errors.ts"
 
@@ -320,9 +320,16 @@ export interface Change {
   /** The revision of the row the change was decided on (see {@link TaskRow.revision}). */
   readonly revision?: number | undefined
   /**
-   * The same decision made again on the row as it is in the transaction, when it changed while
-   * it ran (a pause asked for, an update) or it has a circuit breaker: `breakerOpens` answers
-   * from the breaker's stored state, and the breaker then counts the slot in that transaction.
+   * What the decision was made from, to make it again on the row as it is in the transaction
+   * when it changed while it ran (a pause asked for, an update) or it has a circuit breaker:
+   * the commit decides again itself (`settle.ts`), reading the breaker's stored state, and the
+   * breaker then counts the slot in that transaction. Data, not a callback: the commit never
+   * calls back into the code that prepared the change.
+   */
+  readonly again?: Redecision | undefined
+  /**
+   * The same as {@link again}, as a callback: kept for the claim-time expiry, which still
+   * builds its change this way. `again` wins when both are given.
    */
   readonly redecide?:
     | ((fresh: TaskRow, breakerOpens: (() => boolean) | undefined) => Decided)
@@ -335,7 +342,7 @@ export interface Change {
 }
 
 /**
- * What became of a {@link Change}: `applied`; `held` (applied as {@link Change.redecide}
+ * What became of a {@link Change}: `applied`; `held` (applied as {@link Change.again}
  * decided: a pause was asked for while it ran); `cancelled` (the task was cancelled while it ran:
  * the run is recorded, the task stays cancelled); `fenced-out` (another delivery holds the row).
  *
@@ -346,7 +353,7 @@ export type ChangeResult = "applied" | "held" | "cancelled" | "fenced-out"
 
 /**
  * What a commit did: each change's result and the decision applied (the change's own, or the
- * one {@link Change.redecide} made), and the events of circuit breakers it moved (transitions,
+ * one {@link Change.again} made), and the events of circuit breakers it moved (transitions,
  * tasks held or released), to publish.
  *
  * @category models
@@ -524,4 +531,30 @@ export interface BreakerView {
 export interface CommitContext {
   readonly seq: () => number
   readonly owner: string | null
+  /**
+   * Retry jitter for a run decided again ({@link Change.again}) that draws more than its first
+   * decision recorded; absent: such a draw takes the middle of the jitter range (0.5).
+   */
+  readonly random?: Random.Random | undefined
+}
+
+/**
+ * The inputs of a finished run's decision (`Rules.settle` and its ledger row), kept as data on
+ * its {@link Change} so that the commit can make the same decision again on the row as it is in
+ * the transaction: the outcome and its times, the run's number, the push order `seq` if it is
+ * due again, the layer's catch-up window (ms, +Infinity: none), the owner recorded, and the
+ * jitter draws the first decision made (replayed first, so both decide alike).
+ *
+ * @category models
+ * @since 0.4.0
+ */
+export interface Redecision {
+  readonly outcome: Task.Outcome
+  readonly startedAt: number
+  readonly finishedAt: number
+  readonly runNumber: number
+  readonly seq: number
+  readonly windowMs: number
+  readonly owner: string
+  readonly draws: ReadonlyArray<number>
 }
