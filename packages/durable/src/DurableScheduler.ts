@@ -30,14 +30,7 @@
  *
  * @since 0.1.0
  */
-import {
-  Errors as CoreErrors,
-  type Kernel,
-  Random,
-  type Schedule,
-  Task,
-  type Time,
-} from "@tickwork/core"
+import { Errors as CoreErrors, type Kernel, type Schedule, Task, type Time } from "@tickwork/core"
 import { Health, Metrics, Run, Scheduler, WorkerPool } from "@tickwork/runtime"
 import {
   Clock,
@@ -59,8 +52,8 @@ import * as Accept from "./internal/accept.ts"
 import * as Completion from "./internal/completion.ts"
 import * as Controls from "./internal/controls.ts"
 import * as Dispatcher from "./internal/dispatcher.ts"
-import type { Env, Finished, Occurrence } from "./internal/env.ts"
-import { Wakeup } from "./internal/env.ts"
+import * as Env from "./internal/env.ts"
+import { type Finished, type Occurrence, Wakeup } from "./internal/env.ts"
 import * as Events from "./internal/events.ts"
 import * as Held from "./internal/held.ts"
 import * as Leases from "./internal/leases.ts"
@@ -464,20 +457,7 @@ export const make = <H extends Handler.Any>(
     const clock = yield* Clock.Clock
     const resolved = Options.resolve(options, store.exclusive)
     if (!("workers" in resolved)) return yield* resolved
-    const now = () => clock.currentTimeMillisUnsafe()
-    let lastSeq = 0
-    const counters: Held.Counters = {
-      claimed: 0,
-      completed: 0,
-      fencedOut: 0,
-      released: 0,
-      recovered: 0,
-      leasesLost: 0,
-      uncommitted: 0,
-      storeFailures: 0,
-      takenOver: 0,
-      sessionsLost: 0,
-    }
+    const counters = Env.counters()
     const occurrences = yield* PubSub.sliding<Occurrence>(resolved.streamCapacity)
     const finished = yield* Queue.unbounded<Finished>()
     const held = yield* Held.make(counters)
@@ -487,7 +467,6 @@ export const make = <H extends Handler.Any>(
     // fails with the StoreCorrupt: the program ends in failure (a non-zero exit), not a stall.
     const builder = Fiber.getCurrent()
     let onCorrupt: (e: StoreCorrupt) => Effect.Effect<void> = () => Effect.void
-    const mono = (): number => Number(clock.currentTimeNanosUnsafe()) / 1e6
     const runtimeOptions = resolved.runtime ?? {}
     // The runtime's run series under the scheduler's name, in the registry the layer was built
     // with: durable runs count as runs.
@@ -499,17 +478,13 @@ export const make = <H extends Handler.Any>(
       runtimeOptions.spans === undefined || runtimeOptions.spans === "auto"
         ? (yield* Tracer.Tracer) !== Tracer.nativeTracer
         : runtimeOptions.spans
-    const env: Env = {
-      store,
-      options: resolved,
-      owner: resolved.owner,
-      now,
-      mono,
-      nextSeq: () => {
-        lastSeq = Math.max(lastSeq + 1, now() * 1000)
-        return lastSeq
-      },
-      random: Random.seeded(resolved.seed),
+    // The parts a tool's controls share (StoreAdmin builds the same), then the running ones.
+    const basis = Env.base(store, resolved, clock, (o) => {
+      PubSub.publishUnsafe(occurrences, o)
+    })
+    const { now, mono } = basis
+    const env: Env.Env = {
+      ...basis,
       counters,
       held,
       outage: Outage.make(store, counters, (e) => onCorrupt(e), now),
@@ -536,9 +511,6 @@ export const make = <H extends Handler.Any>(
         },
       }),
       finished,
-      publish: (o) => {
-        PubSub.publishUnsafe(occurrences, o)
-      },
       session: { held: store.session === undefined || !resolved.claim },
       closing: { closed: false },
       fatal: { error: undefined },
