@@ -44,7 +44,7 @@ export const decodeRow = (r: Raw): TaskRow => {
     state: String(r.state) as Task.TaskState,
     slot: num(r.slot),
     runAt: num(r.run_at),
-    dueAt: num(r.due_at),
+    claimableAt: num(r.due_at),
     attempt: num(r.attempt),
     runNumber: num(r.run_number),
     consecutiveFailures: num(r.consecutive_failures),

@@ -48,7 +48,7 @@ export const commitAll = (
           VALUES ${sql.csv(
             chunk.map((c) => {
               const u = c.update
-              return sql`(${c.id}, ${c.fence}, ${u.state}, ${u.slot}, ${u.runAt}, ${u.dueAt},
+              return sql`(${c.id}, ${c.fence}, ${u.state}, ${u.slot}, ${u.runAt}, ${u.claimableAt},
                 ${u.attempt}, ${u.runNumber}, ${u.consecutiveFailures}, ${u.deliveries},
                 ${u.leaseOwner}, ${u.finishedAt}, ${u.lastError}, ${u.seq}, ${u.updatedAt},
                 ${u.pausedReason ?? null}, ${u.resumeFrom ?? -1})`

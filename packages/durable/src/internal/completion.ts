@@ -3,7 +3,7 @@
  * Completion: a finished run's row is settled by the core's rules (`Rules.settle`: the next
  * state, slot or retry, the failure policy) and written back with its ledger row and events in
  * one transaction under the claim's fence. A late completion from a lost lease is refused and
- * recorded (`fenced-out`); a run cut off by closing is handed back (`released`).
+ * recorded (`fenced-out`); a run cut off by closing is handed back (recorded as a `released` event).
  */
 import { Cause, Effect, Exit, Queue } from "effect"
 import type { Env, Finished } from "./env.ts"
@@ -20,11 +20,11 @@ const subject = (h: Held): Events.Subject => h.row
 const fencedOut = (env: Env, h: Held, at: number, detail: string): EventEntry =>
   Events.make("fenced-out", subject(h), at, env.owner, { detail })
 
-/** Hands a held run back unfinished: due again at its `run_at`. */
-export const release = (env: Env, h: Held, at: number): Change => ({
+/** Hands a held run back with no outcome: due again at its `run_at`. */
+export const handBack = (env: Env, h: Held, at: number): Change => ({
   id: h.row.id,
   fence: h.row.fence,
-  update: Rows.release(h.row, at, h.started),
+  update: Rows.handBack(h.row, at, h.started),
   events: [
     Events.make("released", subject(h), at, env.owner, {
       cause: h.started ? "interrupted" : "not started",
@@ -45,9 +45,9 @@ export const toChange = (
 ): { change: Change; ran: (RunEntry & { readonly kind: "ran" }) | undefined } => {
   const h = f.held
   const outcome = f.outcome
-  if (outcome === undefined) return { change: release(env, h, env.now()), ran: undefined }
+  if (outcome === undefined) return { change: handBack(env, h, env.now()), ran: undefined }
   if (h.releasing && outcome.kind === "interrupted") {
-    return { change: release(env, h, f.finishedAt), ran: undefined }
+    return { change: handBack(env, h, f.finishedAt), ran: undefined }
   }
   const row = h.row
   const draws: Array<number> = []
@@ -129,7 +129,7 @@ const completeBatch = (env: Env): Effect.Effect<void> =>
       }
       env.held.forget(h)
     }
-    // Breakers this batch moved: their transitions and the tasks they held or released.
+    // Breakers this batch moved: their transitions and the tasks they held or unheld.
     for (const e of committed.events) env.publish(e)
     env.wakeup.wake()
     // Work this batch made due soon (a next slot, a retry, a run handed back): other processes
@@ -142,7 +142,7 @@ const completeBatch = (env: Env): Effect.Effect<void> =>
           committed.results[k] !== "fenced-out" &&
           committed.results[k] !== "cancelled" &&
           p.change.update.state === "scheduled" &&
-          p.change.update.dueAt <= soon,
+          p.change.update.claimableAt <= soon,
       )
       if (due) yield* Effect.ignore(signal.notify)
     }

@@ -39,8 +39,14 @@ export interface TaskRow {
   readonly timeoutMs: number
   readonly state: Task.TaskState
   readonly slot: number
+  /** When the pending attempt is due (the slot, or a retry's time), epoch ms. */
   readonly runAt: number
-  readonly dueAt: number
+  /**
+   * When the row can be claimed (SQL `due_at`), epoch ms: its {@link runAt} while scheduled,
+   * its lease deadline while running (read as such through `Rows.leaseUntil`), so a dead
+   * owner's runs are simply due again.
+   */
+  readonly claimableAt: number
   /** 1-based attempt of the slot. */
   readonly attempt: number
   /** Runs whose completion committed. */
@@ -172,7 +178,8 @@ export interface RowUpdate {
   readonly state: Task.TaskState
   readonly slot: number
   readonly runAt: number
-  readonly dueAt: number
+  /** See {@link TaskRow.claimableAt}. */
+  readonly claimableAt: number
   readonly attempt: number
   readonly runNumber: number
   readonly consecutiveFailures: number

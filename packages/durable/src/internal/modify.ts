@@ -93,7 +93,7 @@ export const modify = <E>(
             }
             yield* writeEvents(yield* Breakers.join(tx, moves.join, task, now))
           }
-          // Held by the breaker it left, and the one it joined does not hold it: released.
+          // Held by the breaker it left, and the one it joined does not hold it: unheld.
           if (Breaker.releasedOnLeave(joined?.state)) {
             const current = yield* sql<Raw>`SELECT * FROM tickwork_tasks WHERE id = ${id}`
             const now2 = decodeRow(current[0] as Raw)

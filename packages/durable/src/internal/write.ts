@@ -24,7 +24,7 @@ export const row = (
   Effect.gen(function* () {
     const d = u.define
     const written = yield* sql<{ id: string }>`UPDATE tickwork_tasks SET state = ${u.state},
-      slot = ${u.slot}, run_at = ${u.runAt}, due_at = ${u.dueAt}, attempt = ${u.attempt},
+      slot = ${u.slot}, run_at = ${u.runAt}, due_at = ${u.claimableAt}, attempt = ${u.attempt},
       run_number = ${u.runNumber}, consecutive_failures = ${u.consecutiveFailures},
       deliveries = ${u.deliveries}, lease_owner = ${u.leaseOwner},
       finished_at = ${u.finishedAt}, last_error = ${u.lastError}, seq = ${u.seq},
