@@ -35,7 +35,6 @@
  *
  * @since 0.1.0
  */
-import { existsSync, statSync } from "node:fs"
 import {
   Errors as CoreErrors,
   Options as CoreOptions,
@@ -45,15 +44,13 @@ import {
 } from "@tickwork/core"
 import { Health } from "@tickwork/runtime"
 import { Clock, Effect, Option, type Scope } from "effect"
-import * as Reactivity from "effect/reactivity/Reactivity"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
-import { type DurableOccurrence, type DurableTaskInfo, infoOf } from "./DurableScheduler.ts"
 import {
   ReadOnlyStore,
   type StoreError,
-  StoreLocked,
-  StoreUnavailable,
+  type StoreLocked,
+  type StoreUnavailable,
   UnknownTask,
 } from "./Errors.ts"
 import * as Connection from "./internal/connection.ts"
@@ -65,7 +62,7 @@ import * as Inspect from "./internal/inspect.ts"
 import * as Ledger from "./internal/ledger.ts"
 import * as Options from "./internal/options.ts"
 import * as Rows from "./internal/rows.ts"
-import * as SqliteClient from "./SqliteClient.ts"
+import { type DurableOccurrence, type DurableTaskInfo, infoOf } from "./internal/scheduler.ts"
 import { type Counts, make as makeStore, type TaskRow, type TaskStoreShape } from "./TaskStore.ts"
 
 /**
@@ -337,9 +334,6 @@ export interface OpenOptions {
   readonly catchUpWindow?: Time.DurationInput | false | undefined
 }
 
-/** The statement deadline on PostgreSQL, ms. */
-const STATEMENT_MS = 15_000
-const CONNECT_MS = 5_000
 /** How far back {@link StoreStats.owners} counts completed runs. */
 const OWNER_WINDOW_MS = 10 * 60_000
 
@@ -378,92 +372,6 @@ const unknownTask = (id: string): UnknownTask =>
     value: id,
     message: `id ${Ids.brief(id)} names no task in this store`,
   })
-
-/** The connection, and how to tell workers that work is due (PostgreSQL). */
-interface Opened {
-  readonly sql: SqlClient
-  readonly notify: Effect.Effect<void, SqlError> | undefined
-  readonly where: string
-}
-
-const notAStore = (store: string): CoreErrors.InvalidOption =>
-  Connection.badStore(
-    store,
-    "must name a store a tickwork scheduler has used (it has no tickwork_tasks table)",
-  )
-
-const unavailableSqlite = (filename: string, error: unknown): StoreUnavailable | StoreLocked => {
-  if (Failure.diagnose(error).reason === "locked") {
-    return new StoreLocked({
-      filename,
-      message: `the SQLite store ${CoreErrors.show(filename)} is locked by another process: a scheduler holds it with its default exclusive lock; to inspect or control it while the scheduler runs, open it there with Sqlite.layer({ filename, exclusive: false })`,
-    })
-  }
-  return Connection.unavailable("sqlite", filename, "read", error)
-}
-
-const connectSqlite = (
-  filename: string,
-  readOnly: boolean,
-): Effect.Effect<Opened, CoreErrors.InvalidOption | StoreLocked | StoreUnavailable, Scope.Scope> =>
-  Effect.gen(function* () {
-    if (!existsSync(filename)) {
-      return yield* Connection.badStore(
-        filename,
-        "must be an existing SQLite file or a postgres:// URL",
-      )
-    }
-    if (!statSync(filename).isFile()) {
-      return yield* Connection.badStore(filename, "must be a SQLite file, not a directory")
-    }
-    const open = (readOnly: boolean) =>
-      SqliteClient.make({ filename, exclusive: false, readOnly }).pipe(
-        Effect.provide(Reactivity.layer),
-        // A damaged file: the tools say so (reason `corrupt`) with what to do, as one of their
-        // open errors.
-        Effect.catchTag("StoreCorrupt", (e) =>
-          Effect.fail(
-            new StoreUnavailable({
-              store: "sqlite",
-              target: filename,
-              reason: "corrupt",
-              message: e.message,
-              cause: e,
-            }),
-          ),
-        ),
-      )
-    // Looked at read-only first: a file that is no store is left as it was.
-    const reader = yield* open(true)
-    const present = yield* Inspect.isStore(reader.client).pipe(
-      Effect.mapError((error) => unavailableSqlite(filename, error)),
-    )
-    if (!present) return yield* notAStore(filename)
-    const { client } = readOnly ? reader : yield* open(false)
-    return { sql: client, notify: undefined, where: filename }
-  })
-
-const connectPostgres = (
-  target: Extract<Target, { kind: "postgres" }>,
-  readOnly: boolean,
-): Effect.Effect<Opened, StoreUnavailable, Scope.Scope> =>
-  Effect.gen(function* () {
-    const client = yield* Connection.pgClient({
-      url: target.url,
-      connectTimeout: CONNECT_MS,
-      maxConnections: 2,
-      applicationName: readOnly ? "tickwork-dashboard" : "tickwork-admin",
-      statementMs: STATEMENT_MS,
-      readOnly,
-    }).pipe(Effect.provide(Reactivity.layer))
-    return {
-      sql: client,
-      notify: client.notify(Connection.CHANNEL, ""),
-      where: target.where,
-    }
-  }).pipe(
-    Effect.mapError((error) => Connection.unavailable("postgres", target.where, "use", error)),
-  )
 
 /**
  * Opens a store for inspection and control, in the current scope (the connection closes with
@@ -509,20 +417,21 @@ export const open = (
     if (!("workers" in resolved)) return yield* resolved
     const connection =
       target.kind === "sqlite"
-        ? yield* connectSqlite(target.filename, readOnly)
-        : yield* connectPostgres(target, readOnly)
+        ? yield* Connection.openSqlite(target.filename, readOnly)
+        : yield* Connection.openPostgres(target, readOnly)
     const { sql } = connection
     const kind = target.kind
     const unavailable = (error: unknown) =>
       Connection.unavailable(kind, connection.where, "read", error)
     const present = yield* Inspect.isStore(sql).pipe(Effect.mapError(unavailable))
-    if (!present) return yield* notAStore(connection.where)
+    if (!present) return yield* Connection.notAStore(connection.where)
     const tagged = yield* Inspect.hasTags(sql).pipe(Effect.mapError(unavailable))
     const originKept = yield* Inspect.hasOrigin(sql).pipe(Effect.mapError(unavailable))
     const taskStore: TaskStoreShape = yield* makeStore({
       exclusive: false,
       migrate: false,
-      deadlineMs: kind === "postgres" ? 2 * STATEMENT_MS + CONNECT_MS : undefined,
+      deadlineMs:
+        kind === "postgres" ? 2 * Connection.STATEMENT_MS + Connection.CONNECT_MS : undefined,
     }).pipe(Effect.provideService(SqlClient, sql), Effect.mapError(unavailable))
 
     // The controls' narrow environment, built as the scheduler builds its own: the store, the

@@ -6,13 +6,17 @@
  * PostgreSQL session settings every connection of the store carries, the `LISTEN`/`NOTIFY`
  * channel, and the `StoreUnavailable` an open that fails becomes.
  */
+import { existsSync, statSync } from "node:fs"
 import { PgClient } from "@effect/sql-pg"
 import { Errors as CoreErrors } from "@tickwork/core"
-import { type Effect, Redacted, type Scope } from "effect"
-import type * as Reactivity from "effect/reactivity/Reactivity"
+import { Effect, Redacted, type Scope } from "effect"
+import * as Reactivity from "effect/reactivity/Reactivity"
+import type { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
-import { StoreUnavailable } from "../Errors.ts"
+import { StoreLocked, StoreUnavailable } from "../Errors.ts"
+import * as SqliteClient from "../SqliteClient.ts"
 import * as Failure from "./failure.ts"
+import * as Inspect from "./inspect.ts"
 
 /** A store's address: a SQLite file, or a PostgreSQL database. */
 export type Target =
@@ -127,3 +131,99 @@ export const pgClient = (
   const { statementMs, readOnly, ...config } = options
   return PgClient.make({ ...config, startupParameters: pgSession(statementMs, readOnly) })
 }
+
+/** The statement deadline of a tool's PostgreSQL connections, ms. */
+export const STATEMENT_MS = 15_000
+/** How long a tool's connecting may take, ms. */
+export const CONNECT_MS = 5_000
+
+/** The connection, and how to tell workers that work is due (PostgreSQL). */
+export interface Opened {
+  readonly sql: SqlClient
+  readonly notify: Effect.Effect<void, SqlError> | undefined
+  readonly where: string
+}
+
+/** The `InvalidOption` for an address where no scheduler has kept tasks. */
+export const notAStore = (store: string): CoreErrors.InvalidOption =>
+  badStore(
+    store,
+    "must name a store a tickwork scheduler has used (it has no tickwork_tasks table)",
+  )
+
+/** A SQLite file that cannot be read: `StoreLocked` when a scheduler holds it exclusively. */
+const unavailableSqlite = (filename: string, error: unknown): StoreUnavailable | StoreLocked => {
+  if (Failure.diagnose(error).reason === "locked") {
+    return new StoreLocked({
+      filename,
+      message: `the SQLite store ${CoreErrors.show(filename)} is locked by another process: a scheduler holds it with its default exclusive lock; to inspect or control it while the scheduler runs, open it there with Sqlite.layer({ filename, exclusive: false })`,
+    })
+  }
+  return unavailable("sqlite", filename, "read", error)
+}
+
+/**
+ * Opens an existing SQLite store for a tool, in the current scope: looked at read-only first (a
+ * file that is no store is left as it was), then, unless `readOnly`, opened for writing.
+ */
+export const openSqlite = (
+  filename: string,
+  readOnly: boolean,
+): Effect.Effect<Opened, CoreErrors.InvalidOption | StoreLocked | StoreUnavailable, Scope.Scope> =>
+  Effect.gen(function* () {
+    if (!existsSync(filename)) {
+      return yield* badStore(filename, "must be an existing SQLite file or a postgres:// URL")
+    }
+    if (!statSync(filename).isFile()) {
+      return yield* badStore(filename, "must be a SQLite file, not a directory")
+    }
+    const open = (readOnly: boolean) =>
+      SqliteClient.make({ filename, exclusive: false, readOnly }).pipe(
+        Effect.provide(Reactivity.layer),
+        // A damaged file: the tools say so (reason `corrupt`) with what to do, as one of their
+        // open errors.
+        Effect.catchTag("StoreCorrupt", (e) =>
+          Effect.fail(
+            new StoreUnavailable({
+              store: "sqlite",
+              target: filename,
+              reason: "corrupt",
+              message: e.message,
+              cause: e,
+            }),
+          ),
+        ),
+      )
+    // Looked at read-only first: a file that is no store is left as it was.
+    const reader = yield* open(true)
+    const present = yield* Inspect.isStore(reader.client).pipe(
+      Effect.mapError((error) => unavailableSqlite(filename, error)),
+    )
+    if (!present) return yield* notAStore(filename)
+    const { client } = readOnly ? reader : yield* open(false)
+    return { sql: client, notify: undefined, where: filename }
+  })
+
+/**
+ * Opens a PostgreSQL store for a tool, in the current scope: a pool of two connections with the
+ * store's session settings (read-only at the server when `readOnly`), named for the tool.
+ */
+export const openPostgres = (
+  target: Extract<Target, { kind: "postgres" }>,
+  readOnly: boolean,
+): Effect.Effect<Opened, StoreUnavailable, Scope.Scope> =>
+  Effect.gen(function* () {
+    const client = yield* pgClient({
+      url: target.url,
+      connectTimeout: CONNECT_MS,
+      maxConnections: 2,
+      applicationName: readOnly ? "tickwork-dashboard" : "tickwork-admin",
+      statementMs: STATEMENT_MS,
+      readOnly,
+    }).pipe(Effect.provide(Reactivity.layer))
+    return {
+      sql: client,
+      notify: client.notify(CHANNEL, ""),
+      where: target.where,
+    }
+  }).pipe(Effect.mapError((error) => unavailable("postgres", target.where, "use", error)))
