@@ -47,47 +47,17 @@ import {
 import * as Health from "./Health.ts"
 import { type Clocks, MAX_SLEEP_MS, TimingActor } from "./internal/actor.ts"
 import { attach, combine, Inspection, type InspectObserver } from "./internal/inspection.ts"
+import type { ShutdownPolicy, ShutdownReport } from "./internal/options.ts"
 import * as Ledger from "./Ledger.ts"
 import * as Metrics from "./Metrics.ts"
 import { type Listener, Recorder } from "./Recorder.ts"
 import type { CurrentRun } from "./Run.ts"
 import type { PoolJob } from "./WorkerPool.ts"
 
+// Declared beside the option parsing, which the timing actor shares: the actor importing this
+// module for them made the two import each other.
+export type { ShutdownPolicy, ShutdownReport } from "./internal/options.ts"
 export type { AcceptedOptions, Listener } from "./Recorder.ts"
-
-/**
- * How closing the scheduler treats pending and running work.
- *
- * @category models
- * @since 0.1.0
- */
-export type ShutdownPolicy = "drain" | "cancel" | "interrupt"
-
-/**
- * What closing the scheduler did.
- *
- * @category models
- * @since 0.1.0
- */
-export interface ShutdownReport {
-  readonly policy: ShutdownPolicy
-  /**
-   * Tasks still `scheduled` when it closed that did not run during the shutdown (`drain` leaves
-   * them so). Each task is in one list of the report.
-   */
-  readonly pending: ReadonlyArray<Task.TaskId>
-  /** Runs that finished during the shutdown, with any outcome but `interrupted`. */
-  readonly finished: ReadonlyArray<Task.TaskId>
-  /** Tasks the shutdown cancelled (pending ones, under `cancel` and `interrupt`). */
-  readonly cancelled: ReadonlyArray<Task.TaskId>
-  /** Runs interrupted by the shutdown (policy `interrupt`, or past `shutdownTimeout`). */
-  readonly interrupted: ReadonlyArray<Task.TaskId>
-  /**
-   * Runs still going after `shutdownTimeout` and the grace that follows its interruption (a job
-   * that masks interruption): the scheduler closed without them.
-   */
-  readonly abandoned: ReadonlyArray<Task.TaskId>
-}
 
 /**
  * A job: an Effect, or a function from the run's info to an Effect. Each run provides a `Scope`

@@ -22,8 +22,8 @@ import { Deferred, Effect, type Exit, Option } from "effect"
 import type * as Ledger from "../Ledger.ts"
 import type { AcceptedOptions, Recorder } from "../Recorder.ts"
 import { outcome } from "../Run.ts"
-import type { ShutdownPolicy, ShutdownReport } from "../Scheduler.ts"
 import { type PoolJob, WorkerPool } from "../WorkerPool.ts"
+import type { ShutdownPolicy, ShutdownReport } from "./options.ts"
 
 /** The longest single sleep: timers above 2^31-1 ms overflow and fire at once in Node. */
 export const MAX_SLEEP_MS = 2 ** 31 - 1
