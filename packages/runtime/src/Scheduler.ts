@@ -33,7 +33,6 @@ import { Errors, Kernel, Options, Random, type Task, type Time } from "@tickwork
 import {
   Clock,
   Context,
-  Deferred,
   Effect,
   Scheduler as EffectScheduler,
   Layer,
@@ -45,7 +44,7 @@ import {
   Tracer,
 } from "effect"
 import * as Health from "./Health.ts"
-import { type Clocks, MAX_SLEEP_MS, TimingActor } from "./internal/actor.ts"
+import { type Clocks, TimingActor } from "./internal/actor.ts"
 import { attach, combine, Inspection } from "./internal/inspection.ts"
 import {
   jobError,
@@ -392,10 +391,11 @@ export const make = (
     }
     // The gauge is kept current in the background: a stall shows with nobody calling `health`.
     // It looks only when the assessment could change (Health.recheckAt), O(1) each time, and a
-    // command that brings work forward wakes it (the actor's healthBefore).
+    // command that brings work forward wakes it (the actor's healthWakeup).
     if (background)
       yield* Effect.forkScoped(
         Effect.gen(function* () {
+          const wakeup = actor.healthWakeup
           for (;;) {
             const { health, signals, next } = assessNow()
             yield* Health.record(name, health)
@@ -405,15 +405,10 @@ export const make = (
               actor.closed ? undefined : next,
               healthBounds,
             )
-            const poked = Deferred.makeUnsafe<void>()
-            actor.healthWake = () => Deferred.doneUnsafe(poked, Effect.void)
-            actor.healthBefore = at === undefined ? Number.POSITIVE_INFINITY : at - stallMs
-            yield* at === undefined
-              ? Deferred.await(poked)
-              : Effect.raceFirst(
-                  Deferred.await(poked),
-                  Effect.sleep(Math.min(at - signals.now, MAX_SLEEP_MS)),
-                )
+            // A command that came while this looked (or recorded) has woken it already: the wait
+            // then returns at once and it looks again.
+            wakeup.wakeBefore = at === undefined ? Number.POSITIVE_INFINITY : at - stallMs
+            yield* wakeup.wait(at === undefined ? undefined : at - signals.now)
           }
         }),
       )
