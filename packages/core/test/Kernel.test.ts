@@ -254,14 +254,14 @@ describe("checkInvariants", () => {
   it("notices a corrupted count", () => {
     const k = new Kernel.Kernel<string>()
     k.schedule({ job: "x", schedule: Schedule.once(0) }, 0)
-    ;(k as unknown as { counts: Float64Array }).counts[0] = 5
+    ;(k as unknown as { rows: { counts: Float64Array } }).rows.counts[0] = 5
     expect(() => k.checkInvariants()).toThrow(Errors.InvariantViolation)
   })
 
   it("notices a dead-entry counter that disagrees with the heap", () => {
     const k = new Kernel.Kernel<string>()
     k.schedule({ job: "x", schedule: Schedule.once(0) }, 0)
-    ;(k as unknown as { dead: number }).dead = 1
+    ;(k as unknown as { rows: { dead: number } }).rows.dead = 1
     expect(() => k.checkInvariants()).toThrow(/dead heap entries/)
   })
 })
@@ -391,7 +391,7 @@ describe("many runs due at once", () => {
     for (;;) {
       const run = k.takeDue(0, 5_000)
       if (run === undefined) break
-      batched ||= (k as unknown as { heap: { sorted: number } }).heap.sorted > 0
+      batched ||= (k as unknown as { rows: { heap: { sorted: number } } }).rows.heap.sorted > 0
       if (run.job === -1) recurring.push(run.scheduledFor)
       else taken.push(run.job)
       k.complete(run, Task.succeeded, run.startedAt, false)
