@@ -339,7 +339,7 @@ export const make = <H extends Handler.Any>(
         return Effect.tap(
           store.insert(tasks, { notify }),
           Effect.sync(() => {
-            if (earliest < env.wakeup.sleepingUntil) env.wakeup.wake()
+            env.wakeup.wakeIfBefore(earliest)
           }),
         )
       })

@@ -6,7 +6,8 @@
  */
 import { Random as CoreRandom, type Random, type Task } from "@tickwork/core"
 import type { WorkerPool } from "@tickwork/runtime"
-import { type Clock, Effect, type Queue } from "effect"
+import { Wakeup } from "@tickwork/runtime/Wakeup"
+import type { Clock, Queue } from "effect"
 import type { StoreCorrupt } from "../Errors.ts"
 import type { TaskStoreShape } from "../TaskStore.ts"
 import type { Counters, Held, HeldRuns } from "./held.ts"
@@ -26,41 +27,12 @@ export interface Finished {
   readonly finishedAt: number
 }
 
-/** The dispatcher's wake-up: it parks between passes; inserts, completions and polls wake it. */
-export class Wakeup {
-  private parked: ((effect: Effect.Effect<void>) => void) | undefined = undefined
-  /** A wake that came while the dispatcher was not parked: its next park returns at once. */
-  requested = false
-  /** The time the dispatcher sleeps toward; -Infinity while it works, +Infinity while deciding. */
-  sleepingUntil = Number.NEGATIVE_INFINITY
-
-  /** Wakes the dispatcher now, or makes its next park return at once. */
-  wake(): void {
-    const resume = this.parked
-    if (resume !== undefined) {
-      this.parked = undefined
-      resume(Effect.void)
-    } else this.requested = true
-  }
-
-  /** Whether it is parked with no wake pending. */
-  get idle(): boolean {
-    return this.parked !== undefined && !this.requested
-  }
-
-  /** Parks until {@link wake}. */
-  readonly park: Effect.Effect<void> = Effect.callback<void>((resume) => {
-    if (this.requested) {
-      this.requested = false
-      resume(Effect.void)
-      return
-    }
-    this.parked = resume
-    return Effect.sync(() => {
-      if (this.parked === resume) this.parked = undefined
-    })
-  })
-}
+/**
+ * The dispatcher's wake-up (the runtime's, which its timing actor waits on too): it waits
+ * between passes; inserts, completions and polls wake it. Its `wakeBefore` is the time the
+ * dispatcher sleeps toward: -Infinity while it works, +Infinity while it decides how long.
+ */
+export { Wakeup }
 
 /**
  * What every user of a store that decides for its tasks shares: the store, the resolved options,
