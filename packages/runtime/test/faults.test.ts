@@ -27,6 +27,45 @@ describe("faults in user callbacks", () => {
     }),
   )
 
+  it.effect(
+    "each listener callback that throws is logged once, by its name, and every throw counted",
+    () => {
+      const errors: Array<string> = []
+      const logger = Logger.make((o) => {
+        if (o.logLevel === "Error") errors.push(String(o.message))
+      })
+      const boom = () => {
+        throw new Error("listener bug")
+      }
+      return Effect.gen(function* () {
+        const s = yield* Scheduler.make({
+          logFailures: false,
+          listener: {
+            accepted: boom,
+            started: boom,
+            completed: boom,
+            cancelled: boom,
+            occurred: boom,
+          },
+        })
+        for (const id of ["a", "b"]) {
+          yield* s.schedule({ id, schedule: Schedule.fixedRate(10), job: Effect.void })
+        }
+        yield* TestClock.adjust(25)
+        yield* s.pause("a")
+        yield* s.cancel("b")
+        yield* TestClock.adjust(1)
+        const names = ["accepted", "started", "completed", "cancelled", "occurred"]
+        for (const name of names) {
+          expect(errors.filter((m) => m.includes(`listener.${name} threw`))).toHaveLength(1)
+        }
+        expect(errors).toHaveLength(names.length)
+        // 2 accepted, 6 started and 6 completed (slots 0, 10, 20 of each), 1 cancelled, 1 paused.
+        expect((yield* s.stats).listenerErrors).toBe(16)
+      }).pipe(Effect.provide(Logger.layer([logger])))
+    },
+  )
+
   it.effect("shutdown is bounded even when a job ignores interruption", () =>
     Effect.gen(function* () {
       const scope = yield* Scope.make()

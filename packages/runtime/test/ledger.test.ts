@@ -174,4 +174,3 @@ describe("Ledger.missed", () => {
     expect(dropping(50, 50, 60).cause).toBe("late-and-overlap")
   })
 })
-
