@@ -261,4 +261,41 @@ describe("the ledger's memory is bounded across tasks", () => {
         expect(newest?.kind === "ran" && newest.startedAt).toBe(100)
       }),
   )
+
+  it.effect(
+    "missed-slot records of a live task do not count it among retention.maxFinished's finished tasks",
+    () =>
+      Effect.gen(function* () {
+        const s = yield* Scheduler.make({
+          workers: 1,
+          retention: { maxFinished: 1 },
+          shutdown: "interrupt",
+        })
+        // Slots of both live tasks are merged (before a late start) or dropped (after an overrun)
+        // again and again; two one-shots finish meanwhile, past the one finished task kept.
+        yield* s.schedule({ id: "busy", schedule: Schedule.once(0), job: Effect.sleep(45) })
+        yield* s.schedule({
+          id: "merging",
+          schedule: Schedule.fixedRate(10),
+          missedRuns: "coalesce",
+          job: Effect.sleep(25),
+        })
+        yield* s.schedule({
+          id: "skipping",
+          schedule: Schedule.fixedRate(10),
+          missedRuns: "skip",
+          job: Effect.sleep(35),
+        })
+        yield* s.schedule({ id: "done", schedule: Schedule.once(200), job: Effect.void })
+        yield* TestClock.adjust(300)
+        const kinds = (id: string) => Effect.map(s.ledger(id), (list) => list.map((o) => o.kind))
+        expect(yield* kinds("merging")).toContain("coalesced")
+        expect(yield* kinds("merging")).toContain("ran")
+        expect(yield* kinds("skipping")).toContain("skipped")
+        expect(yield* kinds("skipping")).toContain("ran")
+        // The finished tasks: only the latest keeps its history.
+        expect(yield* kinds("busy")).toEqual([])
+        expect(yield* kinds("done")).toEqual(["ran"])
+      }),
+  )
 })
