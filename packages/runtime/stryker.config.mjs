@@ -4,7 +4,9 @@
 // tested against the original sources. Results: reports/mutation/ (git-ignored).
 // Equivalent mutants (no test can tell them apart) are listed here, each with its reason, and
 // disabled at their line with a `// Stryker disable next-line <Mutator>: equivalent, <reason>`.
-// Equivalent mutants: none named yet.
+// Equivalent mutants:
+// - src/Recorder.ts, accepted(): `f !== undefined` forced true (ConditionalExpression). The timing
+//   actor calls accepted() only when `hearsAccepted`, the same test, so `f` is always defined there.
 import { base } from "../testkit/stryker.base.mjs"
 
 /** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */
