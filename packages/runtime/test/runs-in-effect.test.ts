@@ -513,6 +513,25 @@ describe("metrics per scheduler", () => {
       ),
   )
 
+  it.effect("slots a resume skips are counted by cause; a pause or resume itself counts none", () =>
+    isolated(
+      Effect.gen(function* () {
+        const s = yield* Scheduler.make({ name: "ctl" })
+        yield* s.schedule({ id: "tick", schedule: Schedule.fixedRate(10), job: Effect.void })
+        yield* TestClock.adjust(5)
+        yield* s.pause("tick")
+        yield* TestClock.adjust(40) // 10, 20, 30 and 40 pass while paused
+        yield* s.resume("tick")
+        const m = Metrics.forScheduler("ctl")
+        expect((yield* Metric.value(m.slotsMissed("paused", "skip"))).count).toBe(4)
+        const series = (yield* Metric.snapshot)
+          .filter((x) => x.id === "tickwork_slots_missed_total")
+          .map((x) => `${x.attributes?.cause}/${x.attributes?.policy}`)
+        expect(series).toEqual(["paused/skip"])
+      }),
+    ),
+  )
+
   it.effect("retries and missed slots are counted by cause and policy", () =>
     isolated(
       Effect.gen(function* () {
