@@ -96,8 +96,9 @@ export class Recorder {
 
   /** A task was accepted. */
   accepted(id: Task.TaskId, info: () => Task.TaskInfo, options: AcceptedOptions): void {
+    // Stryker disable next-line OptionalChaining: equivalent, called only when hearsAccepted
     const f = this.listener?.accepted
-    // Stryker disable next-line ConditionalExpression: equivalent, the actor calls this only when hearsAccepted
+    // Stryker disable next-line ConditionalExpression: equivalent, called only when hearsAccepted
     if (f !== undefined) this.call("accepted", () => f.call(this.listener, id, info(), options))
   }
 
@@ -132,6 +133,7 @@ export class Recorder {
     // One copy for the stream and the listener, made only when one of them is there.
     const kept =
       this.subscribers > 0 || l?.completed !== undefined ? Rules.copyRecord(record) : record
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent, no reader no record
     if (this.subscribers > 0) PubSub.publishUnsafe(this.occurrences, Ledger.ran(kept))
     if (record.dropped !== undefined) {
       const missed = Ledger.missed(record, record.dropped)
@@ -161,6 +163,7 @@ export class Recorder {
     const f = l?.occurred
     for (const o of list) {
       if (o.kind === "breaker") {
+        // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent, no reader no record
         if (this.subscribers > 0) PubSub.publishUnsafe(this.occurrences, o)
       } else {
         if (o.kind === "skipped") {
@@ -198,6 +201,7 @@ export class Recorder {
 
   private add(row: number, occurrence: Ledger.Occurrence, final: boolean): void {
     this.ledger.add(row, occurrence, final)
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent, no reader no record
     if (this.subscribers > 0) PubSub.publishUnsafe(this.occurrences, occurrence)
   }
 
