@@ -32,6 +32,7 @@
  */
 import {
   Errors as CoreErrors,
+  type Declared,
   type Kernel,
   Random,
   type Schedule,
@@ -59,6 +60,7 @@ import * as Accept from "./internal/accept.ts"
 import * as Completion from "./internal/completion.ts"
 import * as Controls from "./internal/controls.ts"
 import * as Dispatcher from "./internal/dispatcher.ts"
+import * as Ensure from "./internal/ensure.ts"
 import type { Env, Finished, Occurrence } from "./internal/env.ts"
 import { Wakeup } from "./internal/env.ts"
 import * as Events from "./internal/events.ts"
@@ -304,6 +306,23 @@ export interface DurableSchedulerShape {
   readonly scheduleAll: (
     options: ReadonlyArray<DurableTaskOptions>,
   ) => Effect.Effect<ReadonlyArray<Task.TaskId>, DurableScheduleError>
+  /**
+   * Makes the stored tasks match a declaration (SPEC §18), as the application declares its
+   * recurring tasks at boot: each declared task (an id is required) is created when absent or
+   * final (the id's next generation), updated in place when an option differs — only those
+   * options, recorded as an `updated` event naming them; its id, generation, run count and
+   * ledger stay — and left as it is, nothing written, when it matches. With `set`, declared
+   * tasks are tagged with the set's name and the live tasks of that tag no longer declared are
+   * cancelled. A bad declaration (a repeated id, a changed handler) fails with the typed error
+   * naming its field and value before anything is written. Processes that boot at once converge:
+   * one creates, the others find the task; updates are decided on the locked row.
+   *
+   * @since 0.5.0
+   */
+  readonly ensure: (
+    tasks: ReadonlyArray<DurableTaskOptions & { readonly id: string }>,
+    options?: Declared.EnsureOptions,
+  ) => Effect.Effect<Declared.Report, DurableScheduleError | DurableUpdateError>
   /**
    * Pauses a task (SPEC §15): a scheduled one at once, a running one when its run ends (its next
    * slot or retry is then held). Stored: it stays paused across restarts until {@link resume}.
@@ -683,6 +702,22 @@ export const make = <H extends Handler.Any>(
         return insert([p], t).pipe(Effect.as(p.id as Task.TaskId))
       })
 
+    const ensure: DurableSchedulerShape["ensure"] = (list, ensureOptions) =>
+      Effect.suspend(() =>
+        env.closing.closed
+          ? Effect.fail(closedError)
+          : Ensure.ensure(
+              env,
+              {
+                prepare: (o, t) => prepare(o as DurableTaskOptions, t),
+                insert: (task, t) => insert([task], t),
+                cancel: (id) => cancel(id),
+              },
+              list as ReadonlyArray<Accept.TaskOptions>,
+              ensureOptions,
+            ),
+      )
+
     const cancel: DurableSchedulerShape["cancel"] = (id, cancelOptions) =>
       Effect.gen(function* () {
         const found = yield* store.cancel(id, now())
@@ -771,6 +806,7 @@ export const make = <H extends Handler.Any>(
       owner: resolved.owner,
       schedule,
       scheduleAll,
+      ensure,
       pause: (id) => Controls.pause(env, id),
       resume: (id) =>
         Effect.tap(Controls.resume(env, id), (ok) => Effect.sync(() => ok && env.wakeup.wake())),
