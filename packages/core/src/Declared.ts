@@ -215,12 +215,12 @@ export const definitionOf = (
  * @since 0.5.0
  */
 export const changesOf = (
-  options: Readonly<Record<string, unknown>>,
+  options: object,
   fields: ReadonlyArray<Field>,
 ): Record<string, unknown> => {
   const out: Record<string, unknown> = {}
   for (const f of fields) {
-    const v = options[f]
+    const v = (options as Readonly<Record<string, unknown>>)[f]
     if (v !== undefined) out[f] = v
     else out[f] = f in REMOVED ? REMOVED[f] : v
   }

@@ -827,7 +827,10 @@ export const make = (
         if (badBatch !== undefined) return Effect.fail(badBatch)
         // ---- decide every declaration; nothing changes until all are good (SPEC §18.2) ----
         const now = actor.now()
-        const plans: Array<{ o: ScheduleOptions<A, E, R>; d: Declared.Decision }> = []
+        const plans: Array<{
+          o: ScheduleOptions<A, E, R> & { readonly id: string }
+          d: Declared.Decision
+        }> = []
         for (const given of declared) {
           const unknownOption = Errors.unknownKey(given, scheduleOptionKeys)
           if (unknownOption !== undefined) return Effect.fail(unknownOption)
@@ -864,7 +867,8 @@ export const make = (
           const current = kernel.definition(given.id, now)
           const job = current?.definition.more.job as PoolJob | undefined
           plans.push({
-            o,
+            // The timeout resolved: one left out of the declaration is the layer's default.
+            o: { ...o, timeout: timeoutMs },
             d: Declared.decide(
               definition,
               current === undefined
