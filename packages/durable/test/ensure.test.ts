@@ -16,16 +16,20 @@ const { handler } = recording()
 const options = { handlers: [handler] }
 const empty = { created: [], updated: [], unchanged: [], cancelled: [] }
 
-const declared = (period: number, n = 1) => [
-  { id: "report", handler, payload: { n }, schedule: Schedule.cron("0 3 * * *") },
-  {
-    id: "sweep",
-    handler,
-    payload: { n: 0 },
-    schedule: Schedule.fixedRate(period, { delay: 3_600_000 }),
-    tags: ["ops"],
-  },
-]
+const reportOf = (n = 1) => ({
+  id: "report",
+  handler,
+  payload: { n },
+  schedule: Schedule.cron("0 3 * * *"),
+})
+const sweepOf = (period: number) => ({
+  id: "sweep",
+  handler,
+  payload: { n: 0 },
+  schedule: Schedule.fixedRate(period, { delay: 3_600_000 }),
+  tags: ["ops"],
+})
+const declared = (period: number, n = 1) => [reportOf(n), sweepOf(period)]
 
 describe("ensure on SQLite (SPEC §18)", () => {
   it.effect(
@@ -95,7 +99,7 @@ describe("ensure on SQLite (SPEC §18)", () => {
             yield* d.ensure(declared(60_000))
             const bad = yield* Effect.flip(
               d.ensure([
-                { ...(declared(30_000)[1] as never), priority: "high" },
+                { ...sweepOf(30_000), priority: "high" as const },
                 { id: "x", handler, payload: { n: "no" } as never, schedule: Schedule.once(1) },
               ]),
             )
@@ -105,7 +109,7 @@ describe("ensure on SQLite (SPEC §18)", () => {
             const moved = yield* Effect.flip(
               d.ensure([
                 { id: "y", handler, payload: { n: 1 }, schedule: Schedule.fixedRate(1000) },
-                { ...(declared(60_000)[0] as never), handler: other },
+                { ...reportOf(), handler: other },
               ]),
             )
             expect(moved).toMatchObject({ field: "tasks[1].handler", value: "other" })
@@ -123,7 +127,8 @@ describe("ensure on SQLite (SPEC §18)", () => {
         Effect.gen(function* () {
           yield* withScheduler(sqlite(file), options, (d) =>
             Effect.gen(function* () {
-              const [report, sweep] = declared(60_000) as [never, never]
+              const report = reportOf()
+              const sweep = sweepOf(60_000)
               yield* d.schedule({
                 id: "by-hand",
                 handler,
