@@ -27,6 +27,7 @@
  * @since 0.1.0
  */
 import * as Breaker from "./Breaker.ts"
+import type * as Declared from "./Declared.ts"
 import { DuplicateTaskId, InvalidOption, type ScheduleError, show, unknownKey } from "./Errors.ts"
 import { Breakers } from "./internal/breakers.ts"
 import { explainRow } from "./internal/explain.ts"
@@ -54,6 +55,7 @@ import * as Options from "./Options.ts"
 import * as Random from "./Random.ts"
 import * as Retry from "./Retry.ts"
 import * as Rules from "./Rules.ts"
+import * as Schedule from "./Schedule.ts"
 import type {
   Occurrence,
   Outcome,
@@ -319,6 +321,42 @@ export class Kernel<J> {
       tags: extra?.tags ?? NO_TAGS,
       window: extra === undefined || extra.windowMs === NO_WINDOW ? undefined : extra.windowMs,
       breaker: extra?.breaker?.name,
+    }
+  }
+
+  /**
+   * A task's definition as `Declared.decide` compares it (SPEC §18), with its job as
+   * `more.job`, or `undefined` for an unknown id. A schedule change waiting for the slot in
+   * progress to end is its schedule here. O(1) but for that change's schedule (resolved at `now`).
+   */
+  definition(id: string, now: number): Declared.Current | undefined {
+    const i = this.rows.lookup(id)
+    if (i < 0) return undefined
+    const extra = this.rows.t.extra(i)
+    let plan = extra?.plan
+    let at: number | undefined = plan === undefined ? this.rows.t.slot(i) : undefined
+    if (extra?.restart !== undefined) {
+      const r = Schedule.resolve(extra.restart, now)
+      if ("first" in r) {
+        plan = r.plan
+        at = r.plan === undefined ? r.first : undefined
+      }
+    }
+    const cell = extra?.breaker
+    return {
+      state: Lifecycle.states[this.rows.t.state(i)] as TaskState,
+      definition: {
+        plan,
+        at,
+        priority: (["high", "normal", "low"] as const)[this.rows.t.rank(i)] as Priority,
+        retry: extra?.retry ?? Retry.none,
+        missedRuns: extra?.missedRuns ?? "catch-up",
+        pauseAfter: extra?.pauseAfter ?? 0,
+        tags: extra?.tags ?? NO_TAGS,
+        windowMs: extra?.windowMs ?? NO_WINDOW,
+        breaker: cell === undefined ? undefined : cell.shared ? cell.name : cell.policy,
+        more: { job: this.rows.t.job(i) },
+      },
     }
   }
 

@@ -8,6 +8,8 @@
 export * as Breaker from "./Breaker.ts"
 /** Clocks: manual (virtual time) and system. @since 0.1.0 */
 export * as Clock from "./Clock.ts"
+/** Declared tasks: what `ensure` does with each (SPEC §18). @since 0.5.0 */
+export * as Declared from "./Declared.ts"
 /** The deterministic driver: inline jobs, `runDue` / `runUntil` / `tick`. @since 0.1.0 */
 export * as Driver from "./Driver.ts"
 /** Typed errors for bad input. @since 0.1.0 */

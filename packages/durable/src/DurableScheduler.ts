@@ -52,6 +52,7 @@ import * as Accept from "./internal/accept.ts"
 import * as Completion from "./internal/completion.ts"
 import * as Controls from "./internal/controls.ts"
 import * as Dispatcher from "./internal/dispatcher.ts"
+import * as Ensure from "./internal/ensure.ts"
 import * as Env from "./internal/env.ts"
 import { type Finished, type Occurrence, Wakeup } from "./internal/env.ts"
 import * as Events from "./internal/events.ts"
@@ -369,6 +370,22 @@ export const make = <H extends Handler.Any>(
         return insert([p], t).pipe(Effect.as(p.id as Task.TaskId))
       })
 
+    const ensure: DurableSchedulerShape["ensure"] = (list, ensureOptions) =>
+      Effect.suspend(() =>
+        env.closing.closed
+          ? Effect.fail(closedError)
+          : Ensure.ensure(
+              env,
+              {
+                prepare: (o, t) => prepare(o as DurableTaskOptions, t),
+                insert: (task, t) => insert([task], t),
+                cancel: (id) => cancel(id),
+              },
+              list as ReadonlyArray<Accept.TaskOptions>,
+              ensureOptions,
+            ),
+      )
+
     const cancel: DurableSchedulerShape["cancel"] = (id, cancelOptions) =>
       Effect.gen(function* () {
         const found = yield* store.cancel(id, now())
@@ -457,6 +474,7 @@ export const make = <H extends Handler.Any>(
       owner: resolved.owner,
       schedule,
       scheduleAll,
+      ensure,
       pause: (id) => Controls.pause(env, id),
       resume: (id) =>
         Effect.tap(Controls.resume(env, id), (ok) => Effect.sync(() => ok && env.wakeup.wake())),

@@ -29,7 +29,16 @@
  *
  * @since 0.1.0
  */
-import { Errors, Kernel, Options, Random, type Task, type Time } from "@tickwork/core"
+import {
+  Breaker,
+  Declared,
+  Errors,
+  Kernel,
+  Options,
+  Random,
+  type Task,
+  type Time,
+} from "@tickwork/core"
 import {
   Clock,
   Context,
@@ -185,6 +194,25 @@ export interface SchedulerShape {
   readonly pauseAll: (filter: Kernel.TaskFilter) => Effect.Effect<ReadonlyArray<Task.TaskId>>
   /** Resumes every task the filter matches; returns the ids it resumed. */
   readonly resumeAll: (filter: Kernel.TaskFilter) => Effect.Effect<ReadonlyArray<Task.TaskId>>
+  /**
+   * Makes the live tasks match a declaration (SPEC §18): each declared task (an id is required)
+   * is created when absent or final (the id's next generation), updated in place when an option
+   * differs (only those options; its id, generation, run count and ledger stay), and left as it
+   * is — nothing written — when it matches. With `set`, declared tasks are tagged with the set's
+   * name and the live tasks of that tag that are no longer declared are cancelled. A bad
+   * declaration (or a repeated id) fails with the typed error naming its field and value before
+   * anything changes. A job is compared by identity: declare tasks from values defined once.
+   *
+   * @since 0.5.0
+   */
+  readonly ensure: <A, E, R>(
+    tasks: ReadonlyArray<ScheduleOptions<A, E, R> & { readonly id: string }>,
+    options?: Declared.EnsureOptions,
+  ) => Effect.Effect<
+    Declared.Report,
+    Errors.ScheduleError | Errors.SchedulerClosed,
+    Exclude<R, RunServices>
+  >
   /** Cancels every task the filter matches; returns the ids it cancelled. */
   readonly cancelAll: (filter: Kernel.TaskFilter) => Effect.Effect<ReadonlyArray<Task.TaskId>>
   /** A live task's next slots given its state — paused, breaker, pending retry, window (SPEC §15). */
@@ -571,8 +599,116 @@ export const make = (
         },
       )
 
+    const ensure = <A, E, R>(
+      declared: ReadonlyArray<ScheduleOptions<A, E, R> & { readonly id: string }>,
+      ensureOptions?: Declared.EnsureOptions,
+    ): Effect.Effect<
+      Declared.Report,
+      Errors.ScheduleError | Errors.SchedulerClosed,
+      Exclude<R, RunServices>
+    > =>
+      Effect.suspend(() => {
+        if (actor.closed) return Effect.fail(closedError)
+        if (!Array.isArray(declared))
+          return Effect.fail(optionError("tasks", declared, "must be an array"))
+        const set = ensureOptions?.set
+        const badBatch = Declared.checkBatch(
+          declared.map((o) => (typeof o === "object" && o !== null ? o.id : undefined)),
+          set,
+        )
+        if (badBatch !== undefined) return Effect.fail(badBatch)
+        // ---- decide every declaration; nothing changes until all are good (SPEC §18.2) ----
+        const now = actor.now()
+        const plans: Array<{
+          o: ScheduleOptions<A, E, R> & { readonly id: string }
+          d: Declared.Decision
+        }> = []
+        for (const given of declared) {
+          const unknownOption = Errors.unknownKey(given, scheduleOptionKeys)
+          if (unknownOption !== undefined) return Effect.fail(unknownOption)
+          const timeoutMs = millis("timeout", given.timeout, defaultTimeoutMs)
+          if (typeof timeoutMs !== "number") return Effect.fail(timeoutMs)
+          if (!Effect.isEffect(given.job) && typeof given.job !== "function")
+            return Effect.fail(
+              optionError("job", given.job, "must be an Effect or a function returning one"),
+            )
+          let breaker: string | Breaker.Resolved | undefined
+          if (typeof given.breaker === "string") {
+            if (Option.isNone(Option.fromNullishOr(kernel.breaker(given.breaker))))
+              return Effect.fail(
+                optionError(
+                  "breaker",
+                  given.breaker,
+                  "must name a breaker defined in the layer's breakers",
+                ),
+              )
+            breaker = given.breaker
+          } else if (given.breaker !== undefined) {
+            const r = Breaker.resolve(given.breaker)
+            if (!("failures" in r)) return Effect.fail(r)
+            breaker = r
+          }
+          const o = { ...given, tags: Declared.tagsOf(given.tags, set) }
+          const definition = Declared.definitionOf(
+            { ...o, breaker },
+            now,
+            { job: given.job, timeout: timeoutMs },
+            scheduleOptionKeys,
+          )
+          if (!("plan" in definition)) return Effect.fail(definition)
+          const current = kernel.definition(given.id, now)
+          const job = current?.definition.more.job as PoolJob | undefined
+          plans.push({
+            // The timeout resolved: one left out of the declaration is the layer's default.
+            o: { ...o, timeout: timeoutMs },
+            d: Declared.decide(
+              definition,
+              current === undefined
+                ? undefined
+                : {
+                    state: current.state,
+                    definition: {
+                      ...current.definition,
+                      more: { job: job?.job, timeout: job?.timeoutMs },
+                    },
+                  },
+            ),
+          })
+        }
+        // ---- apply ----
+        return Effect.gen(function* () {
+          const created: Array<Task.TaskId> = []
+          const updated: Array<{ id: Task.TaskId; fields: ReadonlyArray<Declared.Field> }> = []
+          const unchanged: Array<Task.TaskId> = []
+          for (const { o, d } of plans) {
+            const id = o.id as Task.TaskId
+            if (d._tag === "create") {
+              created.push(yield* schedule(o))
+            } else if (d._tag === "update") {
+              yield* update(id, Declared.changesOf(o, d.fields) as UpdateChanges<A, E, R>)
+              updated.push({ id, fields: d.fields })
+            } else unchanged.push(id)
+          }
+          const cancelled: Array<Task.TaskId> = []
+          if (set !== undefined) {
+            const members = kernel
+              .tasks({ tag: set })
+              .filter(
+                (t) => t.state === "scheduled" || t.state === "running" || t.state === "paused",
+              )
+              .map((t) => t.id as string)
+            const ids = plans.map((p) => p.o.id as string)
+            for (const id of Declared.undeclared(members, ids)) {
+              if (yield* actor.cancel(id, false)) cancelled.push(id as Task.TaskId)
+            }
+          }
+          return { created, updated, unchanged, cancelled }
+        })
+      })
+
     const service = Scheduler.of({
       schedule,
+      ensure,
       cancel: (id, cancelOptions) => actor.cancel(id, cancelOptions?.interrupt === true),
       status: (id) => Effect.sync(() => kernel.status(id)),
       info: (id) => Effect.sync(() => Option.fromNullishOr(kernel.info(id))),

@@ -148,7 +148,7 @@ export type UpdateError = Errors.ScheduleError | InvalidPayload | NotDurable | U
  * (as if scheduled now) unless the slot in progress — a run, a pending retry — must end first,
  * as in the kernel; then it waits as the row's `restart`, and `Rules.settle` starts it.
  */
-const decideUpdate = (
+export const decideUpdate = (
   env: Env,
   row: TaskRow,
   changes: Changes,

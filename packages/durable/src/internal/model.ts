@@ -258,6 +258,8 @@ export type EventKind =
   | "resumed"
   | "expired"
   | "breaker"
+  /** A declared task changed in place by `ensure` (SPEC §18); `detail` names the fields. */
+  | "updated"
 
 /**
  * One ledger event.

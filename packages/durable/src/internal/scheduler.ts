@@ -6,6 +6,7 @@
  * without importing the scheduler's assembly.
  */
 import {
+  type Declared,
   type Errors as CoreErrors,
   type Kernel,
   type Schedule,
@@ -243,6 +244,23 @@ export interface DurableSchedulerShape {
   readonly scheduleAll: (
     options: ReadonlyArray<DurableTaskOptions>,
   ) => Effect.Effect<ReadonlyArray<Task.TaskId>, DurableScheduleError>
+  /**
+   * Makes the stored tasks match a declaration (SPEC §18), as the application declares its
+   * recurring tasks at boot: each declared task (an id is required) is created when absent or
+   * final (the id's next generation), updated in place when an option differs — only those
+   * options, recorded as an `updated` event naming them; its id, generation, run count and
+   * ledger stay — and left as it is, nothing written, when it matches. With `set`, declared
+   * tasks are tagged with the set's name and the live tasks of that tag no longer declared are
+   * cancelled. A bad declaration (a repeated id, a changed handler) fails with the typed error
+   * naming its field and value before anything is written. Processes that boot at once converge:
+   * one creates, the others find the task; updates are decided on the locked row.
+   *
+   * @since 0.5.0
+   */
+  readonly ensure: (
+    tasks: ReadonlyArray<DurableTaskOptions & { readonly id: string }>,
+    options?: Declared.EnsureOptions,
+  ) => Effect.Effect<Declared.Report, DurableScheduleError | DurableUpdateError>
   /**
    * Pauses a task (SPEC §15): a scheduled one at once, a running one when its run ends (its next
    * slot or retry is then held). Stored: it stays paused across restarts until {@link resume}.
