@@ -29,16 +29,7 @@
  *
  * @since 0.1.0
  */
-import {
-  Breaker,
-  Declared,
-  Errors,
-  Kernel,
-  Options,
-  Random,
-  type Task,
-  type Time,
-} from "@tickwork/core"
+import { Declared, Errors, Kernel, Options, Random, type Task, type Time } from "@tickwork/core"
 import {
   Clock,
   Context,
@@ -54,6 +45,7 @@ import {
 } from "effect"
 import * as Health from "./Health.ts"
 import { type Clocks, TimingActor } from "./internal/actor.ts"
+import * as Ensure from "./internal/ensure.ts"
 import { attach, combine, Inspection } from "./internal/inspection.ts"
 import {
   jobError,
@@ -617,65 +609,16 @@ export const make = (
           set,
         )
         if (badBatch !== undefined) return Effect.fail(badBatch)
-        // ---- decide every declaration; nothing changes until all are good (SPEC §18.2) ----
-        const now = actor.now()
-        const plans: Array<{
-          o: ScheduleOptions<A, E, R> & { readonly id: string }
-          d: Declared.Decision
-        }> = []
-        for (const given of declared) {
-          const unknownOption = Errors.unknownKey(given, scheduleOptionKeys)
-          if (unknownOption !== undefined) return Effect.fail(unknownOption)
-          const timeoutMs = millis("timeout", given.timeout, defaultTimeoutMs)
-          if (typeof timeoutMs !== "number") return Effect.fail(timeoutMs)
-          if (!Effect.isEffect(given.job) && typeof given.job !== "function")
-            return Effect.fail(
-              optionError("job", given.job, "must be an Effect or a function returning one"),
-            )
-          let breaker: string | Breaker.Resolved | undefined
-          if (typeof given.breaker === "string") {
-            if (Option.isNone(Option.fromNullishOr(kernel.breaker(given.breaker))))
-              return Effect.fail(
-                optionError(
-                  "breaker",
-                  given.breaker,
-                  "must name a breaker defined in the layer's breakers",
-                ),
-              )
-            breaker = given.breaker
-          } else if (given.breaker !== undefined) {
-            const r = Breaker.resolve(given.breaker)
-            if (!("failures" in r)) return Effect.fail(r)
-            breaker = r
-          }
-          const o = { ...given, tags: Declared.tagsOf(given.tags, set) }
-          const definition = Declared.definitionOf(
-            { ...o, breaker },
-            now,
-            { job: given.job, timeout: timeoutMs },
-            scheduleOptionKeys,
-          )
-          if (!("plan" in definition)) return Effect.fail(definition)
-          const current = kernel.definition(given.id, now)
-          const job = current?.definition.more.job as PoolJob | undefined
-          plans.push({
-            // The timeout resolved: one left out of the declaration is the layer's default.
-            o: { ...o, timeout: timeoutMs },
-            d: Declared.decide(
-              definition,
-              current === undefined
-                ? undefined
-                : {
-                    state: current.state,
-                    definition: {
-                      ...current.definition,
-                      more: { job: job?.job, timeout: job?.timeoutMs },
-                    },
-                  },
-            ),
-          })
-        }
-        // ---- apply ----
+        // Every declaration decided before anything changes (SPEC §18.2).
+        const decided = Ensure.decideAll<ScheduleOptions<A, E, R> & { readonly id: string }>(
+          kernel,
+          declared,
+          set,
+          actor.now(),
+          defaultTimeoutMs,
+        )
+        if ("error" in decided) return Effect.fail(decided.error)
+        const plans = decided.plans
         return Effect.gen(function* () {
           const created: Array<Task.TaskId> = []
           const updated: Array<{ id: Task.TaskId; fields: ReadonlyArray<Declared.Field> }> = []

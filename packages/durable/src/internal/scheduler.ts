@@ -6,8 +6,8 @@
  * without importing the scheduler's assembly.
  */
 import {
-  type Declared,
   type Errors as CoreErrors,
+  type Declared,
   type Kernel,
   type Schedule,
   Task,
