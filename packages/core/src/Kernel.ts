@@ -463,7 +463,7 @@ export class Kernel<J> {
       // Held by the breaker it left, and the new one (if any) does not hold it: released (or,
       // while it runs, the breaker's pause request is withdrawn).
       const cell = extra.breaker as BreakerCell | undefined
-      if (Breaker.releasedOnLeave(cell?.status.state)) {
+      if (Breaker.unheldOnLeave(cell?.status.state)) {
         const state = this.rows.t.state(i)
         if (state === PAUSED && extra.pausedReason === "breaker") resumeRow(this.rows, i, now)
         else if (state === RUNNING && extra.pauseRequest === "breaker") {

@@ -143,6 +143,23 @@ describe("pause and resume", () => {
     expect(Rules.pause("done")).toBe("ignored")
   })
 
+  it("SPEC §7, §15: a pause by hand outranks a breaker's pause, and only the breaker's", () => {
+    const task = (
+      state: "scheduled" | "running" | "paused" | "done",
+      pausedReason?: "manual" | "breaker" | "failures",
+      pauseRequest?: "manual" | "breaker" | "failures",
+    ) => ({ state, pausedReason, pauseRequest })
+    expect(Rules.pauseStep(task("scheduled"), "breaker")).toBe("Paused")
+    expect(Rules.pauseStep(task("running"), "manual")).toBe("Requested")
+    expect(Rules.pauseStep(task("paused", "breaker"), "manual")).toBe("Outranked")
+    expect(Rules.pauseStep(task("running", undefined, "breaker"), "manual")).toBe("Outranked")
+    expect(Rules.pauseStep(task("paused", "failures"), "manual")).toBe("Ignored")
+    expect(Rules.pauseStep(task("paused", "manual"), "breaker")).toBe("Ignored")
+    expect(Rules.pauseStep(task("running", undefined, "manual"), "breaker")).toBe("Ignored")
+    expect(Rules.pauseStep(task("paused", "breaker"), "breaker")).toBe("Ignored")
+    expect(Rules.pauseStep(task("done"), "manual")).toBe("Ignored")
+  })
+
   it("SPEC §15: a grid resumes at the first slot >= now, the passed ones skipped", () => {
     const r = Rules.resume(row({ plan: grid(10), consecutiveFailures: 3 }), 25)
     expect(r).toEqual({

@@ -2,7 +2,7 @@
  * @internal
  * The controls (SPEC §5, §15) on stored rows: pause, resume and update, one task each, and the
  * same over every task a filter matches. The store reads the row and writes what the core's rules
- * (`Rules.pause`, `Rules.resume`, `Rules.validateChanges`) decide, in one transaction.
+ * (`Rules.pauseStep`, `Rules.resume`, `Rules.validateChanges`) decide, in one transaction.
  */
 import {
   type Breaker,
@@ -36,7 +36,7 @@ import * as Rows from "./rows.ts"
  * Pauses a task by hand: a scheduled one at once (it keeps its slot), a running one when its run
  * ends. False for a task already paused (or going to be), final or unknown. A task its breaker
  * holds (or will hold when its run ends) that is paused by hand stays paused until resumed: the
- * breaker's closing no longer releases it. A half-open breaker whose probe is paused by hand
+ * breaker's closing no longer unholds it. A half-open breaker whose probe is paused by hand
  * lets another held task through.
  */
 export const pause = (
@@ -50,25 +50,24 @@ export const pause = (
     env.store.modify(
       id,
       (row) => {
-        const decision = Rules.pause(
-          row.state,
-          row.state === "running" && row.pausedReason !== null,
+        // A running row's `pausedReason` is its pause request.
+        const step = Rules.pauseStep(
+          { state: row.state, pausedReason: row.pausedReason, pauseRequest: row.pausedReason },
+          "manual",
         )
-        if (decision === "ignored") {
-          // Already paused or going to be: a pause by hand outranks the breaker's (and, like the
-          // failure policy's, only resume releases it).
-          if (row.pausedReason !== "breaker") return undefined
+        if (step === "Ignored") return undefined
+        if (step === "Outranked") {
           outranked = true
           return row.state === "running"
             ? { update: Rows.requested(row, "manual", now), events: [] }
             : { update: Rows.paused(row, "manual", now), events: [] }
         }
         const event = Events.make("paused", row, now, null, { cause: "manual", origin })
-        return decision === "paused"
+        return step === "Paused"
           ? {
               update: Rows.paused(row, "manual", now),
               events: [event],
-              // A probe paused by hand: another held task probes instead.
+              // A probe paused by hand: the breaker's step picks another held task.
               breaker:
                 row.breaker === null
                   ? undefined
