@@ -49,6 +49,7 @@ export interface Bound {
  * | `streamCapacity` (runtime and durable)      | 1,000,000  |
  * | `retention.maxFinished` (kernel, runtime)   | 10,000,000 |
  * | `count` of `Schedule.preview`               | 100,000    |
+ * | `maxConnections` (durable, PostgreSQL pool) | 1,000      |
  *
  * @category models
  * @since 0.4.0
@@ -85,6 +86,10 @@ export const bounds = {
   previewCount: {
     max: 100_000,
     why: "slots computed and returned in one array",
+  },
+  maxConnections: {
+    max: 1_000,
+    why: "connections one process may open; PostgreSQL serves 100 for all processes together by default",
   },
 } as const satisfies Record<string, Bound>
 

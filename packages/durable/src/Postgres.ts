@@ -21,7 +21,8 @@
  * @since 0.1.0
  */
 import { PgClient, PgConnection } from "@effect/sql-pg"
-import { Duration, Effect, Layer, Redacted } from "effect"
+import { type Errors as CoreErrors, Options as CoreOptions } from "@tickwork/core"
+import { type Duration, Effect, Layer, Redacted } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { SqlClient } from "effect/sql/SqlClient"
 import { StoreError, StoreUnavailable } from "./Errors.ts"
@@ -43,12 +44,13 @@ export interface PostgresStoreConfig {
   readonly username?: string | undefined
   readonly password?: Redacted.Redacted | undefined
   /**
-   * Connections in the pool. Default 4. A claiming process also holds one dedicated session
-   * connection (its liveness lock and `LISTEN`), outside the pool: 20 processes then use 100
-   * connections, PostgreSQL's default `max_connections`; raise it, or use 3.
+   * Connections in the pool: a whole number from 1 to 1,000 (the core's
+   * `Options.bounds.maxConnections`). Default 4. A claiming process also holds one dedicated
+   * session connection (its liveness lock and `LISTEN`), outside the pool: 20 processes then
+   * use 100 connections, PostgreSQL's default `max_connections`; raise it, or use 3.
    */
   readonly maxConnections?: number | undefined
-  /** How long connecting may take. Default 5 seconds. */
+  /** How long connecting may take: from 1 ms to {@link MAX_TIMEOUT_MS}. Default 5 seconds. */
   readonly connectTimeout?: Duration.Input | undefined
   /**
    * The server-side deadline of one statement, and of a session idling inside a transaction
@@ -57,9 +59,60 @@ export interface PostgresStoreConfig {
    * `2 × statementTimeout + connectTimeout`: a connection that never answers (a server restarted
    * under it, a network that drops packets) fails the operation with reason `timeout`, and the
    * scheduler retries it on another connection. Default 15 seconds, generous for a loaded
-   * 2-core machine; a statement of this store normally takes milliseconds.
+   * 2-core machine; a statement of this store normally takes milliseconds. From 1 ms to
+   * {@link MAX_TIMEOUT_MS}.
    */
   readonly statementTimeout?: Duration.Input | undefined
+}
+
+/**
+ * The longest `connectTimeout` and `statementTimeout`, ms (about 24.8 days): PostgreSQL's
+ * `statement_timeout` is a 32-bit count of ms, and so is a Node timer.
+ *
+ * @category models
+ * @since 0.4.0
+ */
+export const MAX_TIMEOUT_MS = 2 ** 31 - 1
+
+/** The config's sizes and timeouts checked; ms. */
+interface Checked {
+  readonly maxConnections: number
+  readonly connectMs: number
+  readonly statementMs: number
+}
+
+/** A timeout: a duration from 1 ms to `MAX_TIMEOUT_MS`, `fallback` ms when absent. */
+const timeout = (
+  field: string,
+  input: Duration.Input | undefined,
+  fallback: number,
+): number | CoreErrors.InvalidOption => {
+  const ms = CoreOptions.millis(field, input, fallback, true)
+  if (typeof ms !== "number") return ms
+  return ms <= MAX_TIMEOUT_MS
+    ? ms
+    : CoreOptions.invalid(
+        field,
+        input,
+        `must be at most ${MAX_TIMEOUT_MS} ms (PostgreSQL's longest statement_timeout)`,
+      )
+}
+
+/** The first bad size or timeout of `config`, as an `InvalidOption` naming it and its value. */
+const check = (config: PostgresStoreConfig): Checked | CoreErrors.InvalidOption => {
+  const maxConnections = CoreOptions.integer(
+    "maxConnections",
+    config.maxConnections,
+    4,
+    1,
+    CoreOptions.bounds.maxConnections,
+  )
+  if (typeof maxConnections !== "number") return maxConnections
+  const connectMs = timeout("connectTimeout", config.connectTimeout, 5_000)
+  if (typeof connectMs !== "number") return connectMs
+  const statementMs = timeout("statementTimeout", config.statementTimeout, 15_000)
+  if (typeof statementMs !== "number") return statementMs
+  return { maxConnections, connectMs, statementMs }
 }
 
 /** The `LISTEN`/`NOTIFY` channel on which processes tell each other that work is due soon. */
@@ -87,21 +140,20 @@ const target = (config: PostgresStoreConfig): string => {
 /**
  * A {@link TaskStore.TaskStore} on a PostgreSQL database, migrated if needed (concurrent starts
  * are safe: the migrator locks its table). Fails with `StoreUnavailable` when the server cannot
- * be reached or the migrations fail; the message names the server, never the password.
+ * be reached or the migrations fail; the message names the server, never the password. A bad
+ * `maxConnections`, `connectTimeout` or `statementTimeout` is an `InvalidOption` naming it and
+ * its value, before any connection is made.
  *
  * @category layers
  * @since 0.1.0
  */
 export const layer = (
   config: PostgresStoreConfig,
-): Layer.Layer<TaskStore.TaskStore, StoreUnavailable> => {
+): Layer.Layer<TaskStore.TaskStore, StoreUnavailable | CoreErrors.InvalidOption> => {
+  const checked = check(config)
+  if (!("maxConnections" in checked)) return Layer.effect(TaskStore.TaskStore, Effect.fail(checked))
+  const { maxConnections, connectMs, statementMs } = checked
   const where = target(config)
-  const statementMs = Duration.toMillis(
-    Duration.fromInputUnsafe(config.statementTimeout ?? "15 seconds"),
-  )
-  const connectMs = Duration.toMillis(
-    Duration.fromInputUnsafe(config.connectTimeout ?? "5 seconds"),
-  )
   const unavailable = (error: unknown) => {
     const { reason, detail } = Failure.diagnose(error)
     return new StoreUnavailable({
@@ -124,7 +176,7 @@ export const layer = (
         ...(config.database === undefined ? {} : { database: config.database }),
         ...(config.username === undefined ? {} : { username: config.username }),
         ...(config.password === undefined ? {} : { password: config.password }),
-        connectTimeout: config.connectTimeout ?? "5 seconds",
+        connectTimeout: connectMs,
         applicationName: "tickwork",
         // A peer that vanished without closing the socket is noticed by TCP, not never.
         keepAlive: "10 seconds" as Duration.Input,
@@ -135,7 +187,7 @@ export const layer = (
       }
       const client = yield* PgClient.make({
         ...connection,
-        maxConnections: config.maxConnections ?? 4,
+        maxConnections,
       })
       const fail = (operation: string) => (error: unknown) => TaskStore.storeError(operation, error)
       return yield* TaskStore.make({

@@ -16,6 +16,7 @@
  *
  * @since 0.1.0
  */
+import type { Errors as CoreErrors } from "@tickwork/core"
 import { Effect, Layer } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { SqlClient } from "effect/sql/SqlClient"
@@ -35,14 +36,18 @@ export type SqliteStoreConfig = SqliteClient.SqliteConfig
 /**
  * A {@link TaskStore.TaskStore} on a SQLite file (created and migrated if needed). Fails with `StoreLocked` when another process has the file open,
  * with `StoreCorrupt` when the integrity check at open (`PRAGMA quick_check`) finds a damaged
- * page, and with `StoreUnavailable` when it cannot be opened or migrated.
+ * page, with `StoreUnavailable` when it cannot be opened or migrated, and with `InvalidOption`
+ * naming `lockTimeoutMs` and its value when that is not a whole number of ms in range.
  *
  * @category layers
  * @since 0.1.0
  */
 export const layer = (
   config: SqliteStoreConfig,
-): Layer.Layer<TaskStore.TaskStore, StoreLocked | StoreUnavailable | StoreCorrupt> =>
+): Layer.Layer<
+  TaskStore.TaskStore,
+  StoreLocked | StoreUnavailable | StoreCorrupt | CoreErrors.InvalidOption
+> =>
   Layer.effect(
     TaskStore.TaskStore,
     Effect.gen(function* () {

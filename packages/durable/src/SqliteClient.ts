@@ -17,6 +17,7 @@
  */
 import { accessSync, constants, existsSync, readFileSync, statSync } from "node:fs"
 import { dirname } from "node:path"
+import { type Errors as CoreErrors, Options as CoreOptions } from "@tickwork/core"
 import Database from "better-sqlite3"
 import { Effect, Layer, type Scope, Semaphore, Stream } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
@@ -41,7 +42,10 @@ export interface SqliteConfig {
   readonly synchronous?: "NORMAL" | "FULL" | undefined
   /** Lock the file for this process (default true). */
   readonly exclusive?: boolean | undefined
-  /** How long to wait for another process's lock at open, in ms. Default 0: fail at once. */
+  /**
+   * How long to wait for another process's lock at open, in whole ms from 0 to
+   * {@link MAX_LOCK_TIMEOUT_MS}. Default 0: fail at once.
+   */
   readonly lockTimeoutMs?: number | undefined
   /**
    * Open an existing file for reading only (default false): nothing is written, not even the
@@ -170,7 +174,17 @@ const writable = (filename: string): boolean => {
 }
 
 /**
- * Opens the file (closed when the scope closes) and wraps it as a `SqlClient`.
+ * The longest `lockTimeoutMs`, ms (about 24.8 days): SQLite's busy timeout is a 32-bit count
+ * of ms.
+ *
+ * @category models
+ * @since 0.4.0
+ */
+export const MAX_LOCK_TIMEOUT_MS = 2 ** 31 - 1
+
+/**
+ * Opens the file (closed when the scope closes) and wraps it as a `SqlClient`. A bad
+ * `lockTimeoutMs` is an `InvalidOption` naming it and its value, before the file is touched.
  *
  * @category constructors
  * @since 0.1.0
@@ -179,10 +193,17 @@ export const make = (
   config: SqliteConfig,
 ): Effect.Effect<
   { readonly client: SqlClient.SqlClient; readonly db: Db },
-  StoreLocked | StoreUnavailable | StoreCorrupt,
+  StoreLocked | StoreUnavailable | StoreCorrupt | CoreErrors.InvalidOption,
   Reactivity.Reactivity | Scope.Scope
 > =>
   Effect.gen(function* () {
+    if (config.lockTimeoutMs !== undefined) {
+      const bad = CoreOptions.integer("lockTimeoutMs", config.lockTimeoutMs, 0, 0, {
+        max: MAX_LOCK_TIMEOUT_MS,
+        why: "SQLite's busy timeout is a 32-bit count of ms",
+      })
+      if (typeof bad !== "number") return yield* Effect.fail(bad)
+    }
     const filename = config.filename
     // A read-only open in a directory it may not write reads a snapshot (see ReadOnly), removed
     // when the database closes.
@@ -334,7 +355,10 @@ export const make = (
  */
 export const layer = (
   config: SqliteConfig,
-): Layer.Layer<SqlClient.SqlClient, StoreLocked | StoreUnavailable | StoreCorrupt> =>
+): Layer.Layer<
+  SqlClient.SqlClient,
+  StoreLocked | StoreUnavailable | StoreCorrupt | CoreErrors.InvalidOption
+> =>
   Layer.effect(
     SqlClient.SqlClient,
     Effect.map(make(config), ({ client }) => client),

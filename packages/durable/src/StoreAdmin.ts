@@ -338,8 +338,14 @@ export interface StoreAdminShape {
     ReadonlyArray<DurableOccurrence>,
     UnknownTask | CoreErrors.InvalidOption | StoreError
   >
-  /** The whole store's latest runs and events, newest first. */
-  readonly recent: (limit: number) => Effect.Effect<ReadonlyArray<DurableOccurrence>, StoreError>
+  /**
+   * The whole store's latest `limit` runs and events, newest first. A `limit` that is not a
+   * whole number from 1 to {@link MAX_LIMIT} is an `InvalidOption` naming `limit` (never
+   * clamped: a caller asking for more than a page is told so).
+   */
+  readonly recent: (
+    limit: number,
+  ) => Effect.Effect<ReadonlyArray<DurableOccurrence>, CoreErrors.InvalidOption | StoreError>
   readonly stats: Effect.Effect<StoreStats, StoreError>
   /** The scheduler's `pause` (SPEC §15). */
   readonly pause: (
@@ -762,13 +768,14 @@ export const open = (
         return limit === undefined ? all : all.slice(Math.max(0, all.length - limit))
       })
 
-    const recent: StoreAdminShape["recent"] = (limit) =>
-      Inspect.recent(sql, Math.max(1, Math.min(limit, MAX_LIMIT))).pipe(
-        Effect.map(({ runs, events }) =>
-          Ledger.merge(runs, events).reverse().slice(0, Math.max(1, limit)),
-        ),
+    const recent: StoreAdminShape["recent"] = (limit) => {
+      const l = checkLimit(limit)
+      if (typeof l !== "number") return Effect.fail(l)
+      return Inspect.recent(sql, l).pipe(
+        Effect.map(({ runs, events }) => Ledger.merge(runs, events).reverse().slice(0, l)),
         Effect.mapError(fail("read the recent ledger")),
       )
+    }
 
     const stats: StoreAdminShape["stats"] = Effect.gen(function* () {
       const at = now()

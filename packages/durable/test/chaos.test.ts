@@ -4,7 +4,8 @@
  * lost; a run may start twice only if it was in flight at a fault; every run a kill cut off
  * runs again elsewhere. `pnpm chaos` runs the full size. The SQLite variant
  * (chaos/sqlite-chaos.ts): one worker killed at random times and restarted on the same file,
- * counted the same way.
+ * and the disk under its store filled and freed while it runs (chaos/disk.ts), counted the same
+ * way.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -31,7 +32,7 @@ describe("chaos (short)", () => {
   )
 
   it.live(
-    "SQLite: its one worker killed at random and restarted on the file: nothing lost, duplicates only for runs in flight at a kill",
+    "SQLite: its one worker killed at random and restarted on the file, its disk filled and freed: nothing lost, duplicates only for runs in flight at a kill",
     () =>
       Effect.gen(function* () {
         const report = yield* Effect.promise(() => sqliteChaos(SQLITE_CI))
@@ -42,6 +43,10 @@ describe("chaos (short)", () => {
         expect(report.faults.filter((f) => f.kind === "kill").length).toBeGreaterThan(2)
         // Every run a kill cut off ran again in the restarted process.
         expect(report.failover.length).toBeGreaterThan(0)
+        // Each full disk reached the store (it reported disk-full), and explained no duplicate.
+        const full = report.faults.filter((f) => f.kind === "disk-full")
+        expect(full.length).toBeGreaterThan(0)
+        for (const f of full) expect(f.reached, f.detail).toBe(true)
       }),
     240_000,
   )

@@ -48,17 +48,25 @@ export interface ChaosOptions {
   readonly leaseMs: number
   /** Seed of the fault choices. */
   readonly seed: number
+  /**
+   * SQLite only: the disk under the store is filled about this often (ms; none when absent),
+   * held until the store has reported `disk-full` and a second more, then freed (chaos/disk.ts).
+   */
+  readonly diskFullEveryMs?: number | undefined
   /** Progress lines. */
   readonly log?: ((line: string) => void) | undefined
 }
 
 /** A fault, when it happened and whom it hit (`*`: every process). */
 export interface Fault {
-  readonly kind: "kill" | "stop" | "terminate" | "restart"
+  /** `disk-full`: never explains a duplicate (a full disk delays commits; it must not repeat runs). */
+  readonly kind: "kill" | "stop" | "terminate" | "restart" | "disk-full"
   readonly at: number
   readonly until: number
   readonly owner: string
   readonly detail: string
+  /** `disk-full` only: whether the store reported it (else the fault never reached the store). */
+  readonly reached?: boolean | undefined
 }
 
 /** A (task, slot, attempt) started more than once, and the fault that explains it. */
@@ -93,6 +101,8 @@ export interface ChaosReport {
     readonly max: number
   }>
   readonly seconds: number
+  /** When the run began (epoch ms): fault times are reported from it. */
+  readonly started: number
 }
 
 const query = <A extends object>(
@@ -490,7 +500,10 @@ export const analyze = (o: ChaosOptions, r: ChaosRecord): ChaosReport => {
     // Every delivery but the last was cut off by a fault.
     let fault: string | undefined
     for (const s of starts.slice(0, -1)) {
-      const f = faults.find((f) => (f.owner === "*" || f.owner === s.owner) && cutBy(s, list, f))
+      const f = faults.find(
+        (f) =>
+          f.kind !== "disk-full" && (f.owner === "*" || f.owner === s.owner) && cutBy(s, list, f),
+      )
       if (f === undefined) {
         fault = undefined
         break
@@ -565,6 +578,7 @@ export const analyze = (o: ChaosOptions, r: ChaosRecord): ChaosReport => {
     perKill,
     lateness: { p50: percentile(lateness, 50), p99: percentile(lateness, 99) },
     seconds: (Date.now() - started) / 1000,
+    started,
   }
 }
 
@@ -575,7 +589,10 @@ export const describeReport = (r: ChaosReport, everyDuplicate = false): Array<st
   return [
     `chaos: ${r.tasks} tasks, ${r.due} due (task, slot)s, ${r.runs} runs in the ledger, in ${r.seconds.toFixed(1)} s`,
     `chaos: one-shot lateness (first start − slot) p50 ${r.lateness.p50} ms, p99 ${r.lateness.p99} ms`,
-    `chaos: faults: ${count("kill")} SIGKILL, ${count("stop")} SIGSTOP, ${count("terminate")} pg_terminate_backend, ${count("restart")} pg_ctl restart`,
+    `chaos: faults: ${count("kill")} SIGKILL, ${count("stop")} SIGSTOP, ${count("terminate")} pg_terminate_backend, ${count("restart")} pg_ctl restart, ${count("disk-full")} disk full`,
+    ...r.faults
+      .filter((f) => f.kind === "disk-full")
+      .map((f) => `  disk full at +${f.at - r.started} ms for ${f.until - f.at} ms: ${f.detail}`),
     `chaos: failover per killed run (${r.failover.length} runs): p50 ${p(50)} ms, p99 ${p(99)} ms, max ${r.failover[r.failover.length - 1] ?? Number.NaN} ms; not restarted ${r.notRestarted}`,
     ...r.perKill.map((k) =>
       k.cut === 0

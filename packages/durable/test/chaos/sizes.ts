@@ -30,7 +30,8 @@ export const CI: ChaosOptions = {
 
 /**
  * `pnpm chaos --sqlite`: one SQLite worker, 10k one-shots and 100 recurring tasks over 40 s, a
- * SIGKILL at a random time about every 2 s, restarted on the same file.
+ * SIGKILL at a random time about every 2 s, restarted on the same file, and the disk under the
+ * store full for a while about every 8 s.
  */
 export const SQLITE_FULL: ChaosOptions = {
   oneShots: 10_000,
@@ -42,6 +43,7 @@ export const SQLITE_FULL: ChaosOptions = {
   restart: false,
   leaseMs: 10_000,
   seed: 5,
+  diskFullEveryMs: 8_000,
 }
 
 /** `pnpm chaos --sqlite --short`. */
@@ -51,4 +53,5 @@ export const SQLITE_CI: ChaosOptions = {
   recurring: 20,
   durationMs: 15_000,
   seed: 13,
+  diskFullEveryMs: 5_000,
 }
