@@ -108,6 +108,36 @@ export const resolve = (policy: BreakerPolicy, field = "breaker"): Resolved | In
 }
 
 /**
+ * A task's `breaker` option looked up: the shared breaker it names (its entry in `shared`), or a
+ * policy of its own, resolved; an `InvalidOption` naming `breaker` (or the policy's bad field)
+ * when the name is not defined or the policy is bad. Every store looks names up here, so the
+ * error is the same everywhere. Pure.
+ *
+ * @category constructors
+ * @since 0.3.0
+ */
+export const lookup = <T>(
+  option: BreakerPolicy | string,
+  shared: ReadonlyMap<string, T>,
+):
+  | { readonly _tag: "Shared"; readonly name: string; readonly breaker: T }
+  | { readonly _tag: "Own"; readonly policy: Resolved }
+  | InvalidOption => {
+  if (typeof option === "string") {
+    const breaker = shared.get(option)
+    return breaker === undefined
+      ? new InvalidOption({
+          field: "breaker",
+          value: option,
+          message: `breaker ${show(option)} is not defined (defined: ${[...shared.keys()].join(", ") || "none"})`,
+        })
+      : { _tag: "Shared", name: option, breaker }
+  }
+  const policy = resolve(option)
+  return "failures" in policy ? { _tag: "Own", policy } : policy
+}
+
+/**
  * What a breaker's decisions read: its state, the failed slots in a row while closed, and how
  * many times it has opened since it last closed.
  *

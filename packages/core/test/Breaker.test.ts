@@ -1,6 +1,6 @@
 /** The breaker's pure decisions (SPEC §7), as every store of tasks calls them. */
 import { describe, expect, it } from "vitest"
-import { Breaker } from "../src/index.ts"
+import { Breaker, Errors } from "../src/index.ts"
 
 const policy = Breaker.resolve({
   failures: 2,
@@ -208,5 +208,26 @@ describe("step", () => {
     expect([plan.probe, plan.drop, plan.unhold]).toEqual(["p", false, []])
     const own = Breaker.step(cell("half-open", "p", false), { _tag: "Left", task: "p" }, [], 10)
     expect([own.probe, own.drop, own.unhold]).toEqual([undefined, true, []])
+  })
+})
+
+describe("lookup", () => {
+  it("a name is looked up in the shared breakers, a policy resolved; one error for an unknown name", () => {
+    const shared = new Map([["smtp", 1]])
+    expect(Breaker.lookup("smtp", shared)).toEqual({ _tag: "Shared", name: "smtp", breaker: 1 })
+    expect(Breaker.lookup({ failures: 2, coolDown: 100 }, shared)).toMatchObject({
+      _tag: "Own",
+      policy: { failures: 2, coolDown: 100 },
+    })
+    const unknown = Breaker.lookup("nope", shared)
+    expect(unknown).toBeInstanceOf(Errors.InvalidOption)
+    expect(unknown).toMatchObject({
+      field: "breaker",
+      value: "nope",
+      message: 'breaker "nope" is not defined (defined: smtp)',
+    })
+    expect(Breaker.lookup({ failures: 0, coolDown: 100 }, shared)).toBeInstanceOf(
+      Errors.InvalidOption,
+    )
   })
 })

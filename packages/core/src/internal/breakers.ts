@@ -5,7 +5,7 @@
  * through the {@link BreakerHost} it passes in.
  */
 import * as Breaker from "../Breaker.ts"
-import { InvalidOption, show } from "../Errors.ts"
+import { InvalidOption } from "../Errors.ts"
 import * as Lifecycle from "../Lifecycle.ts"
 import * as Rules from "../Rules.ts"
 import type { PauseReason, TaskId, TaskState } from "../Task.ts"
@@ -49,18 +49,9 @@ export class Breakers<J> {
 
   /** A shared breaker by name, or a validated policy for a task's own breaker. */
   resolve(option: Breaker.BreakerPolicy | string): BreakerCell | Breaker.Resolved | InvalidOption {
-    if (typeof option === "string") {
-      const cell = this.named.get(option)
-      return (
-        cell ??
-        new InvalidOption({
-          field: "breaker",
-          value: option,
-          message: `breaker ${show(option)} is not defined (defined: ${[...this.named.keys()].join(", ") || "none"})`,
-        })
-      )
-    }
-    return Breaker.resolve(option)
+    const found = Breaker.lookup(option, this.named)
+    if (found instanceof InvalidOption) return found
+    return found._tag === "Shared" ? found.breaker : found.policy
   }
 
   /** Whether a failed slot of row `i` opens its breaker (the machine's `breakerOpens`). */

@@ -58,18 +58,11 @@ export const breakerOf = (
   id: string,
   shared: ReadonlyMap<string, Breaker.Resolved>,
 ): NonNullable<NewTask["breaker"]> | Errors.InvalidOption => {
-  if (typeof option === "string") {
-    const policy = shared.get(option)
-    return policy === undefined
-      ? optionError(
-          "breaker",
-          option,
-          `must name a breaker defined in the layer's breakers (defined: ${[...shared.keys()].join(", ") || "none"})`,
-        )
-      : { key: Breakers.sharedKey(option), name: option, policy }
-  }
-  const policy = Breaker.resolve(option)
-  return "failures" in policy ? { key: Breakers.ownKey(id), name: id, policy } : policy
+  const found = Breaker.lookup(option, shared)
+  if (found instanceof Errors.InvalidOption) return found
+  return found._tag === "Shared"
+    ? { key: Breakers.sharedKey(found.name), name: found.name, policy: found.breaker }
+    : { key: Breakers.ownKey(id), name: id, policy: found.policy }
 }
 
 /** The {@link NotDurable} error for a schedule that has no stored form. */
