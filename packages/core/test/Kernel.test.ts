@@ -434,16 +434,4 @@ describe("issue 24: breaker and pause steps decided by core's plans", () => {
     expect(k.info("p")?.pausedReason).toBe("manual")
     k.checkInvariants()
   })
-
-  it("a pause by hand outranks only a breaker's pause: a failure-policy pause keeps its reason", () => {
-    const k = new Kernel.Kernel<string>()
-    const id = k.schedule(
-      { job: "x", schedule: Schedule.fixedRate(10), pauseAfterConsecutiveFailures: 1 },
-      0,
-    ) as string
-    k.complete(k.takeDue(0) as Kernel.Run<string>, failed, 0, false)
-    expect(k.info(id)?.pausedReason).toBe("failures")
-    expect(k.pause(id, 1)).toBe(false)
-    expect(k.info(id)?.pausedReason).toBe("failures")
-  })
 })

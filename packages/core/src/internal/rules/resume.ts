@@ -142,9 +142,10 @@ const PAUSE_EVENT: Lifecycle.TaskEvent = { type: "PAUSE" }
  *
  * - `Paused`: a scheduled task becomes `paused` for `reason` at once (its slot is kept);
  * - `Requested`: a running task will be paused for `reason` when its run ends;
- * - `Outranked`: a pause by hand of a task its breaker holds (or will hold when its run ends):
- *   its reason becomes `manual`, so the breaker's closing no longer unholds it; nothing else moves;
- * - `Ignored`: already paused or going to be (by hand or its failure policy), final, or unknown.
+ * - `Outranked`: a pause by hand of a task its breaker or failure policy holds (or will hold
+ *   when its run ends): its reason becomes `manual`, so the breaker's closing no longer unholds
+ *   it; nothing else moves;
+ * - `Ignored`: already paused or going to be for `reason` or by hand, or final.
  *
  * @category models
  * @since 0.3.0
@@ -153,7 +154,7 @@ export type PauseStep = "Paused" | "Requested" | "Outranked" | "Ignored"
 
 /**
  * The pause of a task in `state` (with its current `pausedReason`, or the `pauseRequest` of a
- * running one) for `reason`: a pause by hand outranks a breaker's, and only the breaker's. Pure.
+ * running one) for `reason`: a pause by hand outranks a breaker's or the failure policy's. Pure.
  *
  * **Example** (A task its breaker holds, paused by hand)
  *
@@ -179,5 +180,7 @@ export const pauseStep = (
   if (decision === "paused") return "Paused"
   if (decision === "requested") return "Requested"
   const current = task.state === "paused" ? task.pausedReason : requested
-  return reason === "manual" && current === "breaker" ? "Outranked" : "Ignored"
+  return reason === "manual" && (current === "breaker" || current === "failures")
+    ? "Outranked"
+    : "Ignored"
 }
