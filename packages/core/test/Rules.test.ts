@@ -3,7 +3,7 @@
  * (the kernel's table, the durable store's rows) calls them.
  */
 import { describe, expect, it } from "vitest"
-import { Errors, Random, Retry, Rules, Schedule, Task } from "../src/index.ts"
+import { Errors, Kernel, Random, Retry, Rules, Schedule, Task } from "../src/index.ts"
 
 const grid = (period: number, origin = 0) =>
   (Schedule.resolve(Schedule.fixedRate(period, { delay: origin }), 0) as Schedule.Resolved).plan
@@ -250,5 +250,22 @@ describe("update", () => {
       leave: false,
       join: true,
     })
+  })
+})
+
+describe("options declared once", () => {
+  it("the key lists derive from Rules.fields; an update takes every key but the id", () => {
+    expect([...Rules.optionKeys]).toEqual(Object.keys(Rules.fields))
+    expect(Rules.updateKeys.has("id")).toBe(false)
+    expect([...Rules.updateKeys].length).toBe(Rules.optionKeys.size - 1)
+    expect([...Kernel.updateKeys]).toEqual([...Rules.updateKeys])
+    expect([...Kernel.taskOptionKeys]).toEqual([...Rules.optionKeys])
+  })
+
+  it("a store extends the core's keys with its own", () => {
+    const keys = Rules.keysWith(Rules.optionKeys, { without: ["job"], with: ["handler"] })
+    expect(keys.has("job")).toBe(false)
+    expect(keys.has("handler")).toBe(true)
+    expect(Rules.optionKeys.has("job")).toBe(true)
   })
 })

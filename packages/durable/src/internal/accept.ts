@@ -33,20 +33,10 @@ export interface TaskOptions extends Rules.Options {
  * The keys of a durable task's options: the rules' (but the job), its handler and payload, and
  * the run timeout.
  */
-export const taskKeys: ReadonlySet<string> = new Set([
-  "handler",
-  "payload",
-  "schedule",
-  "id",
-  "priority",
-  "retry",
-  "missedRuns",
-  "pauseAfterConsecutiveFailures",
-  "timeout",
-  "window",
-  "tags",
-  "breaker",
-])
+export const taskKeys: ReadonlySet<string> = Rules.keysWith(Rules.optionKeys, {
+  without: ["job"],
+  with: ["handler", "payload", "timeout"],
+})
 
 /**
  * A task's breaker option as stored: a breaker defined on the layer (`breakers`) by name, or a

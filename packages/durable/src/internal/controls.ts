@@ -133,18 +133,10 @@ export interface Changes {
 }
 
 /** The keys of {@link Changes}. */
-export const updateKeys: ReadonlySet<string> = new Set([
-  "schedule",
-  "priority",
-  "retry",
-  "missedRuns",
-  "pauseAfterConsecutiveFailures",
-  "window",
-  "timeout",
-  "tags",
-  "breaker",
-  "payload",
-])
+export const updateKeys: ReadonlySet<string> = Rules.keysWith(Rules.updateKeys, {
+  without: ["job"],
+  with: ["timeout", "payload"],
+})
 
 /** An update's typed errors: the core's, and the durable ones a payload or schedule can cause. */
 export type UpdateError = Errors.ScheduleError | InvalidPayload | NotDurable | UnknownHandler
