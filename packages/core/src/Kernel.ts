@@ -470,38 +470,57 @@ export class Kernel<J> {
       extra.pauseAfter = changes.pauseAfterConsecutiveFailures
     if (tags !== undefined) extra.tags = tags
     if (windowMs !== undefined) extra.windowMs = windowMs
-    let repush = false
-    if (rank >= 0 && rank !== this.rows.t.rank(i)) {
-      this.rows.t.setRank(i, rank)
-      repush = true
+    const step = Rules.updateStep(
+      {
+        state: Lifecycle.states[s] as TaskState,
+        attempt: this.rows.t.attempt(i),
+        rank: this.rows.t.rank(i),
+        breaker: extra.breaker !== undefined,
+      },
+      {
+        schedule: resolved !== undefined && changes.schedule !== undefined,
+        rank: rank >= 0 ? rank : undefined,
+        breaker:
+          breaker === undefined || breaker === extra.breaker
+            ? "keep"
+            : breaker === null
+              ? "remove"
+              : "change",
+      },
+    )
+    if (rank >= 0) this.rows.t.setRank(i, rank)
+    if (step.schedule === "waits") {
+      // The slot in progress (a run, or a pending retry of it) ends first.
+      extra.restart = changes.schedule
+    } else if (step.schedule === "now" && resolved !== undefined) {
+      extra.restart = undefined
+      extra.plan = resolved.plan
+      extra.gridSlot = resolved.first
+      extra.merged = undefined
+      extra.resumeFrom = -1
+      this.rows.t.setSlot(i, resolved.first)
     }
-    if (resolved !== undefined && changes.schedule !== undefined) {
-      if (Rules.scheduleChangeWaits(Lifecycle.states[s] as TaskState, this.rows.t.attempt(i))) {
-        // The slot in progress (a run, or a pending retry of it) ends first.
-        extra.restart = changes.schedule
-      } else {
-        extra.restart = undefined
-        extra.plan = resolved.plan
-        extra.gridSlot = resolved.first
-        extra.merged = undefined
-        extra.resumeFrom = -1
-        this.rows.t.setSlot(i, resolved.first)
-        repush = true
-      }
-    }
-    if (repush && s === SCHEDULED) {
+    if (step.requeue) {
       // Push first: the new entry makes the old one dead before a compaction can look at it.
       this.rows.push(i, this.rows.t.slot(i))
       this.rows.kill()
     }
-    if (breaker !== undefined && breaker !== extra.breaker) {
-      if (extra.breaker !== undefined) this.circuits.leave(i, extra.breaker, now)
+    if (step.leave || step.join) {
+      if (step.leave) this.circuits.leave(i, extra.breaker as BreakerCell, now)
       extra.breaker = undefined
-      if (breaker !== null) this.circuits.join(i, extra, breaker, this.rows.idOf(i), now)
-      // Held by the breaker it left, and the new one (if any) does not hold it: released (or,
+      if (step.join) {
+        this.circuits.join(
+          i,
+          extra,
+          breaker as BreakerCell | Breaker.Resolved,
+          this.rows.idOf(i),
+          now,
+        )
+      }
+      // Held by the breaker it left, and the new one (if any) does not hold it: unheld (or,
       // while it runs, the breaker's pause request is withdrawn).
       const cell = extra.breaker as BreakerCell | undefined
-      if (Breaker.releasedOnLeave(cell?.status.state)) {
+      if (step.leave && Breaker.unheldOnLeave(cell?.status.state)) {
         const state = this.rows.t.state(i)
         if (state === PAUSED && extra.pausedReason === "breaker") resumeRow(this.rows, i, now)
         else if (state === RUNNING && extra.pauseRequest === "breaker") {

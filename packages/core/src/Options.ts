@@ -94,6 +94,17 @@ export const bounds = {
 } as const satisfies Record<string, Bound>
 
 /**
+ * The default catch-up window of a layer's `catchUpWindow` (SPEC §3), ms: one day. A store
+ * whose tasks may wait out a long outage (the durable store, whose tasks outlive a process)
+ * skips a slot older than this when it comes back, instead of running a day's backlog; a task's
+ * own `window` overrides it.
+ *
+ * @category models
+ * @since 0.4.0
+ */
+export const defaultCatchUpWindow = 86_400_000
+
+/**
  * A safe integer `>= min` (default 1), or `fallback` when absent; with `bound`, also at most
  * `bound.max` (the error then says the range and why).
  *

@@ -258,7 +258,7 @@ export const resolve = (
   if (typeof takeoverMs !== "number") return takeoverMs
   if (!Number.isFinite(takeoverMs) || takeoverMs < 1)
     return optionError("takeoverInterval", options.takeoverInterval, "must be at least 1 ms")
-  const windowMs = millis("catchUpWindow", options.catchUpWindow, DAY)
+  const windowMs = millis("catchUpWindow", options.catchUpWindow, CoreOptions.defaultCatchUpWindow)
   if (typeof windowMs !== "number") return windowMs
   const shutdownMs =
     options.shutdownTimeout === undefined && options.runtime?.shutdownTimeout !== undefined
