@@ -145,7 +145,5 @@ export const keepValue = (taskId: string, value: unknown, limit: number): Kept |
  * @category constructors
  * @since 0.5.0
  */
-export const maxBytes = (
-  field: string,
-  value: number | undefined,
-): number | Errors.InvalidOption => integer(field, value, DEFAULT_MAX_BYTES, 1, bounds.resultBytes)
+export const maxBytes = (field: string, value: number | undefined): number | Errors.InvalidOption =>
+  integer(field, value, DEFAULT_MAX_BYTES, 1, bounds.resultBytes)

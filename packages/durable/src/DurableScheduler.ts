@@ -65,6 +65,7 @@ import * as Events from "./internal/events.ts"
 import * as Held from "./internal/held.ts"
 import * as Leases from "./internal/leases.ts"
 import * as Ledger from "./internal/ledger.ts"
+import * as KeptResult from "./internal/result.ts"
 import * as Liveness from "./internal/liveness.ts"
 import * as Options from "./internal/options.ts"
 import * as Outage from "./internal/outage.ts"
@@ -224,6 +225,13 @@ export type DurableUpdateError = Controls.UpdateError | StoreError
  */
 export interface Ran extends RunEntry {
   readonly kind: "ran"
+  /**
+   * The kept result ({@link RunEntry.result}) decoded by its handler's `result` schema, when
+   * read through `ledger` by a process that registers the handler (SPEC §19.3); `undefined`
+   * when none was kept, the handler is not registered here, or its schema no longer decodes the
+   * stored text (`result` still holds it).
+   */
+  readonly value?: unknown
 }
 
 /**
@@ -375,7 +383,10 @@ export interface DurableSchedulerShape {
   /** The task's state, or `"unknown"`. */
   readonly status: (id: string) => Effect.Effect<Task.TaskState | "unknown", StoreError>
   readonly info: (id: string) => Effect.Effect<Option.Option<DurableTaskInfo>, StoreError>
-  /** The task's runs and events, oldest first (ledger rows are kept for `retention`). */
+  /**
+   * The task's runs and events, oldest first (ledger rows are kept for `retention`); a run's
+   * kept result comes decoded as its `value` (SPEC §19.3).
+   */
   readonly ledger: (id: string) => Effect.Effect<ReadonlyArray<DurableOccurrence>, StoreError>
   /** Every run and event this process records, as it commits. */
   readonly occurrences: Stream.Stream<DurableOccurrence>
@@ -803,9 +814,19 @@ export const make = <H extends Handler.Any>(
         ),
       info,
       ledger: (id) =>
-        Effect.map(Effect.all([store.runs(id), store.events(id)]), ([runs, events]) =>
-          Ledger.merge(runs, events),
-        ),
+        Effect.gen(function* () {
+          const [runs, events] = yield* Effect.all([store.runs(id), store.events(id)])
+          const merged = Ledger.merge(runs, events)
+          if (!runs.some((r) => typeof r.result === "string")) return merged
+          // Kept results decode by the schema of the task's handler, when registered here.
+          const row = yield* store.get(id)
+          const handler = Option.isSome(row) ? resolved.handlers.get(row.value.handler) : undefined
+          return merged.map((o) =>
+            o.kind === "ran" && typeof o.result === "string"
+              ? { ...o, value: KeptResult.decode(handler, o.result) }
+              : o,
+          )
+        }),
       occurrences: Stream.fromPubSub(occurrences),
       stats: Effect.map(store.counts, (tasks) => ({
         tasks,

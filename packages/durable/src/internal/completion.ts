@@ -5,13 +5,14 @@
  * one transaction under the claim's fence. A late completion from a lost lease is refused and
  * recorded (`fenced-out`); a run cut off by closing is handed back (`released`).
  */
-import { Errors, type Random, Rules, Schedule, type Task } from "@tickwork/core"
+import { Errors, type Random, type Results, Rules, Schedule, type Task } from "@tickwork/core"
 import { Ledger } from "@tickwork/runtime"
 import { Cause, Effect, Exit, Queue, Result } from "effect"
 import type { Change, Decided, EventEntry, RunEntry, TaskRow } from "../TaskStore.ts"
 import type { Env, Finished } from "./env.ts"
 import * as Events from "./events.ts"
 import type { Held } from "./held.ts"
+import * as KeptResult from "./result.ts"
 import * as Rows from "./rows.ts"
 
 /** A failure, rendered for the ledger. */
@@ -81,6 +82,12 @@ const recording = (random: Random.Random) => {
   }
 }
 
+/** What became of a succeeded run's value, when its handler keeps one (SPEC §19.3). */
+const keptOf = (outcome: Task.Outcome): Results.Kept | undefined =>
+  outcome.kind === "succeeded" && outcome.value instanceof KeptResult.Encoded
+    ? outcome.value.kept
+    : undefined
+
 /** A finished run's change: load row → `Rules.settle` → store row (with its ledger row). */
 export const toChange = (
   env: Env,
@@ -94,6 +101,7 @@ export const toChange = (
   }
   const { finishedAt, startedAt } = f
   const error = renderOutcome(outcome)
+  const kept = keptOf(outcome)
   const seq = env.nextSeq()
   const random = recording(env.random)
   /**
@@ -153,6 +161,8 @@ export const toChange = (
         delivery: row.deliveries,
         state: settled.state,
         nextRunAt: settled.nextSlot ?? null,
+        result: kept?.kind === "kept" ? kept.json : null,
+        resultError: kept?.kind === "refused" ? `${kept.error._tag}: ${kept.error.message}` : null,
       },
       events,
       slot: { ended: settled.slotEnded, failed: outcome.kind !== "succeeded" },
