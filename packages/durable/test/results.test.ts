@@ -6,7 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { Errors as CoreErrors, Schedule } from "@tickwork/core"
-import { Effect, type Layer, type Scope, Schema } from "effect"
+import { Effect, type Layer, Schema, type Scope } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { SqlClient } from "effect/sql/SqlClient"
 import {
@@ -163,7 +163,11 @@ describe("kept results (SPEC §19.3)", () => {
         ],
       ] as const) {
         const e = yield* Effect.flip(
-          withScheduler(sqlite(t.file()), options as never, () => Effect.void),
+          withScheduler(
+            sqlite(t.file()),
+            options as unknown as { handlers: ReadonlyArray<typeof plain> },
+            () => Effect.void,
+          ),
         )
         expect(e).toBeInstanceOf(CoreErrors.InvalidOption)
         expect(e).toMatchObject({ field, value })

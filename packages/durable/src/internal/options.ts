@@ -8,8 +8,8 @@
 import { randomUUID } from "node:crypto"
 import { hostname } from "node:os"
 import { Breaker, Options as CoreOptions, Errors, Results, type Time } from "@tickwork/core"
-import { Schema } from "effect"
 import type { Scheduler } from "@tickwork/runtime"
+import { Schema } from "effect"
 import type * as Handler from "../Handler.ts"
 import * as Ids from "./ids.ts"
 
