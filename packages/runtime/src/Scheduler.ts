@@ -29,7 +29,16 @@
  *
  * @since 0.1.0
  */
-import { type Breaker, Errors, Kernel, Options, Random, type Task, type Time } from "@tickwork/core"
+import {
+  type Breaker,
+  Errors,
+  Kernel,
+  Options,
+  Random,
+  Results,
+  type Task,
+  type Time,
+} from "@tickwork/core"
 import {
   Clock,
   Context,
@@ -112,6 +121,13 @@ export interface ScheduleOptions<A, E, R> extends Omit<Kernel.TaskOptions<unknow
   readonly job: JobInput<A, E, R>
   /** Each run is interrupted after this long and reported `timed-out`. Default: the layer's. */
   readonly timeout?: Time.DurationInput | undefined
+  /**
+   * Keep each run's value in the ledger (SPEC §19.3): a value whose JSON is at most the layer's
+   * `maxResultBytes` stays as `outcome.value` of its `ran` record; a larger one, or one JSON
+   * cannot write, is dropped and the record carries `resultError` (the run still succeeded).
+   * Default false: the ledger keeps no value (the occurrence stream and listeners still see it).
+   */
+  readonly keepResult?: boolean | undefined
 }
 
 /**
@@ -290,6 +306,11 @@ export interface SchedulerOptions {
   /** Buffer of the occurrence stream per subscriber. Default 10,000; at most 1,000,000. */
   readonly streamCapacity?: number
   /**
+   * The bound of a value kept by a task with `keepResult` (SPEC §19.3): UTF-8 bytes of its JSON.
+   * Default 64 KiB; at most 8 MiB.
+   */
+  readonly maxResultBytes?: number
+  /**
    * A root span per run (`tickwork.run`, linked to the span that scheduled the task, with the
    * task id, slot, due time, attempt, run number and lateness). `"auto"` (default): on when the
    * layer is built with a tracer other than Effect's built-in one (e.g. an OpenTelemetry
@@ -348,6 +369,7 @@ const schedulerOptionKeys: ReadonlySet<string> = new Set([
   "ledgerPerTask",
   "ledgerCapacity",
   "streamCapacity",
+  "maxResultBytes",
   "spans",
   "logAnnotations",
   "logFailures",
@@ -357,7 +379,11 @@ const schedulerOptionKeys: ReadonlySet<string> = new Set([
   "health",
 ])
 
-const scheduleOptionKeys: ReadonlySet<string> = new Set([...Kernel.taskOptionKeys, "timeout"])
+const scheduleOptionKeys: ReadonlySet<string> = new Set([
+  ...Kernel.taskOptionKeys,
+  "timeout",
+  "keepResult",
+])
 const updateKeys: ReadonlySet<string> = new Set([...Kernel.updateKeys, "timeout"])
 
 /**
@@ -460,6 +486,8 @@ export const make = (
       Options.bounds.streamCapacity,
     )
     if (typeof streamCapacity !== "number") return yield* streamCapacity
+    const maxResultBytes = Results.maxBytes("maxResultBytes", options.maxResultBytes)
+    if (typeof maxResultBytes !== "number") return yield* maxResultBytes
     const shutdownTimeoutMs = millis("shutdownTimeout", options.shutdownTimeout, 30_000)
     if (typeof shutdownTimeoutMs !== "number") return yield* shutdownTimeoutMs
     const shutdownGraceMs = millis("shutdownGrace", options.shutdownGrace, 5_000)
@@ -693,6 +721,10 @@ export const make = (
           const input = o.job
           const timeoutMs = millis("timeout", o.timeout, defaultTimeoutMs)
           if (typeof timeoutMs !== "number") return Effect.fail(timeoutMs)
+          if (o.keepResult !== undefined && typeof o.keepResult !== "boolean") {
+            return Effect.fail(optionError("keepResult", o.keepResult, "must be a boolean"))
+          }
+          const keepResult = o.keepResult === true ? maxResultBytes : undefined
           if (!Effect.isEffect(input) && typeof input !== "function") {
             return Effect.fail(
               optionError("job", input, "must be an Effect or a function returning one"),
@@ -708,10 +740,11 @@ export const make = (
             job.job !== input ||
             job.context !== context ||
             job.timeoutMs !== timeoutMs ||
-            job.link !== link
+            job.link !== link ||
+            job.keepResult !== keepResult
           ) {
             // The job's requirements R are met by this context, which its runs see.
-            job = { job: input as PoolJob["job"], context, timeoutMs, link }
+            job = { job: input as PoolJob["job"], context, timeoutMs, link, keepResult }
             lastJob = job
           }
           // One literal of the kernel's options, every key present: its shape is the same on
@@ -769,6 +802,8 @@ export const make = (
                     job: input as PoolJob["job"],
                     context: contextFor(callerContext),
                     timeoutMs,
+                    // A new job keeps the task's choice of keeping results.
+                    keepResult: current?.keepResult,
                     link: Option.getOrUndefined(
                       Context.getOption(callerContext, Tracer.ParentSpan),
                     ),
