@@ -122,12 +122,24 @@ export function make<A, I, E = never, R = never>(
   payload: Schema.Codec<A, I>,
   run: (payload: A, run: DurableRun) => Effect.Effect<unknown, E, R>,
 ): Handler<A, E, R>
+/**
+ * A handler whose run's value is kept, encoded by `options.result` (SPEC §19.3).
+ *
+ * @category constructors
+ * @since 0.5.0
+ */
 export function make<A, I, O, OI, E = never, R = never>(
   name: string,
   payload: Schema.Codec<A, I>,
   run: (payload: A, run: DurableRun) => Effect.Effect<O, E, R>,
   options: HandlerOptions<O, OI>,
 ): Handler<A, E, R, O>
+/**
+ * The implementation of both signatures above.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export function make<A, I, O, OI, E, R>(
   name: string,
   payload: Schema.Codec<A, I>,

@@ -27,7 +27,8 @@ export const encode = (
   value: unknown,
   limit: number,
 ): Encoded | undefined => {
-  if (handler.result === undefined) return undefined
+  // SPEC §19.3: a run that returns nothing keeps nothing, whatever its schema.
+  if (handler.result === undefined || value === undefined) return undefined
   const encoded = Schema.encodeUnknownResult(handler.result)(value)
   if (Result.isFailure(encoded)) {
     return new Encoded(
