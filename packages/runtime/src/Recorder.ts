@@ -68,7 +68,7 @@ export class Recorder {
   private readonly listener: Listener | undefined
   private readonly metrics: Metrics.SchedulerMetrics
   /** The series every run moves, counted here and read when metrics are snapshotted. */
-  private readonly series: Series
+  private readonly series: Series<Metrics.OutcomeKind>
   /** The scheduler's services: the metric registry and the logger the records go to. */
   private readonly context: Context.Context<never>
   /** Callbacks that have thrown already (each is logged once). */
