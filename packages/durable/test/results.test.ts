@@ -75,7 +75,7 @@ const allFinal = (d: DurableScheduler.DurableSchedulerShape) =>
 const story = (
   store: Layer.Layer<TaskStore.TaskStore, unknown>,
   admin: Effect.Effect<StoreAdmin.StoreAdminShape, unknown, Scope.Scope>,
-  run: (d: DurableScheduler.DurableSchedulerShape) => Effect.Effect<void>,
+  run: (d: DurableScheduler.DurableSchedulerShape) => Effect.Effect<void, unknown>,
 ) =>
   Effect.gen(function* () {
     yield* withScheduler(store, { handlers, maxResultBytes: 100 }, (d) =>
