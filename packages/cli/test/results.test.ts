@@ -6,9 +6,10 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Schedule } from "@tickwork/core"
-import { DurableScheduler, Handler, type StoreAdmin } from "@tickwork/durable"
+import { DurableScheduler, Handler, StoreAdmin } from "@tickwork/durable"
 import { Effect, Schema } from "effect"
 import { TestClock } from "effect/testing"
+import * as Dashboard from "../src/Dashboard.ts"
 import { sqlite, T0, tempStore } from "./store.ts"
 import { lines, tickwork } from "./support.ts"
 
@@ -97,6 +98,20 @@ describe("kept results in status and ledger (SPEC §19.3)", () => {
       expect(lines(yield* tickwork("ledger", "huge", "--store", t.file))[1]).toContain(
         "; result not kept: ResultTooLarge",
       )
+
+      // The dashboard's snapshot: a result cut to RESULT_SHOWN characters, the reason whole.
+      const snap = yield* Effect.scoped(
+        Effect.flatMap(StoreAdmin.open(t.file, { readOnly: true }), (admin) =>
+          Dashboard.snapshot(admin, false),
+        ),
+      )
+      const ran = (id: string) =>
+        snap.recent.find((o) => o.kind === "ran" && o.taskId === id) as
+          | DurableScheduler.Ran
+          | undefined
+      expect(ran("short")?.result).toBe('{"note":"paid"}')
+      expect(ran("long")?.result).toBe(`{"note":"${"y".repeat(Dashboard.RESULT_SHOWN - 9)}…`)
+      expect(ran("huge")?.resultError).toMatch(/^ResultTooLarge: /)
       t.cleanup()
     }),
   )
