@@ -50,6 +50,7 @@ export interface Bound {
  * | `retention.maxFinished` (kernel, runtime)   | 10,000,000 |
  * | `count` of `Schedule.preview`               | 100,000    |
  * | `maxConnections` (durable, PostgreSQL pool) | 1,000      |
+ * | `maxResultBytes` (runtime, durable)         | 8,388,608  |
  *
  * @category models
  * @since 0.4.0
@@ -86,6 +87,10 @@ export const bounds = {
   previewCount: {
     max: 100_000,
     why: "slots computed and returned in one array",
+  },
+  resultBytes: {
+    max: 8_388_608,
+    why: "bytes of one kept result, stored with its ledger entry and read back with it; a larger output belongs in your own storage, with its key as the result",
   },
   maxConnections: {
     max: 1_000,

@@ -26,6 +26,8 @@ export * as MissedRun from "./MissedRun.ts"
 export * as Options from "./Options.ts"
 /** Seedable randomness. @since 0.1.0 */
 export * as Random from "./Random.ts"
+/** Kept results: the size bound and its typed errors. @since 0.5.0 */
+export * as Results from "./Results.ts"
 /** Retry backoff and jitter. @since 0.1.0 */
 export * as Retry from "./Retry.ts"
 /** The kernel's decisions as pure functions over one task's row. @since 0.3.0 */

@@ -62,6 +62,7 @@ import * as Ledger from "./internal/ledger.ts"
 import * as Liveness from "./internal/liveness.ts"
 import * as Options from "./internal/options.ts"
 import * as Outage from "./internal/outage.ts"
+import * as KeptResult from "./internal/result.ts"
 import type {
   DurableSchedulerShape,
   DurableTaskFilter,
@@ -507,9 +508,19 @@ export const make = <H extends Handler.Any>(
         ),
       info,
       ledger: (id) =>
-        Effect.map(Effect.all([store.runs(id), store.events(id)]), ([runs, events]) =>
-          Ledger.merge(runs, events),
-        ),
+        Effect.gen(function* () {
+          const [runs, events] = yield* Effect.all([store.runs(id), store.events(id)])
+          const merged = Ledger.merge(runs, events)
+          if (!runs.some((r) => typeof r.result === "string")) return merged
+          // Kept results decode by the schema of the task's handler, when registered here.
+          const row = yield* store.get(id)
+          const handler = Option.isSome(row) ? resolved.handlers.get(row.value.handler) : undefined
+          return merged.map((o) =>
+            o.kind === "ran" && typeof o.result === "string"
+              ? { ...o, value: KeptResult.decode(handler, o.result) }
+              : o,
+          )
+        }),
       occurrences: Stream.fromPubSub(occurrences),
       stats: Effect.map(store.counts, (tasks) => ({
         tasks,

@@ -88,6 +88,13 @@ export interface ScheduleOptions<A, E, R> extends Omit<Kernel.TaskOptions<unknow
   readonly job: JobInput<A, E, R>
   /** Each run is interrupted after this long and reported `timed-out`. Default: the layer's. */
   readonly timeout?: Time.DurationInput | undefined
+  /**
+   * Keep each run's value in the ledger (SPEC §19.3): a value whose JSON is at most the layer's
+   * `maxResultBytes` stays as `outcome.value` of its `ran` record; a larger one, or one JSON
+   * cannot write, is dropped and the record carries `resultError` (the run still succeeded).
+   * Default false: the ledger keeps no value (the occurrence stream and listeners still see it).
+   */
+  readonly keepResult?: boolean | undefined
 }
 
 /**
@@ -302,6 +309,7 @@ export const make = (
       ledgerPerTask,
       ledgerCapacity,
       streamCapacity,
+      maxResultBytes,
       shutdownTimeoutMs,
       shutdownGraceMs,
       slowRunMs,
@@ -513,6 +521,10 @@ export const make = (
           if (typeof timeoutMs !== "number") return Effect.fail(timeoutMs)
           const badJob = jobError(input)
           if (badJob !== undefined) return Effect.fail(badJob)
+          if (o.keepResult !== undefined && typeof o.keepResult !== "boolean") {
+            return Effect.fail(optionError("keepResult", o.keepResult, "must be a boolean"))
+          }
+          const keepResult = o.keepResult === true ? maxResultBytes : undefined
           const context = contextFor(callerContext)
           const link = Context.getOrUndefined(callerContext, Tracer.ParentSpan)
           // Tasks scheduled in a row with the same job, context, timeout and link (a loop of
@@ -523,10 +535,11 @@ export const make = (
             job.job !== input ||
             job.context !== context ||
             job.timeoutMs !== timeoutMs ||
-            job.link !== link
+            job.link !== link ||
+            job.keepResult !== keepResult
           ) {
             // The job's requirements R are met by this context, which its runs see.
-            job = { job: input as PoolJob["job"], context, timeoutMs, link }
+            job = { job: input as PoolJob["job"], context, timeoutMs, link, keepResult }
             lastJob = job
           }
           // One literal of the kernel's options, every key present: its shape is the same on
@@ -581,6 +594,8 @@ export const make = (
                     job: input as PoolJob["job"],
                     context: contextFor(callerContext),
                     timeoutMs,
+                    // A new job keeps the task's choice of keeping results.
+                    keepResult: current?.keepResult,
                     link: Option.getOrUndefined(
                       Context.getOption(callerContext, Tracer.ParentSpan),
                     ),

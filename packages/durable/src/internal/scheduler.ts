@@ -164,6 +164,13 @@ export type DurableUpdateError = Controls.UpdateError | StoreError
  */
 export interface Ran extends RunEntry {
   readonly kind: "ran"
+  /**
+   * The kept result ({@link RunEntry.result}) decoded by its handler's `result` schema, when
+   * read through `ledger` by a process that registers the handler (SPEC §19.3); `undefined`
+   * when none was kept, the handler is not registered here, or its schema no longer decodes the
+   * stored text (`result` still holds it).
+   */
+  readonly value?: unknown
 }
 
 /**
@@ -332,7 +339,10 @@ export interface DurableSchedulerShape {
   /** The task's state, or `"unknown"`. */
   readonly status: (id: string) => Effect.Effect<Task.TaskState | "unknown", StoreError>
   readonly info: (id: string) => Effect.Effect<Option.Option<DurableTaskInfo>, StoreError>
-  /** The task's runs and events, oldest first (ledger rows are kept for `retention`). */
+  /**
+   * The task's runs and events, oldest first (ledger rows are kept for `retention`); a run's
+   * kept result comes decoded as its `value` (SPEC §19.3).
+   */
   readonly ledger: (id: string) => Effect.Effect<ReadonlyArray<DurableOccurrence>, StoreError>
   /** Every run and event this process records, as it commits. */
   readonly occurrences: Stream.Stream<DurableOccurrence>
