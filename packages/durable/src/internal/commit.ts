@@ -206,6 +206,12 @@ export const commitAll = (
         continue
       }
       const result: ChangeResult = why
+      if (result === "cancelled") {
+        // The row stays cancelled, but its run happened: it counts among the task's runs, as
+        // the kernel counts it from the run's start (SPEC §8.3: a cancel lets the run finish).
+        yield* sql`UPDATE tickwork_tasks SET run_number = ${c.update.runNumber}
+          WHERE id = ${c.id} AND fence = ${c.fence} AND state = 'cancelled'`
+      }
       results.push(result === "applied" && held.has(k) ? "held" : result)
       if (result === "fenced-out") {
         events.push(c.fencedOut)
