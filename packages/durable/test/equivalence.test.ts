@@ -474,6 +474,34 @@ describe("equivalence with the core kernel", () => {
     }).pipe(Effect.provide(TestClock.layer())),
   )
 
+  // Found by the property below: a one-shot's retry due after the one-shot's deadline expires at
+  // its due time in the kernel; the durable dispatcher ran it, as it asked `Rules.take` only about
+  // rows claimed late.
+  it.effect("a one-shot's retry due past its deadline expires, as in the kernel", () =>
+    Effect.gen(function* () {
+      const specs: ReadonlyArray<Controlled> = [
+        {
+          kind: "once",
+          period: 40,
+          delay: 0,
+          policy: "catch-up",
+          priority: "high",
+          window: 0,
+          breaker: undefined,
+          fails: [true],
+          maxRetries: 1,
+          pauseAfter: 0,
+          onRun: undefined,
+        },
+      ]
+      const stretches = [{ runFor: 30, control: undefined, downFor: 0 }]
+      const actual = yield* controlledDurableTrace(specs, stretches)
+      const expected = controlledKernelTrace(specs, stretches)
+      expect(actual.trace).toEqual(["t0:0#1@0"])
+      expect(actual).toEqual(expected)
+    }).pipe(Effect.provide(TestClock.layer())),
+  )
+
   it.effect(
     "breakers, catch-up windows, updates and cron: the durable trace is the kernel's",
     () =>

@@ -43,8 +43,9 @@ const claimable = (env: Env): number =>
  */
 const moveOf = (env: Env, row: TaskRow, at: number): Change | undefined => {
   // A re-delivery (after a crash, a lost lease) was decided at its first delivery. `Rules.take`
-  // itself applies a grid's window and `coalesce` to first attempts only.
-  if (row.deliveries !== 1 || row.runAt >= at) return undefined
+  // itself applies a grid's window and `coalesce` to first attempts only. A row on time is asked
+  // too: a one-shot's retry due after its deadline expires at its due time (SPEC §3).
+  if (row.deliveries !== 1) return undefined
   let view = Rows.view(row, env.options.windowMs)
   const events: Array<EventEntry> = []
   for (;;) {
