@@ -349,8 +349,9 @@ const controlledDurableTrace = (
         trace.push(`${run.id}:${run.scheduledFor}#${run.attempt}@${run.startedAt}`)
         const { fail, act } = fails(run.id)
         if (act !== undefined && current !== undefined) {
-          const answer = yield* control(current, run.id, act)
-          trace.push(`${run.id} running ${JSON.stringify(act)}: ${answer}`)
+          // The line goes where the control was made: runs it lets start come after it.
+          const at = trace.push("") - 1
+          trace[at] = `${run.id} running ${JSON.stringify(act)}: ${yield* control(current, run.id, act)}`
         }
         if (fail) return yield* Effect.fail("boom")
       }),
@@ -369,7 +370,10 @@ const controlledDurableTrace = (
           yield* advance(d, runFor)
           if (c !== undefined) {
             const id = `t${c.target % specs.length}`
-            trace.push(`${id} ${JSON.stringify(c.act)}: ${yield* control(d, id, c.act)}`)
+            // The line goes where the control was made: the dispatcher may start a run it
+            // makes due before the control's answer is back.
+            const at = trace.push("") - 1
+            trace[at] = `${id} ${JSON.stringify(c.act)}: ${yield* control(d, id, c.act)}`
             yield* settle(d)
           }
           if (n === stretches.length - 1) {
