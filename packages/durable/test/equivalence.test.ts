@@ -506,6 +506,40 @@ describe("equivalence with the core kernel", () => {
     }).pipe(Effect.provide(TestClock.layer())),
   )
 
+  // Found by the property below: a schedule change made while a slot ran waits for the slot to
+  // end (here after a retry). The durable commit of that retry, a plain one, kept the waiting
+  // change: it took effect again when the next slot ended, restarting the grid at 60.
+  it.effect("a schedule change that waited for its slot takes effect once, as in the kernel", () =>
+    Effect.gen(function* () {
+      const specs: ReadonlyArray<Controlled> = [
+        {
+          kind: "fixed-rate",
+          period: 40,
+          delay: 0,
+          policy: "catch-up",
+          priority: "high",
+          window: undefined,
+          breaker: undefined,
+          fails: [true, false],
+          maxRetries: 1,
+          pauseAfter: 0,
+          onRun: { run: 1, act: { update: { schedule: { kind: "fixed-rate", period: 40, delay: 0 } } } },
+        },
+      ]
+      const stretches = [{ runFor: 60, control: undefined, downFor: 0 }]
+      const actual = yield* controlledDurableTrace(specs, stretches)
+      const expected = controlledKernelTrace(specs, stretches)
+      // Slot 0 fails and retries at 30; the new grid starts then (30, 70, …): slot 30 fails too.
+      expect(actual.trace.filter((l) => !l.includes("running"))).toEqual([
+        "t0:0#1@0",
+        "t0:30#2@30",
+        "t0:30#1@30",
+        "t0:60#2@60",
+      ])
+      expect(actual).toEqual(expected)
+    }).pipe(Effect.provide(TestClock.layer())),
+  )
+
   it.effect(
     "breakers, catch-up windows, updates and cron: the durable trace is the kernel's",
     () =>
