@@ -68,6 +68,7 @@ import * as Ledger from "./internal/ledger.ts"
 import * as Liveness from "./internal/liveness.ts"
 import * as Options from "./internal/options.ts"
 import * as Outage from "./internal/outage.ts"
+import * as ManualRetry from "./internal/retry.ts"
 import * as Shutdown from "./internal/shutdown.ts"
 import * as Upkeep from "./internal/upkeep.ts"
 import {
@@ -317,6 +318,16 @@ export interface DurableSchedulerShape {
    * never caught up. Also withdraws a pause asked for while the task runs. False otherwise.
    */
   readonly resume: (id: string) => Effect.Effect<boolean, StoreError>
+  /**
+   * Gives a `failed` task one more attempt of its failed slot, due now (SPEC §19.2): its row is
+   * `scheduled` again in one transaction, with a `manual-retry` event, and the run is claimed
+   * like any other — in a fleet by whichever process claims it first. If that attempt fails the
+   * task is `failed` again. Fails with `ManualRunRefused` (naming the id and its state; nothing
+   * changes) for a task that is not failed.
+   *
+   * @since 0.4.0
+   */
+  readonly retry: (id: string) => Effect.Effect<void, CoreErrors.ManualRunRefused | StoreError>
   /**
    * Cancels a scheduled, running or paused task: true if it was one of those. A running run finishes
    * (its run is recorded, the task stays cancelled), unless `interrupt` is set and it runs in
@@ -774,6 +785,8 @@ export const make = <H extends Handler.Any>(
       pause: (id) => Controls.pause(env, id),
       resume: (id) =>
         Effect.tap(Controls.resume(env, id), (ok) => Effect.sync(() => ok && env.wakeup.wake())),
+      retry: (id) =>
+        Effect.tap(ManualRetry.retryTask(env, id), () => Effect.sync(() => env.wakeup.wake())),
       update: (id, changes) =>
         Effect.tap(Controls.update(env, id, changes as Controls.Changes), (ok) =>
           Effect.sync(() => ok && env.wakeup.wake()),

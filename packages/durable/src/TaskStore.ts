@@ -56,6 +56,7 @@ import * as Failure from "./internal/failure.ts"
 import * as Fleet from "./internal/fleet.ts"
 import * as Ids from "./internal/ids.ts"
 import { migrate } from "./internal/migrations.ts"
+import * as ManualRetry from "./internal/retry.ts"
 import * as Write from "./internal/write.ts"
 
 /**
@@ -280,6 +281,8 @@ export interface RunEntry {
  *   resumed;
  * - `expired`: a one-shot taken past its deadline (its slot + its own window): it did not run
  *   and the task ended `failed`;
+ * - `manual-retry`: a failed task retried by hand (SPEC §19.2), due at once (`detail` gives the
+ *   attempt);
  * - `breaker`: a circuit breaker changed state (`cause` is the new state, {@link
  *   EventEntry.breaker} its name; the task is the one whose slot moved it, or the probe).
  *
@@ -297,6 +300,7 @@ export type EventKind =
   | "resumed"
   | "expired"
   | "breaker"
+  | "manual-retry"
 
 /**
  * One ledger event.
@@ -538,6 +542,17 @@ export interface TaskStoreShape {
     /** Hears every event the change wrote (its own and its breakers'), once it committed. */
     committed?: (event: EventEntry) => void,
   ) => Effect.Effect<boolean, StoreError | E>
+  /**
+   * Retries a `failed` task by hand at `now` (SPEC §19.2): it is `scheduled` again, due at once,
+   * pushed as `seq`, with a `manual-retry` event (carrying `origin`). `Refused` with the task's
+   * state (`unknown` for none) when it is not failed; nothing changes then.
+   */
+  readonly retry: (
+    id: string,
+    now: number,
+    seq: number,
+    origin?: string | undefined,
+  ) => Effect.Effect<ManualRetry.Retried, StoreError>
   /**
    * Tasks matching `query`, live and retained final ones, by id, at most `query.limit` of them
    * after `query.after`: one indexed statement (by tag through `tickwork_tags`), O(limit) rows.
@@ -1341,6 +1356,14 @@ export const make = (options: {
         Ids.storable(id)
           ? deadline("change a task")(modify(id, decide, committed))
           : Effect.succeed(false),
+      retry: (id, now, seq, origin) =>
+        Ids.storable(id)
+          ? deadline("retry a task")(
+              Effect.mapError(ManualRetry.retry(sql, dialect, id, now, seq, origin), (e) =>
+                e instanceof StoreError ? e : fail("retry a task")(e as SqlError),
+              ),
+            )
+          : Effect.succeed({ _tag: "Refused", state: "unknown" } as const),
       list: (q) => deadline("list tasks")(list(q)),
       defineBreakers: (shared, now) => deadline("define breakers")(defineBreakers(shared, now)),
       breakers: deadline("read the breakers")(breakers),
