@@ -68,7 +68,7 @@ export class Recorder {
   private readonly listener: Listener | undefined
   private readonly metrics: Metrics.SchedulerMetrics
   /** The series every run moves, counted here and read when metrics are snapshotted. */
-  private readonly series: Series
+  private readonly series: Series<Metrics.OutcomeKind>
   /** The scheduler's services: the metric registry and the logger the records go to. */
   private readonly context: Context.Context<never>
   /** Callbacks that have thrown already (each is logged once). */
@@ -96,8 +96,10 @@ export class Recorder {
 
   /** A task was accepted. */
   accepted(id: Task.TaskId, info: () => Task.TaskInfo, options: AcceptedOptions): void {
-    const l = this.listener
-    if (l?.accepted !== undefined) this.call("accepted", () => l.accepted?.(id, info(), options))
+    // Stryker disable next-line OptionalChaining: equivalent, called only when hearsAccepted
+    const f = this.listener?.accepted
+    // Stryker disable next-line ConditionalExpression: equivalent, called only when hearsAccepted
+    if (f !== undefined) this.call("accepted", () => f.call(this.listener, id, info(), options))
   }
 
   /**
@@ -106,8 +108,8 @@ export class Recorder {
    */
   started(run: Task.RunInfo): void {
     if (run.manual !== true) this.series.lateness.add((run.startedAt - run.scheduledFor) / 1000)
-    const l = this.listener
-    if (l?.started !== undefined) this.call("started", () => l.started?.(run))
+    const f = this.listener?.started
+    if (f !== undefined) this.call("started", () => f.call(this.listener, run))
   }
 
   /**
@@ -134,6 +136,7 @@ export class Recorder {
     // One copy for the stream and the listener, made only when one of them is there.
     const kept =
       this.subscribers > 0 || l?.completed !== undefined ? Rules.copyRecord(record) : record
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent, no reader no record
     if (this.subscribers > 0) PubSub.publishUnsafe(this.occurrences, Ledger.ran(kept))
     if (record.dropped !== undefined) {
       const missed = Ledger.missed(record, record.dropped)
@@ -143,14 +146,15 @@ export class Recorder {
       )
       this.add(row, missed, false)
     }
-    if (l?.completed !== undefined) this.call("completed", () => l.completed?.(kept))
+    const f = l?.completed
+    if (f !== undefined) this.call("completed", () => f.call(l, kept))
   }
 
   /** A task was cancelled (from `scheduled` or `running`). */
   cancelled(row: number, occurrence: Ledger.Cancelled): void {
     this.add(row, occurrence, true)
-    const l = this.listener
-    if (l?.cancelled !== undefined) this.call("cancelled", () => l.cancelled?.(occurrence))
+    const f = this.listener?.cancelled
+    if (f !== undefined) this.call("cancelled", () => f.call(this.listener, occurrence))
   }
 
   /**
@@ -159,8 +163,10 @@ export class Recorder {
    */
   occurred(list: ReadonlyArray<Task.Occurrence>, rowOf: (id: string) => number): void {
     const l = this.listener
+    const f = l?.occurred
     for (const o of list) {
       if (o.kind === "breaker") {
+        // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent, no reader no record
         if (this.subscribers > 0) PubSub.publishUnsafe(this.occurrences, o)
       } else {
         if (o.kind === "skipped") {
@@ -168,7 +174,7 @@ export class Recorder {
         }
         this.add(rowOf(o.id), o, o.kind === "expired")
       }
-      if (l?.occurred !== undefined) this.call("occurred", () => l.occurred?.(o))
+      if (f !== undefined) this.call("occurred", () => f.call(l, o))
     }
   }
 
@@ -198,6 +204,7 @@ export class Recorder {
 
   private add(row: number, occurrence: Ledger.Occurrence, final: boolean): void {
     this.ledger.add(row, occurrence, final)
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent, no reader no record
     if (this.subscribers > 0) PubSub.publishUnsafe(this.occurrences, occurrence)
   }
 

@@ -10,10 +10,10 @@ import { Effect, Option } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import type { StoreError } from "../Errors.ts"
-import type { EventEntry, RowUpdate, TaskRow } from "../TaskStore.ts"
 import { decodeRow, num, type Raw } from "./codec.ts"
-import type { Env } from "./env.ts"
+import type { ControlEnv } from "./env.ts"
 import * as Events from "./events.ts"
+import type { EventEntry, RowUpdate, TaskRow } from "./model.ts"
 import * as Write from "./write.ts"
 
 /** What a retry found: the row it retried (as it was), or the state that refused it. */
@@ -34,7 +34,7 @@ export const retriedRow = (
   state: "scheduled",
   slot: row.slot,
   runAt: now,
-  dueAt: now,
+  claimableAt: now,
   attempt: retry.attempt,
   runNumber: row.runNumber,
   consecutiveFailures: 0,
@@ -112,7 +112,7 @@ export const retry = (
  * published; a refusal is core's `ManualRunRefused` naming the id and the state it found.
  */
 export const retryTask = (
-  env: Env,
+  env: ControlEnv,
   id: string,
   origin?: string | undefined,
 ): Effect.Effect<void, Errors.ManualRunRefused | StoreError> =>

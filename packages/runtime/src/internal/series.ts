@@ -10,9 +10,24 @@
  *
  * Schedulers with one name in one registry share their series, as pushed updates did: a
  * scheduler made again after another of its name closed goes on counting where it stopped.
+ *
+ * This module knows the metrics only by the shape below, so it does not import `Metrics.ts`
+ * (which builds its `runSeries` on it): the dependency points one way.
  */
 import { Context, Metric } from "effect"
-import type { OutcomeKind, SchedulerMetrics } from "../Metrics.ts"
+
+/**
+ * The metrics a `Series` is read through, with their attributes bound: `Metrics.SchedulerMetrics`
+ * satisfies it. `K` is the outcome kinds (`Metrics.OutcomeKind`).
+ */
+export interface SeriesMetrics<K extends string> {
+  readonly name: string
+  readonly lateness: Metric.Histogram<number>
+  readonly duration: Metric.Histogram<number>
+  readonly runs: Readonly<Record<K, Metric.Counter<number>>>
+  readonly pending: Metric.Gauge<number>
+  readonly running: Metric.Gauge<number>
+}
 
 const none = (): void => {}
 
@@ -58,44 +73,43 @@ class Histogram {
 }
 
 /** The series a run moves, of one scheduler name in one registry. */
-export class Series {
+export class Series<K extends string> {
   readonly lateness: Histogram
   readonly duration: Histogram
-  readonly runs: Record<OutcomeKind, number> = {
-    succeeded: 0,
-    failed: 0,
-    defect: 0,
-    interrupted: 0,
-    "timed-out": 0,
-  }
+  /** Runs ended with each outcome kind; every kind starts at 0. */
+  readonly runs: Record<K, number>
   pending = 0
   running = 0
   /** Registers the series of an outcome: on its first run, when a pushed counter would appear. */
-  onFirstRun: (kind: OutcomeKind) => void = none
+  onFirstRun: (kind: K) => void = none
 
-  constructor(boundaries: ReadonlyArray<number>) {
+  constructor(kinds: ReadonlyArray<K>, boundaries: ReadonlyArray<number>) {
+    this.runs = Object.fromEntries(kinds.map((kind) => [kind, 0])) as Record<K, number>
     this.lateness = new Histogram(boundaries)
     this.duration = new Histogram(boundaries)
   }
 
   /** Counts a run that ended with `kind`. */
-  ran(kind: OutcomeKind): void {
+  ran(kind: K): void {
     if (this.runs[kind]++ === 0) this.onFirstRun(kind)
   }
 }
 
-/** Series by registry (the default one is shared), then by scheduler name and context attributes. */
-const registries = new WeakMap<object, Map<string, Series>>()
+/**
+ * Series by registry (the default one is shared), then by scheduler name and context attributes.
+ * Held as `Series<never>` (any set of kinds); each is read back with the kinds it was made with.
+ */
+const registries = new WeakMap<object, Map<string, Series<never>>>()
 
 /**
  * The series of the scheduler whose metrics are `metrics`, in the registry of `context`:
  * registered there on first use, and shared by every scheduler of that name after.
  */
-export const seriesFor = (
-  metrics: SchedulerMetrics,
+export const seriesFor = <K extends string>(
+  metrics: SeriesMetrics<K>,
   context: Context.Context<never>,
   boundaries: ReadonlyArray<number>,
-): Series => {
+): Series<K> => {
   const registry = Context.get(context, Metric.MetricRegistry)
   const extra = Context.get(context, Metric.CurrentMetricAttributes)
   let byName = registries.get(registry)
@@ -105,8 +119,9 @@ export const seriesFor = (
   }
   const key = `${metrics.name}\u0000${JSON.stringify(extra)}`
   const known = byName.get(key)
-  if (known !== undefined) return known
-  const series = new Series(boundaries)
+  // One name in one registry has one set of metrics, so one set of outcome kinds.
+  if (known !== undefined) return known as Series<K>
+  const series = new Series<K>(Object.keys(metrics.runs) as Array<K>, boundaries)
   byName.set(key, series)
   const register = <I, S>(metric: Metric.Metric<I, S>, get: () => S): void => {
     Metric.registerUnsafe(metric, context, { get, update: none, modify: none })
