@@ -528,7 +528,10 @@ export const make = <H extends Handler.Any>(
           h.finishedAt = mono()
           const outcome = Run.outcome(exit)
           runMetrics.ran(outcome.kind)
-          runMetrics.lateness.add(Math.max(0, h.startedAt - h.row.runAt) / 1000)
+          runMetrics.lateness.add(
+            Task.lateness({ scheduledFor: h.row.runAt, startedAt: h.startedAt }, h.row.createdAt) /
+              1000,
+          )
           runMetrics.duration.add(Math.max(0, finishedAt - h.startedAt) / 1000)
           Queue.offerUnsafe(finished, { held: h, outcome, startedAt: h.startedAt, finishedAt })
           // Its worker is free now, before its completion commits: the dispatcher may claim.

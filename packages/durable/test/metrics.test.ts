@@ -7,7 +7,7 @@ import { Schedule } from "@tickwork/core"
 import { Metrics, Scheduler } from "@tickwork/runtime"
 import { Effect, Metric, Schema } from "effect"
 import { TestClock } from "effect/testing"
-import { Handler } from "../src/index.ts"
+import { Handler, StoreAdmin } from "../src/index.ts"
 import { advance, sqlite, tempDir, withScheduler } from "./helpers.ts"
 
 describe("durable run metrics", () => {
@@ -69,5 +69,37 @@ describe("durable run metrics", () => {
       expect((yield* Metric.value(m.lateness)).count).toBe(3)
       t.cleanup()
     }).pipe(Effect.scoped, Effect.provideService(Metric.MetricRegistry, new Map())),
+  )
+
+  it.effect(
+    "count a past `at`'s lateness from acceptance (SPEC §6.8), in the metric and the store's figures",
+    () =>
+      Effect.gen(function* () {
+        const t = tempDir()
+        const day = 86_400_000
+        const job = Handler.make("job", Schema.Struct({}), () => Effect.sleep(30))
+        yield* TestClock.adjust(day)
+        yield* withScheduler(
+          sqlite(t.file()),
+          { handlers: [job], workers: 1, runtime: { name: "past" } },
+          (d) =>
+            Effect.gen(function* () {
+              // B holds the only worker from +0 to +30 ms; A, accepted at +10 ms for a time a
+              // day gone, starts when B ends: 20 ms late, not a day and 30 ms.
+              yield* d.schedule({ id: "B", handler: job, payload: {}, schedule: Schedule.once(0) })
+              yield* advance(d, 10)
+              yield* d.schedule({ id: "A", handler: job, payload: {}, schedule: Schedule.at(0) })
+              for (let k = 0; k < 8; k++) yield* advance(d, 10)
+            }),
+        )
+        const lateness = yield* Metric.value(Metrics.forScheduler("past").lateness)
+        expect(lateness.count).toBe(2)
+        expect(lateness.max).toBe(0.02)
+        const stats = yield* Effect.scoped(
+          Effect.flatMap(StoreAdmin.open(t.file(), { readOnly: true }), (admin) => admin.stats),
+        )
+        expect(stats.lateness).toMatchObject({ runs: 2, max: 20 })
+        t.cleanup()
+      }).pipe(Effect.provideService(Metric.MetricRegistry, new Map())),
   )
 })

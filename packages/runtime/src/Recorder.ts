@@ -9,7 +9,7 @@
  *
  * @since 0.1.0
  */
-import { Rules, type Task } from "@tickwork/core"
+import { Rules, Task } from "@tickwork/core"
 import { type Context, Effect, PubSub, Stream } from "effect"
 import { type Series, seriesFor } from "./internal/series.ts"
 import * as Ledger from "./Ledger.ts"
@@ -73,6 +73,11 @@ export class Recorder {
   private readonly context: Context.Context<never>
   /** Callbacks that have thrown already (each is logged once). */
   private readonly logged = new Set<Callback>()
+  /**
+   * When each row's task (its current generation) was accepted, epoch ms, by kernel row: a run
+   * due before it counts its lateness from it (SPEC §6.8). Grown with the task table.
+   */
+  private acceptedAt = new Float64Array(0)
 
   constructor(options: {
     readonly ledger: Ledger.Store
@@ -94,15 +99,26 @@ export class Recorder {
     return this.listener?.accepted !== undefined
   }
 
+  /** The task on kernel row `row` was accepted at `at` (epoch ms); O(1) but when the table grows. */
+  acceptedOn(row: number, at: number): void {
+    if (row >= this.acceptedAt.length) {
+      const grown = new Float64Array(Math.max(64, row + 1, this.acceptedAt.length * 2))
+      grown.set(this.acceptedAt)
+      this.acceptedAt = grown
+    }
+    this.acceptedAt[row] = at
+  }
+
   /** A task was accepted. */
   accepted(id: Task.TaskId, info: () => Task.TaskInfo, options: AcceptedOptions): void {
     const l = this.listener
     if (l?.accepted !== undefined) this.call("accepted", () => l.accepted?.(id, info(), options))
   }
 
-  /** A run started: its lateness is measured now. */
-  started(run: Task.RunInfo): void {
-    this.series.lateness.add((run.startedAt - run.scheduledFor) / 1000)
+  /** The run on kernel row `row` started: its lateness (SPEC §6.8) is measured now. */
+  started(run: Task.RunInfo, row: number): void {
+    const acceptedAt = this.acceptedAt[row] ?? Number.NEGATIVE_INFINITY
+    this.series.lateness.add(Task.lateness(run, acceptedAt) / 1000)
     const l = this.listener
     if (l?.started !== undefined) this.call("started", () => l.started?.(run))
   }

@@ -213,3 +213,26 @@ describe("lateness of a retry", () => {
     ),
   )
 })
+
+describe("lateness of a run due before its task was accepted", () => {
+  it.effect("counts from acceptance (SPEC §6.8): a past `at` runs at once and is not late", () =>
+    isolated(
+      Effect.gen(function* () {
+        const day = 86_400_000
+        yield* TestClock.adjust(day)
+        const s = yield* Scheduler.make({ workers: 1, name: "past-at" })
+        // B holds the only worker from +0 to +30 ms; A, accepted at +10 ms for a time a day
+        // gone, waits for it: 20 ms late, not a day and 30 ms.
+        yield* s.schedule({ id: "B", schedule: Schedule.once(0), job: Effect.sleep(30) })
+        yield* TestClock.adjust(10)
+        yield* s.schedule({ id: "A", schedule: Schedule.at(0), job: Effect.void })
+        yield* TestClock.adjust(100)
+        expect(Option.getOrThrow(yield* s.info("A")).state).toBe("done")
+        const lateness = yield* Metric.value(Metrics.forScheduler("past-at").lateness)
+        expect(lateness.count).toBe(2)
+        expect(lateness.sum).toBeCloseTo(0.02, 9)
+        expect(lateness.max).toBe(0.02)
+      }),
+    ),
+  )
+})

@@ -224,9 +224,11 @@ export class TimingActor {
     options: Kernel.TaskOptions<PoolJob>,
     heard: AcceptedOptions,
   ): Task.TaskId | Errors.ScheduleError {
-    const id = this.kernel.schedule(options, this.now())
+    const now = this.now()
+    const id = this.kernel.schedule(options, now)
     if (typeof id !== "string") return id
     this.recorder.ledger.reserveRows(this.kernel.rowCapacity)
+    this.recorder.acceptedOn(this.kernel.rowOf(id), now)
     // Listeners hear of the task before the actor may start it.
     if (this.recorder.hearsAccepted) {
       this.recorder.accepted(id, () => this.kernel.info(id) as Task.TaskInfo, heard)
@@ -412,7 +414,7 @@ export class TimingActor {
           // Taking may skip slots (window), expire a one-shot or open a breaker's probe.
           self.flush()
           if (run === undefined) break
-          self.recorder.started(run)
+          self.recorder.started(run, run.index)
           self.lastStartedAt = run.startedAt
           pool.start(run, run, run.job)
           taken++
