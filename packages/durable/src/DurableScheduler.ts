@@ -440,6 +440,25 @@ export type DurableShutdownReport = Options.ShutdownReport
 export const MIN_LEASE_MS = Options.MIN_LEASE_MS
 
 /**
+ * How often, at most, the durable gauges re-read the store's counts by state: after a change
+ * this process made or saw (an exclusive store), or every interval (a shared store, which other
+ * processes change). Each read is one `GROUP BY` over the tasks.
+ *
+ * @category models
+ * @since 0.5.0
+ */
+export const STORE_COUNTS_REFRESH_MS = 5_000
+
+const noCounts: Counts = {
+  scheduled: 0,
+  running: 0,
+  paused: 0,
+  done: 0,
+  failed: 0,
+  cancelled: 0,
+}
+
+/**
  * Builds a durable scheduler in the current scope on the {@link TaskStore.TaskStore} in context.
  * At start, an exclusive store (SQLite) makes the runs a crash cut off due again; then the
  * dispatcher starts claiming. Closing the scope stops claiming, lets runs in flight finish for
@@ -490,11 +509,25 @@ export const make = <H extends Handler.Any>(
     const mono = (): number => Number(clock.currentTimeNanosUnsafe()) / 1e6
     const runtimeOptions = resolved.runtime ?? {}
     // The runtime's run series under the scheduler's name, in the registry the layer was built
-    // with: durable runs count as runs.
-    const runMetrics = Metrics.runSeries(
-      runtimeOptions.name ?? "default",
-      yield* Effect.context<never>(),
-    )
+    // with: durable runs count as runs, labelled with their handler. The label's values are
+    // the handlers this process declares (it claims only those) and "unknown" (slots skipped
+    // by a path that had not the task's row at hand).
+    const metricsName = runtimeOptions.name ?? "default"
+    const metricsContext = yield* Effect.context<never>()
+    const seriesByHandler = new Map<string, Metrics.RunSeries>()
+    const runSeries = (handler: string): Metrics.RunSeries => {
+      let series = seriesByHandler.get(handler)
+      if (series === undefined) {
+        series = Metrics.runSeries(metricsName, metricsContext, handler)
+        seriesByHandler.set(handler, series)
+      }
+      return series
+    }
+    // The whole store's tasks by state (SPEC §17.13), read by the gauges: refreshed after a
+    // change this process made or saw, and every STORE_COUNTS_REFRESH_MS on a shared store,
+    // but at most once per that interval.
+    let storeCounts: Counts | undefined
+    const countsWakeup = new Wakeup()
     const spans =
       runtimeOptions.spans === undefined || runtimeOptions.spans === "auto"
         ? (yield* Tracer.Tracer) !== Tracer.nativeTracer
@@ -521,12 +554,13 @@ export const make = <H extends Handler.Any>(
         spans,
         logAnnotations: runtimeOptions.logAnnotations ?? true,
         // The durable scheduler reports its runs' outcomes itself (its ledger and events).
-        logFailures: runtimeOptions.logFailures ?? false,
+        logFailures: runtimeOptions.logFailures ?? true,
         now,
         onEnd: (h, exit, finishedAt) => {
           h.finished = true
           h.finishedAt = mono()
           const outcome = Run.outcome(exit)
+          const runMetrics = runSeries(h.row.handler)
           runMetrics.ran(outcome.kind)
           runMetrics.lateness.add(
             Task.lateness({ scheduledFor: h.row.runAt, startedAt: h.startedAt }, h.row.createdAt) /
@@ -539,9 +573,19 @@ export const make = <H extends Handler.Any>(
         },
       }),
       finished,
-      publish: (o) => {
+      publish: (o, handler) => {
         PubSub.publishUnsafe(occurrences, o)
+        const kind = o.kind
+        if ((kind === "skipped" || kind === "coalesced") && "taskId" in o) {
+          // As the runtime's recorder counts missed slots (one rule, in Metrics).
+          Metrics.countMissed(
+            runSeries(handler ?? held.ofTask(o.taskId)?.row.handler ?? "unknown"),
+            { kind, cause: o.cause, count: o.count },
+          )
+        }
+        countsWakeup.wake()
       },
+      runSeries,
       session: { held: store.session === undefined || !resolved.claim },
       closing: { closed: false },
       fatal: { error: undefined },
@@ -553,7 +597,6 @@ export const make = <H extends Handler.Any>(
     const runtimeMs = Options.runtimeShutdown(resolved)
     if (!("graceMs" in runtimeMs)) return yield* runtimeMs
     const runtime = yield* Scheduler.make({
-      logFailures: false,
       ...resolved.runtime,
       workers: resolved.workers,
       // Its gauge carries the same name as this scheduler's: only this one's background
@@ -607,6 +650,32 @@ export const make = <H extends Handler.Any>(
     else if (store.signal !== undefined && Number.isFinite(resolved.pollMs))
       yield* Effect.forkScoped(Upkeep.listener(env))
     if (Number.isFinite(resolved.retentionMs)) yield* Effect.forkScoped(Upkeep.pruner(env))
+    // This process's part of its name's gauges: the store's scheduled tasks and tasks by state
+    // (store-wide), and its own runs in flight.
+    const removeGauges = Metrics.contributeGauges(metricsName, metricsContext, {
+      get pending() {
+        return storeCounts?.scheduled ?? 0
+      },
+      get running() {
+        return held.size
+      },
+      states: () => storeCounts ?? noCounts,
+    })
+    yield* Effect.addFinalizer(() => Effect.sync(removeGauges))
+    const shared = Number.isFinite(resolved.pollMs)
+    yield* Effect.forkScoped(
+      Effect.forever(
+        Effect.gen(function* () {
+          yield* shared
+            ? Effect.raceFirst(countsWakeup.park, Effect.sleep(STORE_COUNTS_REFRESH_MS))
+            : countsWakeup.park
+          const counts = yield* Effect.option(store.counts)
+          if (Option.isSome(counts)) storeCounts = counts.value
+          yield* Effect.sleep(STORE_COUNTS_REFRESH_MS)
+        }),
+      ),
+    )
+    countsWakeup.wake()
 
     // Finalizers run in reverse: this one runs before the fibers above are interrupted. The
     // runtime beside it closes inside it, at the same time: one budget for both.
@@ -657,6 +726,7 @@ export const make = <H extends Handler.Any>(
           store.insert(tasks, { notify }),
           Effect.sync(() => {
             if (earliest < env.wakeup.sleepingUntil) env.wakeup.wake()
+            countsWakeup.wake()
           }),
         )
       })

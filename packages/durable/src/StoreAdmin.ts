@@ -44,7 +44,7 @@ import {
   type Task,
   type Time,
 } from "@tickwork/core"
-import { Health, WorkerPool } from "@tickwork/runtime"
+import { Health, type Metrics, WorkerPool } from "@tickwork/runtime"
 import { Clock, Effect, Option, Queue, Redacted, type Scope } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { SqlClient } from "effect/sql/SqlClient"
@@ -249,6 +249,17 @@ export interface Lateness {
   readonly p90: number | null
   readonly p99: number | null
   readonly max: number | null
+}
+
+const none = (): void => {}
+
+/** The run series of a tool that runs nothing. */
+const uncounted: Metrics.RunSeries = {
+  ran: none,
+  lateness: { add: none },
+  duration: { add: none },
+  retried: none,
+  missed: none,
 }
 
 /**
@@ -673,6 +684,8 @@ export const open = (
       }),
       finished: yield* Queue.unbounded<Finished>(),
       publish: () => {},
+      // A tool runs nothing, so it counts nothing.
+      runSeries: () => uncounted,
       closing: { closed: true },
       fatal: { error: undefined },
       progress: { lastStartedAt: undefined },

@@ -11,7 +11,7 @@
  */
 import { Rules, Task } from "@tickwork/core"
 import { type Context, Effect, PubSub, Stream } from "effect"
-import { type Series, seriesFor } from "./internal/series.ts"
+import { addGaugeSource, type GaugeSource, type Series, seriesFor } from "./internal/series.ts"
 import * as Ledger from "./Ledger.ts"
 import * as Metrics from "./Metrics.ts"
 
@@ -66,9 +66,12 @@ export class Recorder {
    */
   subscribers = 0
   private readonly listener: Listener | undefined
-  private readonly metrics: Metrics.SchedulerMetrics
   /** The series every run moves, counted here and read when metrics are snapshotted. */
   private readonly series: Series
+  /** This scheduler's part of its name's gauges (pending, in flight, tasks by state). */
+  private readonly gaugeSource: GaugeSource = { pending: 0, running: 0, states: undefined }
+  /** Takes {@link gaugeSource} out of the gauges: called when the scheduler closes. */
+  readonly closeGauges: () => void
   /** The scheduler's services: the metric registry and the logger the records go to. */
   private readonly context: Context.Context<never>
   /** Callbacks that have thrown already (each is logged once). */
@@ -85,13 +88,16 @@ export class Recorder {
     readonly listener: Listener | undefined
     readonly metrics: Metrics.SchedulerMetrics
     readonly context: Context.Context<never>
+    /** The scheduler's tasks by state, read when metrics are snapshotted. */
+    readonly states?: (() => Readonly<Record<Task.TaskState, number>>) | undefined
   }) {
     this.ledger = options.ledger
     this.occurrences = options.occurrences
     this.listener = options.listener
-    this.metrics = options.metrics
     this.context = options.context
     this.series = seriesFor(options.metrics, options.context, Metrics.secondsBoundaries)
+    this.gaugeSource.states = options.states
+    this.closeGauges = addGaugeSource(options.metrics, options.context, this.gaugeSource)
   }
 
   /** Whether anyone hears of accepted tasks: when not, the caller skips building what they would hear. */
@@ -131,15 +137,13 @@ export class Recorder {
    * a copy.
    */
   finished(row: number, record: Task.RunRecord, named: boolean): void {
-    const m = this.metrics
-    const context = this.context
     const series = this.series
     series.ran(record.outcome.kind)
     series.duration.add((record.finishedAt - record.startedAt) / 1000)
-    if (record.continuation === "retry") m.retries.updateUnsafe(1, context)
+    Metrics.countRetry(series, record.continuation)
     if (record.merged !== undefined) {
       const merged = Ledger.merged(record, record.merged)
-      m.slotsMissed(merged.cause, "coalesce").updateUnsafe(merged.count, context)
+      Metrics.countMissed(series, merged)
       this.add(row, merged, false)
     }
     this.ledger.addRun(row, record, named)
@@ -150,10 +154,7 @@ export class Recorder {
     if (this.subscribers > 0) PubSub.publishUnsafe(this.occurrences, Ledger.ran(kept))
     if (record.dropped !== undefined) {
       const missed = Ledger.missed(record, record.dropped)
-      m.slotsMissed(missed.cause, missed.kind === "coalesced" ? "coalesce" : "skip").updateUnsafe(
-        missed.count,
-        context,
-      )
+      Metrics.countMissed(series, missed)
       this.add(row, missed, false)
     }
     if (l?.completed !== undefined) this.call("completed", () => l.completed?.(kept))
@@ -176,9 +177,7 @@ export class Recorder {
       if (o.kind === "breaker") {
         if (this.subscribers > 0) PubSub.publishUnsafe(this.occurrences, o)
       } else {
-        if (o.kind === "skipped") {
-          this.metrics.slotsMissed(o.cause, "skip").updateUnsafe(o.count, this.context)
-        }
+        if (o.kind === "skipped") Metrics.countMissed(this.series, o)
         this.add(rowOf(o.id), o, o.kind === "expired")
       }
       if (l?.occurred !== undefined) this.call("occurred", () => l.occurred?.(o))
@@ -187,8 +186,8 @@ export class Recorder {
 
   /** Sets the pending and in-flight gauges. */
   gauges(pending: number, inFlight: number): void {
-    this.series.pending = pending
-    this.series.running = inFlight
+    this.gaugeSource.pending = pending
+    this.gaugeSource.running = inFlight
   }
 
   /** The occurrence stream: counts itself among the {@link subscribers} while it is read. */

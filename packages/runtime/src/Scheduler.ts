@@ -544,7 +544,9 @@ export const make = (
       listener,
       metrics: Metrics.forScheduler(name),
       context,
+      states: () => kernel.stats(),
     })
+    yield* Effect.addFinalizer(() => Effect.sync(recorder.closeGauges))
     const actor = new TimingActor({
       kernel,
       recorder,

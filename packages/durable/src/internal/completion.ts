@@ -6,7 +6,7 @@
  * recorded (`fenced-out`); a run cut off by closing is handed back (`released`).
  */
 import { Errors, type Random, Rules, Schedule, type Task } from "@tickwork/core"
-import { Ledger } from "@tickwork/runtime"
+import { Ledger, Metrics } from "@tickwork/runtime"
 import { Cause, Effect, Exit, Queue, Result } from "effect"
 import type { Change, Decided, EventEntry, RunEntry, TaskRow } from "../TaskStore.ts"
 import type { Env, Finished } from "./env.ts"
@@ -85,7 +85,11 @@ const recording = (random: Random.Random) => {
 export const toChange = (
   env: Env,
   f: Finished,
-): { change: Change; ran: (RunEntry & { readonly kind: "ran" }) | undefined } => {
+): {
+  change: Change
+  ran: (RunEntry & { readonly kind: "ran" }) | undefined
+  continuation?: Task.Continuation | undefined
+} => {
   const h = f.held
   const outcome = f.outcome
   if (outcome === undefined) return { change: release(env, h, env.now()), ran: undefined }
@@ -138,6 +142,7 @@ export const toChange = (
         schedule !== undefined && Result.isSuccess(schedule)
           ? { ...update, schedule: schedule.success }
           : update,
+      continuation: settled.continuation,
       run: {
         taskId: row.id,
         generation: row.generation,
@@ -179,6 +184,7 @@ export const toChange = (
       ),
     },
     ran: { kind: "ran", ...decided.run },
+    continuation: decided.continuation,
   }
 }
 
@@ -207,23 +213,33 @@ const completeBatch = (env: Env): Effect.Effect<void> =>
       { seq: env.nextSeq, owner: env.owner },
     )
     for (let k = 0; k < batch.length; k++) {
-      const { change, ran } = prepared[k] as (typeof prepared)[number]
+      const { change, ran, continuation } = prepared[k] as (typeof prepared)[number]
       const h = (batch[k] as Finished).held
+      const handler = h.row.handler
       const result = committed.results[k]
       const decided = committed.decided[k]
       if (result === "fenced-out") {
         env.counters.fencedOut++
-        env.publish(change.fencedOut)
+        env.publish(change.fencedOut, handler)
       } else if (ran === undefined) {
         if (change.update.state !== "failed") env.counters.released++
-        for (const e of change.events) env.publish(e)
+        for (const e of change.events) env.publish(e, handler)
       } else {
         env.counters.completed++
         // The record says what its row became: as decided again in the commit, if it was.
         const run = decided?.run === undefined ? ran : { kind: "ran" as const, ...decided.run }
-        env.publish(result === "cancelled" ? { ...run, state: "cancelled", nextRunAt: null } : run)
-        if (result === "applied" || result === "held")
-          for (const e of decided?.events ?? change.events) env.publish(e)
+        env.publish(
+          result === "cancelled" ? { ...run, state: "cancelled", nextRunAt: null } : run,
+          handler,
+        )
+        if (result === "applied" || result === "held") {
+          // As the runtime's recorder counts a retry (one rule, in Metrics).
+          Metrics.countRetry(
+            env.runSeries(handler),
+            decided?.continuation ?? continuation ?? "final",
+          )
+          for (const e of decided?.events ?? change.events) env.publish(e, handler)
+        }
       }
       env.held.forget(h)
     }

@@ -5,7 +5,7 @@
  * `DurableScheduler.make` builds one; each part (dispatcher, leases, completion, upkeep) reads it.
  */
 import type { Random, Task } from "@tickwork/core"
-import type { WorkerPool } from "@tickwork/runtime"
+import type { Metrics, WorkerPool } from "@tickwork/runtime"
 import { Effect, type Queue } from "effect"
 import type { StoreCorrupt } from "../Errors.ts"
 import type { EventEntry, RunEntry, TaskStoreShape } from "../TaskStore.ts"
@@ -80,7 +80,14 @@ export interface Env {
   readonly wakeup: Wakeup
   readonly pool: WorkerPool.WorkerPool<Held>
   readonly finished: Queue.Queue<Finished>
-  readonly publish: (o: Occurrence) => void
+  /**
+   * Publishes `o` on the occurrence stream and counts it in the metrics (slots missed). The
+   * caller passes `handler`, the task's handler, when it has the task's row: it labels the
+   * count (else the held run's handler, else `"unknown"`).
+   */
+  readonly publish: (o: Occurrence, handler?: string | undefined) => void
+  /** The run metrics of runs of `handler` under the scheduler's name (its `handler` label). */
+  readonly runSeries: (handler: string) => Metrics.RunSeries
   /**
    * Whether this process holds its database session (a shared store's liveness lock): it
    * claims only while it does. Always true for a store without sessions (SQLite).

@@ -11,8 +11,9 @@
  * Schedulers with one name in one registry share their series, as pushed updates did: a
  * scheduler made again after another of its name closed goes on counting where it stopped.
  */
+import type { Task } from "@tickwork/core"
 import { Context, Metric } from "effect"
-import type { OutcomeKind, SchedulerMetrics } from "../Metrics.ts"
+import type { MissedPolicy, OutcomeKind, SchedulerMetrics } from "../Metrics.ts"
 
 const none = (): void => {}
 
@@ -57,7 +58,28 @@ class Histogram {
   }
 }
 
-/** The series a run moves, of one scheduler name in one registry. */
+/**
+ * One scheduler's contribution to its name's gauges: a gauge reads the sum over the sources
+ * alive under that name (an in-memory scheduler and a durable one beside it, say). `pending`
+ * and `running` are set by their owner; `states`, when there, is read at each snapshot.
+ */
+export interface GaugeSource {
+  pending: number
+  running: number
+  states: (() => Readonly<Record<Task.TaskState, number>>) | undefined
+}
+
+/** The task states the `tickwork_tasks` gauge reports, one series each. */
+const states: ReadonlyArray<Task.TaskState> = [
+  "scheduled",
+  "running",
+  "paused",
+  "done",
+  "failed",
+  "cancelled",
+]
+
+/** The series a run moves, of one scheduler name and handler in one registry. */
 export class Series {
   readonly lateness: Histogram
   readonly duration: Histogram
@@ -68,10 +90,15 @@ export class Series {
     interrupted: 0,
     "timed-out": 0,
   }
-  pending = 0
-  running = 0
+  retries = 0
+  /** Slots missed by `cause/policy`: at most 6 causes × 2 policies. */
+  readonly missedBy = new Map<string, { count: number }>()
   /** Registers the series of an outcome: on its first run, when a pushed counter would appear. */
   onFirstRun: (kind: OutcomeKind) => void = none
+  /** Registers the retries series: on the first retry. */
+  onFirstRetry: () => void = none
+  /** Registers the series of slots missed for `cause` under `policy`, returning its cell. */
+  onFirstMissed: (cause: string, policy: MissedPolicy) => { count: number } = () => ({ count: 0 })
 
   constructor(boundaries: ReadonlyArray<number>) {
     this.lateness = new Histogram(boundaries)
@@ -82,10 +109,92 @@ export class Series {
   ran(kind: OutcomeKind): void {
     if (this.runs[kind]++ === 0) this.onFirstRun(kind)
   }
+
+  /** Counts a failed run followed by a retry of its slot. */
+  retried(): void {
+    if (this.retries++ === 0) this.onFirstRetry()
+  }
+
+  /** Counts `count` slots missed for `cause` under `policy`. */
+  missed(cause: string, policy: MissedPolicy, count: number): void {
+    const key = `${cause}/${policy}`
+    let cell = this.missedBy.get(key)
+    if (cell === undefined) {
+      cell = this.onFirstMissed(cause, policy)
+      this.missedBy.set(key, cell)
+    }
+    cell.count += count
+  }
 }
 
-/** Series by registry (the default one is shared), then by scheduler name and context attributes. */
+/** The gauges of one scheduler name in one registry: the sum over its live sources. */
+class Gauges {
+  readonly sources = new Set<GaugeSource>()
+
+  sum(read: (source: GaugeSource) => number): number {
+    let total = 0
+    for (const source of this.sources) total += read(source)
+    return total
+  }
+
+  /** Tasks in `state`, over the sources that count states. */
+  inState(state: Task.TaskState): number {
+    let total = 0
+    for (const source of this.sources) {
+      const counts = source.states?.()
+      if (counts !== undefined) total += counts[state]
+    }
+    return total
+  }
+}
+
+/** Series by registry (the default one is shared), then by scheduler name, handler and context attributes. */
 const registries = new WeakMap<object, Map<string, Series>>()
+/** Gauges by registry, then by scheduler name and context attributes. */
+const gaugeRegistries = new WeakMap<object, Map<string, Gauges>>()
+
+const register = <I, S>(
+  metric: Metric.Metric<I, S>,
+  context: Context.Context<never>,
+  get: () => S,
+): void => {
+  Metric.registerUnsafe(metric, context, { get, update: none, modify: none })
+}
+
+/**
+ * Adds `source` to the gauges of the scheduler whose metrics are `metrics`, in the registry of
+ * `context` (registering the gauges there on first use); returns what removes it again.
+ */
+export const addGaugeSource = (
+  metrics: SchedulerMetrics,
+  context: Context.Context<never>,
+  source: GaugeSource,
+): (() => void) => {
+  const registry = Context.get(context, Metric.MetricRegistry)
+  const extra = Context.get(context, Metric.CurrentMetricAttributes)
+  let byName = gaugeRegistries.get(registry)
+  if (byName === undefined) {
+    byName = new Map()
+    gaugeRegistries.set(registry, byName)
+  }
+  const key = `${metrics.name}\u0000${JSON.stringify(extra)}`
+  let gauges = byName.get(key)
+  if (gauges === undefined) {
+    const g = new Gauges()
+    gauges = g
+    byName.set(key, g)
+    register(metrics.pending, context, () => ({ value: g.sum((s) => s.pending) }))
+    register(metrics.running, context, () => ({ value: g.sum((s) => s.running) }))
+    for (const state of states) {
+      register(metrics.tasks(state), context, () => ({ value: g.inState(state) }))
+    }
+  }
+  const target = gauges
+  target.sources.add(source)
+  return () => {
+    target.sources.delete(source)
+  }
+}
 
 /**
  * The series of the scheduler whose metrics are `metrics`, in the registry of `context`:
@@ -103,21 +212,29 @@ export const seriesFor = (
     byName = new Map()
     registries.set(registry, byName)
   }
-  const key = `${metrics.name}\u0000${JSON.stringify(extra)}`
+  const key = `${metrics.name}\u0000${metrics.handler}\u0000${JSON.stringify(extra)}`
   const known = byName.get(key)
   if (known !== undefined) return known
   const series = new Series(boundaries)
   byName.set(key, series)
-  const register = <I, S>(metric: Metric.Metric<I, S>, get: () => S): void => {
-    Metric.registerUnsafe(metric, context, { get, update: none, modify: none })
-  }
   // Each series appears when its first value comes, as a pushed one does: an exporter sees no
   // empty histogram and no outcome that never happened.
-  series.lateness.onFirst = () => register(metrics.lateness, () => series.lateness.state())
-  series.duration.onFirst = () => register(metrics.duration, () => series.duration.state())
+  series.lateness.onFirst = () => register(metrics.lateness, context, () => series.lateness.state())
+  series.duration.onFirst = () => register(metrics.duration, context, () => series.duration.state())
   series.onFirstRun = (kind) =>
-    register(metrics.runs[kind], () => ({ count: series.runs[kind], incremental: true }))
-  register(metrics.pending, () => ({ value: series.pending }))
-  register(metrics.running, () => ({ value: series.running }))
+    register(metrics.runs[kind], context, () => ({
+      count: series.runs[kind],
+      incremental: true,
+    }))
+  series.onFirstRetry = () =>
+    register(metrics.retries, context, () => ({ count: series.retries, incremental: true }))
+  series.onFirstMissed = (cause, policy) => {
+    const cell = { count: 0 }
+    register(metrics.slotsMissed(cause, policy), context, () => ({
+      count: cell.count,
+      incremental: true,
+    }))
+    return cell
+  }
   return series
 }
