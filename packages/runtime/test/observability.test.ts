@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Logger, Metric, Option, References, Stream, Tracer } from "effect"
 import { TestClock } from "effect/testing"
+import type { Task } from "@tickwork/core"
 import { Metrics, Schedule, Scheduler } from "../src/index.ts"
 
 /** Runs `body` with a metric registry of its own, so counts start at zero. */
@@ -234,5 +235,25 @@ describe("lateness of a run due before its task was accepted", () => {
         expect(lateness.max).toBe(0.02)
       }),
     ),
+  )
+})
+
+describe("the ledger of each generation of an id (SPEC §27.4)", () => {
+  it.effect("scheduling a final id again keeps generation 1's ledger, read by generation", () =>
+    Effect.gen(function* () {
+      const s = yield* Scheduler.make({ logFailures: false })
+      yield* s.schedule({ id: "report", schedule: Schedule.once(0), job: Effect.fail("first") })
+      yield* TestClock.adjust(1)
+      yield* s.schedule({ id: "report", schedule: Schedule.once(0), job: Effect.void })
+      yield* TestClock.adjust(1)
+      const outcomes = (ledger: ReadonlyArray<{ readonly kind: string }>) =>
+        ledger.map((o) => (o.kind === "ran" ? (o as Task.RunRecord).outcome.kind : o.kind))
+      expect(outcomes(yield* s.ledger("report"))).toEqual(["succeeded"])
+      expect(outcomes(yield* s.ledger("report", { generation: 2 }))).toEqual(["succeeded"])
+      expect(outcomes(yield* s.ledger("report", { generation: 1 }))).toEqual(["failed"])
+      expect(yield* s.ledger("report", { generation: 3 })).toEqual([])
+      const bad = yield* Effect.flip(s.ledger("report", { generation: 0 }))
+      expect(bad).toMatchObject({ _tag: "InvalidOption", field: "generation", value: 0 })
+    }),
   )
 })

@@ -339,12 +339,14 @@ export class TimingActor {
     })
   }
 
-  /** The recent occurrences of a task, oldest first. */
-  history(id: string): ReadonlyArray<Ledger.Occurrence> {
+  /**
+   * The recent occurrences of a task, oldest first: of its current generation, or of
+   * `generation` (an earlier one's, while the ledger keeps it; SPEC §27.4).
+   */
+  history(id: string, generation?: number): ReadonlyArray<Ledger.Occurrence> {
     const info = this.kernel.info(id)
-    return info === undefined
-      ? []
-      : this.recorder.ledger.get(this.kernel.rowOf(id), info.generation)
+    if (info === undefined || (generation !== undefined && generation > info.generation)) return []
+    return this.recorder.ledger.get(this.kernel.rowOf(id), generation ?? info.generation)
   }
 
   /** The synchronous part of {@link cancel}; `undefined` if the task was not cancellable. */
