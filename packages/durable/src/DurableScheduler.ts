@@ -375,8 +375,12 @@ export interface DurableSchedulerShape {
   /** The task's state, or `"unknown"`. */
   readonly status: (id: string) => Effect.Effect<Task.TaskState | "unknown", StoreError>
   readonly info: (id: string) => Effect.Effect<Option.Option<DurableTaskInfo>, StoreError>
-  /** The task's runs and events, oldest first (ledger rows are kept for `retention`). */
-  readonly ledger: (id: string) => Effect.Effect<ReadonlyArray<DurableOccurrence>, StoreError>
+  /**
+   * The task's runs and events, oldest first (ledger rows are kept for `retention`): of every
+   * generation of the id, or of `options.generation` only (SPEC §27.4). A generation that is
+   * not a positive integer is an `InvalidOption` naming `generation`.
+   */
+  readonly ledger: DurableLedgerRead
   /** Every run and event this process records, as it commits. */
   readonly occurrences: Stream.Stream<DurableOccurrence>
   readonly stats: Effect.Effect<DurableStats, StoreError>
@@ -389,6 +393,20 @@ export interface DurableSchedulerShape {
    * `TestClock.adjust`, only work woken by the clock).
    */
   readonly idle: Effect.Effect<boolean>
+}
+
+/**
+ * {@link DurableSchedulerShape.ledger}: a task's ledger, of all its generations or one.
+ *
+ * @category models
+ * @since 0.5.0
+ */
+export interface DurableLedgerRead {
+  (id: string): Effect.Effect<ReadonlyArray<DurableOccurrence>, StoreError>
+  (
+    id: string,
+    options: { readonly generation: number },
+  ): Effect.Effect<ReadonlyArray<DurableOccurrence>, StoreError | CoreErrors.InvalidOption>
 }
 
 /**
@@ -875,10 +893,25 @@ export const make = <H extends Handler.Any>(
           Option.getOrElse(() => "unknown" as const),
         ),
       info,
-      ledger: (id) =>
-        Effect.map(Effect.all([store.runs(id), store.events(id)]), ([runs, events]) =>
-          Ledger.merge(runs, events),
-        ),
+      ledger: ((id: string, read?: { readonly generation: number }) => {
+        const generation = read?.generation
+        if (
+          read !== undefined &&
+          (typeof generation !== "number" || !Number.isSafeInteger(generation) || generation < 1)
+        ) {
+          return Effect.fail(
+            new CoreErrors.InvalidOption({
+              field: "generation",
+              value: generation,
+              message: `generation must be a positive integer, got ${String(generation)}`,
+            }),
+          )
+        }
+        return Effect.map(Effect.all([store.runs(id), store.events(id)]), ([runs, events]) => {
+          const all = Ledger.merge(runs, events)
+          return generation === undefined ? all : all.filter((o) => o.generation === generation)
+        })
+      }) as DurableLedgerRead,
       occurrences: Stream.fromPubSub(occurrences),
       stats: Effect.map(store.counts, (tasks) => ({
         tasks,

@@ -7,6 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Schedule } from "@tickwork/core"
 import { Metrics, Scheduler } from "@tickwork/runtime"
 import { Effect, Logger, Metric, Schema } from "effect"
+import { PrometheusMetrics } from "effect/observability"
 import { TestClock } from "effect/testing"
 import { Handler, StoreAdmin } from "../src/index.ts"
 import { advance, sqlite, tempDir, withScheduler } from "./helpers.ts"
@@ -176,6 +177,17 @@ describe("durable run metrics", () => {
                 cancelled: 1,
                 failed: 0,
               })
+              // As a scrape reads them: the text `Prometheus.layer` serves.
+              const text = yield* PrometheusMetrics.format()
+              for (const line of [
+                'tickwork_tasks_pending{scheduler="app-durable"} 3',
+                'tickwork_tasks{scheduler="app-durable",state="scheduled"} 3',
+                'tickwork_retries_total{scheduler="app-durable",handler="flaky"} 4',
+                'tickwork_runs_total{scheduler="app-durable",handler="flaky",outcome="failed"} 4',
+                'tickwork_slots_missed_total{scheduler="app-durable",handler="slow",cause="overlap",policy="skip"} 3',
+              ]) {
+                expect(text.split("\n")).toContain(line)
+              }
             }),
         )
         // Each failed attempt is logged, with no option set (logFailures defaults to true).

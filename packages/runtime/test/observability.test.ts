@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
+import type { Task } from "@tickwork/core"
 import { Effect, Fiber, Logger, Metric, Option, References, Stream, Tracer } from "effect"
 import { TestClock } from "effect/testing"
-import type { Task } from "@tickwork/core"
 import { Metrics, Schedule, Scheduler } from "../src/index.ts"
 
 /** Runs `body` with a metric registry of its own, so counts start at zero. */
