@@ -101,10 +101,7 @@ export const succeeded: Outcome = { kind: "succeeded" }
 export const lateness = (
   run: Pick<RunInfo, "scheduledFor" | "startedAt">,
   acceptedAt: number,
-): number => {
-  const from = run.scheduledFor > acceptedAt ? run.scheduledFor : acceptedAt
-  return run.startedAt > from ? run.startedAt - from : 0
-}
+): number => Math.max(0, run.startedAt - Math.max(run.scheduledFor, acceptedAt))
 
 /**
  * A `failed` outcome.
