@@ -32,6 +32,10 @@ export default defineConfig({
   ssr: { resolve: { conditions: sourceConditions } },
   environments: { __vitest__: { resolve: { conditions: sourceConditions } } },
   test: {
+    // Vitest's 5 s default fails property tests on a busy shared two-core machine (and under a
+    // mutation run's instrumentation, where a failing dry run stops `pnpm mutate`): a test that
+    // waits for something bounds its own wait, so this only has to catch a hang.
+    testTimeout: 30_000,
     projects: projectDirs.map(({ name, root }) => ({
       extends: true,
       test: {

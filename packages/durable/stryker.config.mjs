@@ -21,5 +21,6 @@ export default {
     "src/internal/ledger.ts",
     "src/internal/options.ts",
     "src/internal/rows.ts",
+    "src/internal/settle.ts",
   ],
 }

@@ -204,4 +204,21 @@ describe("combinators", () => {
     const small = next("skip", everySecond, 0, 5000) as MissedRun.Next
     expect(small.dropped).toEqual({ first: 1000, last: 5000, count: 5, exact: true })
   })
+
+  it("a cron range of exactly COUNT_LIMIT slots is counted exactly; one more is not", () => {
+    const everySecond = MissedRun.cron(Result.getOrThrow(Cron.parse("* * * * * *", "UTC")))
+    const limit = MissedRun.COUNT_LIMIT
+    expect(MissedRun.range(everySecond, 1000, limit * 1000)).toEqual({
+      first: 1000,
+      last: limit * 1000,
+      count: limit,
+      exact: true,
+    })
+    expect(MissedRun.range(everySecond, 1000, (limit + 1) * 1000)).toEqual({
+      first: 1000,
+      last: (limit + 1) * 1000,
+      count: limit,
+      exact: false,
+    })
+  })
 })

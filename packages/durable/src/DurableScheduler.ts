@@ -30,14 +30,7 @@
  *
  * @since 0.1.0
  */
-import {
-  Errors as CoreErrors,
-  type Kernel,
-  Random,
-  type Schedule,
-  Task,
-  type Time,
-} from "@tickwork/core"
+import { Errors as CoreErrors, type Kernel, Task } from "@tickwork/core"
 import { Health, Metrics, Run, Scheduler, WorkerPool } from "@tickwork/runtime"
 import {
   Clock,
@@ -59,355 +52,54 @@ import * as Accept from "./internal/accept.ts"
 import * as Completion from "./internal/completion.ts"
 import * as Controls from "./internal/controls.ts"
 import * as Dispatcher from "./internal/dispatcher.ts"
-import type { Env, Finished, Occurrence } from "./internal/env.ts"
-import { Wakeup } from "./internal/env.ts"
+import * as Env from "./internal/env.ts"
+import { type Finished, type Occurrence, Wakeup } from "./internal/env.ts"
 import * as Events from "./internal/events.ts"
 import * as Held from "./internal/held.ts"
 import * as Leases from "./internal/leases.ts"
 import * as Ledger from "./internal/ledger.ts"
 import * as Liveness from "./internal/liveness.ts"
+import type { Counts } from "./internal/model.ts"
 import * as Options from "./internal/options.ts"
 import * as Outage from "./internal/outage.ts"
+import type {
+  DurableLedgerRead,
+  DurableSchedulerShape,
+  DurableTaskFilter,
+  DurableTaskOptions,
+} from "./internal/scheduler.ts"
+import { infoOf } from "./internal/scheduler.ts"
 import * as Shutdown from "./internal/shutdown.ts"
 import * as Upkeep from "./internal/upkeep.ts"
-import {
-  type BreakerView,
-  type Counts,
-  type EventEntry,
-  type NewTask,
-  type RunEntry,
-  type TaskRow,
-  TaskStore,
-} from "./TaskStore.ts"
+import { type BreakerView, type NewTask, TaskStore } from "./TaskStore.ts"
 
 /**
- * What to schedule: a registered handler (the object, whose payload type then checks the
- * payload, or its name) with its payload, a schedule that can be stored, and the same policies
- * as an in-memory task: priority, retry, missed-run policy, failure policy, a catch-up `window`
- * (the layer's `catchUpWindow` applies to recurring tasks that give none), `tags`, and a
- * `breaker` (its own policy, or the name of one in the layer's `breakers`). An unknown key is
- * an `InvalidOption`.
+ * The scheduler's models (what to schedule, a task as reported, filters, changes, figures and
+ * the service's shape), kept in their own module so that `StoreAdmin` reads tasks the same way
+ * without importing the scheduler.
  *
  * @category models
  * @since 0.1.0
  */
-export interface DurableTaskOptions<H extends Handler.Any | string = Handler.Any | string>
-  extends Omit<Kernel.TaskOptions<unknown>, "job" | "id"> {
-  readonly handler: H
-  readonly payload: Handler.PayloadOf<H>
-  /** A caller-supplied id; a random UUID when absent. */
-  readonly id?: string | undefined
-  /** Each run is interrupted after this long and reported `timed-out`. */
-  readonly timeout?: Time.DurationInput | undefined
-}
-
+export type {
+  DurableChanges,
+  DurableLedgerRead,
+  DurableOccurrence,
+  DurableSchedulerShape,
+  DurableStats,
+  DurableTaskFilter,
+  DurableTaskInfo,
+  DurableTaskOptions,
+  DurableUpdateError,
+  Ran,
+} from "./internal/scheduler.ts"
 /**
- * A durable task, as stored.
+ * A stored row as the scheduler reports it (`info`, `tasks`).
  *
- * @category models
+ * @category getters
  * @since 0.1.0
  */
-export interface DurableTaskInfo {
-  readonly id: Task.TaskId
-  readonly generation: number
-  readonly state: Task.TaskState
-  readonly handler: string
-  /** The payload in its encoded (JSON) form. */
-  readonly payload: unknown
-  readonly schedule: Schedule.Encoded
-  readonly priority: Task.Priority
-  /** The grid slot being worked on. */
-  readonly slot: number
-  /** When the pending attempt is due (the slot, or a retry's time). */
-  readonly scheduledFor: number
-  readonly attempt: number
-  /** Runs whose completion committed. */
-  readonly runNumber: number
-  readonly consecutiveFailures: number
-  /** Claims of the pending (slot, attempt): more than 1 after a crash or a lost lease. */
-  readonly deliveries: number
-  /** The process holding the run, while `running`. */
-  readonly leaseOwner: string | null
-  readonly lastError: string | null
-  readonly finishedAt: number | null
-  /** Why it is `paused` (or will be when its run ends). */
-  readonly pausedReason: Task.PauseReason | null
-  /** The schedule's kind: `once` (also `at`), `fixed-rate`, `fixed-delay`, `cron`. */
-  readonly kind: Task.TaskInfo["kind"]
-  /** Its tags; empty when it has none. */
-  readonly tags: ReadonlyArray<string>
-  /** Its own catch-up window, ms; `undefined`: the layer's `catchUpWindow` applies. */
-  readonly window: number | undefined
-  /** Its circuit breaker: a shared breaker's name, or the task's id for its own. */
-  readonly breaker: string | undefined
-  /** Its run timeout, ms; 0: none of its own. */
-  readonly timeoutMs: number
-}
-
-/**
- * A stored row as {@link DurableTaskInfo}: what `info` and `tasks` return, and what the
- * operator tools show. Pure.
- *
- * @category constructors
- * @since 0.3.0
- */
-export const infoOf = (row: TaskRow): DurableTaskInfo => ({
-  id: row.id as Task.TaskId,
-  generation: row.generation,
-  state: row.state,
-  handler: row.handler,
-  payload: JSON.parse(row.payload),
-  schedule: row.schedule,
-  priority: Task.priorities[row.priority] ?? "normal",
-  slot: row.slot,
-  scheduledFor: row.runAt,
-  attempt: row.attempt,
-  runNumber: row.runNumber,
-  consecutiveFailures: row.consecutiveFailures,
-  deliveries: row.deliveries,
-  leaseOwner: row.state === "running" ? row.leaseOwner : null,
-  lastError: row.lastError,
-  finishedAt: row.finishedAt,
-  pausedReason: row.pausedReason,
-  kind: row.schedule.kind,
-  tags: row.tags,
-  window: row.windowMs ?? undefined,
-  breaker: row.breaker === null ? undefined : row.breaker.slice(row.breaker.indexOf(":") + 1),
-  timeoutMs: row.timeoutMs,
-})
-
-/**
- * Which tasks `tasks`, `pauseAll`, `resumeAll` and `cancelAll` touch: those matching every
- * given field (SPEC §15), plus the handler. `tasks` reads one page of at most `limit` (default
- * 1,000, at most 10,000) in id order, after the id `after`; the bulk controls walk every match.
- *
- * @category models
- * @since 0.3.0
- */
-export interface DurableTaskFilter extends Kernel.TaskFilter {
-  readonly handler?: string | undefined
-  /** The page size of `tasks`: 1 to 10,000, default 1,000. */
-  readonly limit?: number | undefined
-  /** Only ids after this one: the last id of the previous page. */
-  readonly after?: string | undefined
-}
-
-/**
- * What `update` may change (SPEC §15): schedule, priority, retry, missed-run policy, failure
- * policy, window, timeout, tags, breaker and payload (checked by the task's handler). Absent or
- * `undefined` keys change nothing; `window: null` returns the task to the layer's
- * `catchUpWindow`, `breaker: null` removes its breaker, `tags: []` clears its tags.
- *
- * @category models
- * @since 0.3.0
- */
-export interface DurableChanges extends Omit<Kernel.UpdateOptions<unknown>, "job"> {
-  readonly timeout?: Time.DurationInput | undefined
-  /** A new payload, encoded by the task's handler's schema. */
-  readonly payload?: unknown
-}
-
-/**
- * The typed errors of `update`: a bad change (the core's errors, `InvalidPayload`, `NotDurable`,
- * `UnknownHandler` when this process lacks the task's handler) or the store's.
- *
- * @category errors
- * @since 0.3.0
- */
-export type DurableUpdateError = Controls.UpdateError | StoreError
-
-/**
- * A run recorded in the ledger.
- *
- * @category models
- * @since 0.1.0
- */
-export interface Ran extends RunEntry {
-  readonly kind: "ran"
-}
-
-/**
- * A ledger record: a run that completed, or an event (skipped, coalesced, fenced-out,
- * cancelled, recovered, released, paused, resumed).
- *
- * @category models
- * @since 0.1.0
- */
-export type DurableOccurrence = Ran | EventEntry
-
-/**
- * Store counts and this process's figures.
- *
- * @category models
- * @since 0.1.0
- */
-export interface DurableStats {
-  /** Tasks by state, in the whole store. */
-  readonly tasks: Counts
-  /** This process's lease owner name. */
-  readonly owner: string
-  /** Runs this process holds (claimed, running or completing). */
-  readonly inFlight: number
-  /** Rows this process claimed. */
-  readonly claimed: number
-  /** Runs this process completed (committed). */
-  readonly completed: number
-  /** Completions of this process rejected by their fence. */
-  readonly fencedOut: number
-  /** Runs this process handed back unfinished when closing. */
-  readonly released: number
-  /** Runs cut off by a crash that this process made due again at start. */
-  readonly recovered: number
-  /**
-   * Runs this process interrupted because it had not renewed their lease for a whole lease
-   * period (it stalled, or the store did not answer): another process may hold them by now.
-   */
-  readonly leasesLost: number
-  /**
-   * Runs that finished more than a lease ago and are still not committed (the store does not
-   * answer): each is logged once, and counted in the `tickwork_durable_uncommitted_runs_total`
-   * metric. Their commit keeps being retried; 0 when the store works.
-   */
-  readonly uncommitted: number
-  /** Failed store operations of this process (each outage is logged once, not each failure). */
-  readonly storeFailures: number
-  /**
-   * Runs of other processes whose database session ended that this process made due at once
-   * (PostgreSQL; each recorded as a `recovered` event).
-   */
-  readonly takenOver: number
-  /** Times this process lost its database session (PostgreSQL); it claims nothing meanwhile. */
-  readonly sessionsLost: number
-  /** Whether this process holds its database session now (always true on SQLite). */
-  readonly sessionHeld: boolean
-  readonly closed: boolean
-}
-
-/**
- * The durable scheduler's operations.
- *
- * @category models
- * @since 0.1.0
- */
-export interface DurableSchedulerShape {
-  /** The name this process leases runs under. */
-  readonly owner: string
-  /**
-   * Validates and stores a task. Fails with the typed error of the first bad field (core
-   * errors, `UnknownHandler`, `InvalidPayload`, `NotDurable`), `DuplicateTaskId`,
-   * `SchedulerClosed` or `StoreError`; then nothing was written.
-   */
-  readonly schedule: <H extends Handler.Any | string>(
-    options: DurableTaskOptions<H>,
-  ) => Effect.Effect<Task.TaskId, DurableScheduleError>
-  /** Stores several tasks in one transaction: all, or none (the first error). */
-  readonly scheduleAll: (
-    options: ReadonlyArray<DurableTaskOptions>,
-  ) => Effect.Effect<ReadonlyArray<Task.TaskId>, DurableScheduleError>
-  /**
-   * Pauses a task (SPEC §15): a scheduled one at once, a running one when its run ends (its next
-   * slot or retry is then held). Stored: it stays paused across restarts until {@link resume}.
-   * False for a task already paused, final or unknown.
-   */
-  readonly pause: (id: string) => Effect.Effect<boolean, StoreError>
-  /**
-   * Resumes a paused task (paused by hand or by its failure policy): a one-shot or held retry at
-   * its own time (due at once if passed), a grid at its first slot `>= now`, fixed delay at
-   * `max(held slot, now)`; the slots that passed are recorded as skipped (cause `paused`) and
-   * never caught up. Also withdraws a pause asked for while the task runs. False otherwise.
-   */
-  readonly resume: (id: string) => Effect.Effect<boolean, StoreError>
-  /**
-   * Cancels a scheduled, running or paused task: true if it was one of those. A running run finishes
-   * (its run is recorded, the task stays cancelled), unless `interrupt` is set and it runs in
-   * this process: then its fiber is interrupted.
-   */
-  readonly cancel: (
-    id: string,
-    options?: { readonly interrupt?: boolean },
-  ) => Effect.Effect<boolean, StoreError>
-  /**
-   * Changes a live (scheduled, running or paused) task in place (SPEC §15), stored: its id,
-   * generation, run count and ledger stay. A new schedule starts as if scheduled now; a running
-   * task (or one with a retry pending) takes it when its slot ends. False for an unknown or final
-   * task; a bad change is the typed error naming its field and value, and changes nothing.
-   */
-  readonly update: (
-    id: string,
-    changes: DurableChanges,
-  ) => Effect.Effect<boolean, DurableUpdateError>
-  /**
-   * One page of the tasks matching `filter` (live and retained final ones), in id order: one
-   * indexed query (by tag through `tickwork_tags`), at most `filter.limit` rows.
-   */
-  readonly tasks: (
-    filter?: DurableTaskFilter,
-  ) => Effect.Effect<ReadonlyArray<DurableTaskInfo>, StoreError | CoreErrors.InvalidOption>
-  /** Pauses every task the filter matches (see `pause`); returns the ids it paused. O(matches). */
-  readonly pauseAll: (
-    filter: DurableTaskFilter,
-  ) => Effect.Effect<ReadonlyArray<Task.TaskId>, StoreError>
-  /** Resumes every task the filter matches (see `resume`); returns the ids it resumed. */
-  readonly resumeAll: (
-    filter: DurableTaskFilter,
-  ) => Effect.Effect<ReadonlyArray<Task.TaskId>, StoreError>
-  /** Cancels every task the filter matches (see `cancel`); returns the ids it cancelled. */
-  readonly cancelAll: (
-    filter: DurableTaskFilter,
-  ) => Effect.Effect<ReadonlyArray<Task.TaskId>, StoreError>
-  /**
-   * Every circuit breaker (SPEC §7), as stored and shared by the fleet: the layer's shared ones,
-   * then the own breakers of live tasks.
-   */
-  readonly breakers: Effect.Effect<ReadonlyArray<Kernel.BreakerInfo>, StoreError>
-  /** One breaker: a shared breaker by name, or a task's own by the task's id. */
-  readonly breaker: (name: string) => Effect.Effect<Option.Option<Kernel.BreakerInfo>, StoreError>
-  /**
-   * Whether this process makes progress (see the runtime's `Health` module): `unhealthy` when
-   * work it could run has been due with no run starting on it for `health.stall` (`stalled`),
-   * when the store has failed for `health.storeFailure` (`store-failing`; `degraded` before),
-   * when runs finished more than a lease ago without committing (`uncommitted`), or when the
-   * store is damaged (`store-corrupt`). One store read. Also sets the `tickwork_health` gauge.
-   *
-   * @since 0.4.0
-   */
-  readonly health: Effect.Effect<Health.Health>
-  /** The task's state, or `"unknown"`. */
-  readonly status: (id: string) => Effect.Effect<Task.TaskState | "unknown", StoreError>
-  readonly info: (id: string) => Effect.Effect<Option.Option<DurableTaskInfo>, StoreError>
-  /**
-   * The task's runs and events, oldest first (ledger rows are kept for `retention`): of every
-   * generation of the id, or of `options.generation` only (SPEC §27.4). A generation that is
-   * not a positive integer is an `InvalidOption` naming `generation`.
-   */
-  readonly ledger: DurableLedgerRead
-  /** Every run and event this process records, as it commits. */
-  readonly occurrences: Stream.Stream<DurableOccurrence>
-  readonly stats: Effect.Effect<DurableStats, StoreError>
-  /** Wakes the dispatcher now (e.g. after writing to the store from elsewhere). */
-  readonly poll: Effect.Effect<void>
-  /**
-   * Whether there is nothing to do right now: the dispatcher waits (for the next due time, a
-   * poll or an insert) and this process holds no run. Tests under `TestClock` can yield until
-   * it holds before moving the clock (work started by a test's own calls is not awaited by
-   * `TestClock.adjust`, only work woken by the clock).
-   */
-  readonly idle: Effect.Effect<boolean>
-}
-
-/**
- * {@link DurableSchedulerShape.ledger}: a task's ledger, of all its generations or one.
- *
- * @category models
- * @since 0.5.0
- */
-export interface DurableLedgerRead {
-  (id: string): Effect.Effect<ReadonlyArray<DurableOccurrence>, StoreError>
-  (
-    id: string,
-    options: { readonly generation: number },
-  ): Effect.Effect<ReadonlyArray<DurableOccurrence>, StoreError | CoreErrors.InvalidOption>
-}
+export { infoOf } from "./internal/scheduler.ts"
 
 /**
  * The DurableScheduler service.
@@ -501,20 +193,7 @@ export const make = <H extends Handler.Any>(
     const clock = yield* Clock.Clock
     const resolved = Options.resolve(options, store.exclusive)
     if (!("workers" in resolved)) return yield* resolved
-    const now = () => clock.currentTimeMillisUnsafe()
-    let lastSeq = 0
-    const counters: Held.Counters = {
-      claimed: 0,
-      completed: 0,
-      fencedOut: 0,
-      released: 0,
-      recovered: 0,
-      leasesLost: 0,
-      uncommitted: 0,
-      storeFailures: 0,
-      takenOver: 0,
-      sessionsLost: 0,
-    }
+    const counters = Env.counters()
     const occurrences = yield* PubSub.sliding<Occurrence>(resolved.streamCapacity)
     const finished = yield* Queue.unbounded<Finished>()
     const held = yield* Held.make(counters)
@@ -524,7 +203,6 @@ export const make = <H extends Handler.Any>(
     // fails with the StoreCorrupt: the program ends in failure (a non-zero exit), not a stall.
     const builder = Fiber.getCurrent()
     let onCorrupt: (e: StoreCorrupt) => Effect.Effect<void> = () => Effect.void
-    const mono = (): number => Number(clock.currentTimeNanosUnsafe()) / 1e6
     const runtimeOptions = resolved.runtime ?? {}
     // The runtime's run series under the scheduler's name, in the registry the layer was built
     // with: durable runs count as runs, labelled with their handler. The label's values are
@@ -550,17 +228,24 @@ export const make = <H extends Handler.Any>(
       runtimeOptions.spans === undefined || runtimeOptions.spans === "auto"
         ? (yield* Tracer.Tracer) !== Tracer.nativeTracer
         : runtimeOptions.spans
-    const env: Env = {
-      store,
-      options: resolved,
-      owner: resolved.owner,
-      now,
-      mono,
-      nextSeq: () => {
-        lastSeq = Math.max(lastSeq + 1, now() * 1000)
-        return lastSeq
-      },
-      random: Random.seeded(resolved.seed),
+    // The parts a tool's controls share (StoreAdmin builds the same), then the running ones.
+    const basis = Env.base(store, resolved, clock, (o, handler) => {
+      PubSub.publishUnsafe(occurrences, o)
+      const kind = o.kind
+      if ((kind === "skipped" || kind === "coalesced") && "taskId" in o) {
+        // As the runtime's recorder counts missed slots (one rule, in Metrics).
+        Metrics.countMissed(runSeries(handler ?? held.ofTask(o.taskId)?.row.handler ?? "unknown"), {
+          kind,
+          cause: o.cause,
+          count: o.count,
+        })
+      }
+      countsWakeup.wake()
+    })
+    const { now, mono } = basis
+    const env: Env.Env = {
+      ...basis,
+      runSeries,
       counters,
       held,
       outage: Outage.make(store, counters, (e) => onCorrupt(e), now),
@@ -571,7 +256,7 @@ export const make = <H extends Handler.Any>(
         workers: resolved.workers,
         spans,
         logAnnotations: runtimeOptions.logAnnotations ?? true,
-        // The durable scheduler reports its runs' outcomes itself (its ledger and events).
+        // Failures are logged by default, as in memory (SPEC §16.5).
         logFailures: runtimeOptions.logFailures ?? true,
         now,
         onEnd: (h, exit, finishedAt) => {
@@ -591,19 +276,6 @@ export const make = <H extends Handler.Any>(
         },
       }),
       finished,
-      publish: (o, handler) => {
-        PubSub.publishUnsafe(occurrences, o)
-        const kind = o.kind
-        if ((kind === "skipped" || kind === "coalesced") && "taskId" in o) {
-          // As the runtime's recorder counts missed slots (one rule, in Metrics).
-          Metrics.countMissed(
-            runSeries(handler ?? held.ofTask(o.taskId)?.row.handler ?? "unknown"),
-            { kind, cause: o.cause, count: o.count },
-          )
-        }
-        countsWakeup.wake()
-      },
-      runSeries,
       session: { held: store.session === undefined || !resolved.claim },
       closing: { closed: false },
       fatal: { error: undefined },
@@ -684,9 +356,7 @@ export const make = <H extends Handler.Any>(
     yield* Effect.forkScoped(
       Effect.forever(
         Effect.gen(function* () {
-          yield* shared
-            ? Effect.raceFirst(countsWakeup.park, Effect.sleep(STORE_COUNTS_REFRESH_MS))
-            : countsWakeup.park
+          yield* shared ? countsWakeup.wait(STORE_COUNTS_REFRESH_MS) : countsWakeup.wait()
           const counts = yield* Effect.option(store.counts)
           if (Option.isSome(counts)) storeCounts = counts.value
           yield* Effect.sleep(STORE_COUNTS_REFRESH_MS)
@@ -743,7 +413,7 @@ export const make = <H extends Handler.Any>(
         return Effect.tap(
           store.insert(tasks, { notify }),
           Effect.sync(() => {
-            if (earliest < env.wakeup.sleepingUntil) env.wakeup.wake()
+            env.wakeup.wakeIfBefore(earliest)
             countsWakeup.wake()
           }),
         )

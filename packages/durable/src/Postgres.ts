@@ -20,13 +20,13 @@
  *
  * @since 0.1.0
  */
-import { PgClient, PgConnection } from "@effect/sql-pg"
+import { PgConnection } from "@effect/sql-pg"
 import { type Errors as CoreErrors, Options as CoreOptions } from "@tickwork/core"
 import { type Duration, Effect, Layer, Redacted } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { SqlClient } from "effect/sql/SqlClient"
-import { StoreError, StoreUnavailable } from "./Errors.ts"
-import * as Failure from "./internal/failure.ts"
+import { StoreError, type StoreUnavailable } from "./Errors.ts"
+import * as Connection from "./internal/connection.ts"
 import * as Fleet from "./internal/fleet.ts"
 import * as TaskStore from "./TaskStore.ts"
 
@@ -115,9 +115,6 @@ const check = (config: PostgresStoreConfig): Checked | CoreErrors.InvalidOption 
   return { maxConnections, connectMs, statementMs }
 }
 
-/** The `LISTEN`/`NOTIFY` channel on which processes tell each other that work is due soon. */
-const CHANNEL = "tickwork_due"
-
 /** `host:port/database` without credentials, for messages. */
 const target = (config: PostgresStoreConfig): string => {
   const url =
@@ -128,8 +125,7 @@ const target = (config: PostgresStoreConfig): string => {
         : config.url
   if (url !== undefined) {
     try {
-      const u = new URL(url)
-      return `${u.hostname}:${u.port || "5432"}${u.pathname}`
+      return Connection.whereOf(new URL(url))
     } catch {
       return "(an unparsable URL)"
     }
@@ -154,16 +150,7 @@ export const layer = (
   if (!("maxConnections" in checked)) return Layer.effect(TaskStore.TaskStore, Effect.fail(checked))
   const { maxConnections, connectMs, statementMs } = checked
   const where = target(config)
-  const unavailable = (error: unknown) => {
-    const { reason, detail } = Failure.diagnose(error)
-    return new StoreUnavailable({
-      store: "postgres",
-      target: where,
-      reason,
-      message: `cannot use the PostgreSQL store at ${where}: ${Failure.headline[reason]}: ${detail}`,
-      cause: error,
-    })
-  }
+  const unavailable = (error: unknown) => Connection.unavailable("postgres", where, "use", error)
   return Layer.effect(
     TaskStore.TaskStore,
     Effect.gen(function* () {
@@ -180,29 +167,31 @@ export const layer = (
         applicationName: "tickwork",
         // A peer that vanished without closing the socket is noticed by TCP, not never.
         keepAlive: "10 seconds" as Duration.Input,
-        startupParameters: {
-          statement_timeout: String(statementMs),
-          idle_in_transaction_session_timeout: String(statementMs),
-        },
       }
-      const client = yield* PgClient.make({
+      const client = yield* Connection.pgClient({
         ...connection,
+        statementMs,
         maxConnections,
       })
       const fail = (operation: string) => (error: unknown) => TaskStore.storeError(operation, error)
       return yield* TaskStore.make({
         exclusive: false,
         deadlineMs: 2 * statementMs + connectMs,
-        channel: CHANNEL,
+        channel: Connection.CHANNEL,
         signal: {
-          notify: client.notify(CHANNEL, "").pipe(Effect.mapError(fail("notify other processes"))),
-          listen: client.listen(CHANNEL).pipe(Effect.mapError(fail("listen for other processes"))),
+          notify: client
+            .notify(Connection.CHANNEL, "")
+            .pipe(Effect.mapError(fail("notify other processes"))),
+          listen: client
+            .listen(Connection.CHANNEL)
+            .pipe(Effect.mapError(fail("listen for other processes"))),
         },
         session: (owner) =>
           Effect.gen(function* () {
             // Its own connection, never the pool's: the lock lives exactly as long as it.
             const conn = yield* PgConnection.make({
               ...connection,
+              startupParameters: Connection.pgSession(statementMs),
               applicationName: "tickwork-session",
             })
             const pinned = yield* conn.pin
@@ -221,7 +210,7 @@ export const layer = (
                 ),
               )
             }
-            const notices = yield* pinned.listen(CHANNEL)
+            const notices = yield* pinned.listen(Connection.CHANNEL)
             return {
               notices,
               ping: pinned

@@ -20,8 +20,8 @@ import type { Errors as CoreErrors } from "@tickwork/core"
 import { Effect, Layer } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { SqlClient } from "effect/sql/SqlClient"
-import { type StoreCorrupt, type StoreLocked, StoreUnavailable } from "./Errors.ts"
-import * as Failure from "./internal/failure.ts"
+import type { StoreCorrupt, StoreLocked, StoreUnavailable } from "./Errors.ts"
+import * as Connection from "./internal/connection.ts"
 import * as SqliteClient from "./SqliteClient.ts"
 import * as TaskStore from "./TaskStore.ts"
 
@@ -61,16 +61,9 @@ export const layer = (
       }
       return yield* TaskStore.make({ exclusive: config.exclusive !== false, integrity }).pipe(
         Effect.provideService(SqlClient, client),
-        Effect.mapError((error) => {
-          const { reason, detail } = Failure.diagnose(error)
-          return new StoreUnavailable({
-            store: "sqlite",
-            target: config.filename,
-            reason,
-            message: `cannot prepare the SQLite store ${JSON.stringify(config.filename)}: ${Failure.headline[reason]}: ${detail}`,
-            cause: error,
-          })
-        }),
+        Effect.mapError((error) =>
+          Connection.unavailable("sqlite", config.filename, "prepare", error),
+        ),
       )
     }),
   ).pipe(Layer.provide(Reactivity.layer))

@@ -35,75 +35,44 @@
  *
  * @since 0.1.0
  */
-import { existsSync, statSync } from "node:fs"
-import { PgClient } from "@effect/sql-pg"
 import {
   Errors as CoreErrors,
   Options as CoreOptions,
-  Random,
+  Lifecycle,
   type Task,
   type Time,
 } from "@tickwork/core"
-import { Health, type Metrics, WorkerPool } from "@tickwork/runtime"
-import { Clock, Effect, Option, Queue, Redacted, type Scope } from "effect"
-import * as Reactivity from "effect/reactivity/Reactivity"
+import { Health } from "@tickwork/runtime"
+import { Clock, Effect, Option, type Scope } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
-import { type DurableOccurrence, type DurableTaskInfo, infoOf } from "./DurableScheduler.ts"
 import {
   ReadOnlyStore,
   type StoreError,
-  StoreLocked,
-  StoreUnavailable,
+  type StoreLocked,
+  type StoreUnavailable,
   UnknownTask,
 } from "./Errors.ts"
+import * as Connection from "./internal/connection.ts"
 import * as Controls from "./internal/controls.ts"
-import { type Env, type Finished, Wakeup } from "./internal/env.ts"
+import * as Env from "./internal/env.ts"
 import * as Failure from "./internal/failure.ts"
-import * as Held from "./internal/held.ts"
 import * as Ids from "./internal/ids.ts"
 import * as Inspect from "./internal/inspect.ts"
 import * as Ledger from "./internal/ledger.ts"
 import * as Options from "./internal/options.ts"
-import * as Outage from "./internal/outage.ts"
-import * as SqliteClient from "./SqliteClient.ts"
+import * as Rows from "./internal/rows.ts"
+import { type DurableOccurrence, type DurableTaskInfo, infoOf } from "./internal/scheduler.ts"
 import { type Counts, make as makeStore, type TaskRow, type TaskStoreShape } from "./TaskStore.ts"
 
 /**
- * Where a store is: a SQLite file, or a PostgreSQL database.
+ * Where a store is: a SQLite file, or a PostgreSQL database (`where`: `host:port/database`, for
+ * messages, never the password).
  *
  * @category models
  * @since 0.1.0
  */
-export type Target =
-  | { readonly kind: "sqlite"; readonly filename: string }
-  | {
-      readonly kind: "postgres"
-      readonly url: Redacted.Redacted<string>
-      /** `host:port/database`, for messages (never the password). */
-      readonly where: string
-    }
-
-/** The text as given, with a URL's password replaced by `***`, for messages. */
-const shown = (text: string): string => {
-  try {
-    const u = new URL(text)
-    if (u.password !== "") {
-      u.password = "***"
-      return CoreErrors.show(u.toString())
-    }
-  } catch {
-    // Not a URL: shown as it is.
-  }
-  return CoreErrors.show(text)
-}
-
-const badStore = (text: string, rule: string): CoreErrors.InvalidOption =>
-  new CoreErrors.InvalidOption({
-    field: "store",
-    value: text,
-    message: `store ${rule}, got ${shown(text)}`,
-  })
+export type Target = Connection.Target
 
 /**
  * Reads a store's name: a `postgres://` or `postgresql://` URL, or else a SQLite file path.
@@ -123,33 +92,8 @@ const badStore = (text: string, rule: string): CoreErrors.InvalidOption =>
  * @category constructors
  * @since 0.1.0
  */
-export const parseTarget = (text: string): Target | CoreErrors.InvalidOption => {
-  if (typeof text !== "string" || text.trim() === "") {
-    return badStore(String(text), "must be a SQLite file path or a postgres:// URL")
-  }
-  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(text)?.[1]?.toLowerCase()
-  if (scheme === undefined || (scheme.length === 1 && /^[A-Za-z]:[\\/]/.test(text))) {
-    return { kind: "sqlite", filename: text }
-  }
-  if (scheme === "file") {
-    return badStore(text, "must be a SQLite file path (without file:) or a postgres:// URL")
-  }
-  if (scheme !== "postgres" && scheme !== "postgresql") {
-    return badStore(text, "must be a SQLite file path or a postgres:// URL")
-  }
-  let url: URL
-  try {
-    url = new URL(text)
-  } catch {
-    return badStore(text, "must be a valid postgres:// URL")
-  }
-  if (url.hostname === "") return badStore(text, "must be a postgres:// URL naming a host")
-  return {
-    kind: "postgres",
-    url: Redacted.make(text),
-    where: `${url.hostname}:${url.port || "5432"}${url.pathname === "" ? "/" : url.pathname}`,
-  }
-}
+export const parseTarget: (text: string) => Target | CoreErrors.InvalidOption =
+  Connection.parseTarget
 
 /**
  * What {@link StoreAdminShape.tasks} lists. Every field is optional; an unknown state, a
@@ -225,15 +169,7 @@ export interface TaskPage {
  * @category models
  * @since 0.1.0
  */
-export interface Owner {
-  readonly owner: string
-  readonly running: number
-  /** When its latest lease runs out, epoch ms; `null` when it holds none. */
-  readonly leaseExpiresAt: number | null
-  readonly completed: number
-  /** When its last run ended, epoch ms; `null` when none did within the window. */
-  readonly lastFinishedAt: number | null
-}
+export type Owner = Inspect.Owner
 
 /**
  * Lateness (core's `Task.lateness`: from the due time, or from acceptance when later; SPEC §6.8;
@@ -249,17 +185,6 @@ export interface Lateness {
   readonly p90: number | null
   readonly p99: number | null
   readonly max: number | null
-}
-
-const none = (): void => {}
-
-/** The run series of a tool that runs nothing. */
-const uncounted: Metrics.RunSeries = {
-  ran: none,
-  lateness: { add: none },
-  duration: { add: none },
-  retried: none,
-  missed: none,
 }
 
 /**
@@ -416,12 +341,6 @@ export interface OpenOptions {
   readonly catchUpWindow?: Time.DurationInput | false | undefined
 }
 
-/** The `LISTEN`/`NOTIFY` channel of `Postgres.layer`: workers look for due work when told. */
-const CHANNEL = "tickwork_due"
-
-/** The statement deadline on PostgreSQL, ms. */
-const STATEMENT_MS = 15_000
-const CONNECT_MS = 5_000
 /** How far back {@link StoreStats.owners} counts completed runs. */
 const OWNER_WINDOW_MS = 10 * 60_000
 
@@ -434,20 +353,14 @@ const percentile = (sorted: ReadonlyArray<number>, p: number): number | null =>
 const details = (row: TaskRow, tags: ReadonlyArray<string>): TaskDetails => ({
   ...infoOf(row),
   tags,
-  leaseExpiresAt: row.state === "running" ? row.dueAt : null,
+  leaseExpiresAt: Rows.leaseUntil(row) ?? null,
   missedRuns: row.missedRuns,
   createdAt: row.createdAt,
   updatedAt: row.updatedAt,
 })
 
-const STATES: ReadonlyArray<Task.TaskState> = [
-  "scheduled",
-  "running",
-  "paused",
-  "done",
-  "failed",
-  "cancelled",
-]
+/** The task states, as the core's lifecycle lists them. */
+const STATES: ReadonlyArray<Task.TaskState> = Lifecycle.states
 
 const checkLimit = (limit: number | undefined): number | CoreErrors.InvalidOption =>
   limit === undefined
@@ -466,109 +379,6 @@ const unknownTask = (id: string): UnknownTask =>
     value: id,
     message: `id ${Ids.brief(id)} names no task in this store`,
   })
-
-/** The connection, and how to tell workers that work is due (PostgreSQL). */
-interface Connection {
-  readonly sql: SqlClient
-  readonly notify: Effect.Effect<void, SqlError> | undefined
-  readonly where: string
-}
-
-const notAStore = (store: string): CoreErrors.InvalidOption =>
-  badStore(
-    store,
-    "must name a store a tickwork scheduler has used (it has no tickwork_tasks table)",
-  )
-
-const unavailableSqlite = (filename: string, error: unknown): StoreUnavailable | StoreLocked => {
-  const { reason, detail } = Failure.diagnose(error)
-  if (reason === "locked") {
-    return new StoreLocked({
-      filename,
-      message: `the SQLite store ${CoreErrors.show(filename)} is locked by another process: a scheduler holds it with its default exclusive lock; to inspect or control it while the scheduler runs, open it there with Sqlite.layer({ filename, exclusive: false })`,
-    })
-  }
-  return new StoreUnavailable({
-    store: "sqlite",
-    target: filename,
-    reason,
-    message: `cannot read the SQLite store ${CoreErrors.show(filename)}: ${Failure.headline[reason]}: ${detail}`,
-    cause: error,
-  })
-}
-
-const connectSqlite = (
-  filename: string,
-  readOnly: boolean,
-): Effect.Effect<
-  Connection,
-  CoreErrors.InvalidOption | StoreLocked | StoreUnavailable,
-  Scope.Scope
-> =>
-  Effect.gen(function* () {
-    if (!existsSync(filename)) {
-      return yield* badStore(filename, "must be an existing SQLite file or a postgres:// URL")
-    }
-    if (!statSync(filename).isFile()) {
-      return yield* badStore(filename, "must be a SQLite file, not a directory")
-    }
-    const open = (readOnly: boolean) =>
-      SqliteClient.make({ filename, exclusive: false, readOnly }).pipe(
-        Effect.provide(Reactivity.layer),
-        // A damaged file: the tools say so (reason `corrupt`) with what to do, as one of their
-        // open errors.
-        Effect.catchTag("StoreCorrupt", (e) =>
-          Effect.fail(
-            new StoreUnavailable({
-              store: "sqlite",
-              target: filename,
-              reason: "corrupt",
-              message: e.message,
-              cause: e,
-            }),
-          ),
-        ),
-      )
-    // Looked at read-only first: a file that is no store is left as it was.
-    const reader = yield* open(true)
-    const present = yield* Inspect.isStore(reader.client).pipe(
-      Effect.mapError((error) => unavailableSqlite(filename, error)),
-    )
-    if (!present) return yield* notAStore(filename)
-    const { client } = readOnly ? reader : yield* open(false)
-    return { sql: client, notify: undefined, where: filename }
-  })
-
-const connectPostgres = (
-  target: Extract<Target, { kind: "postgres" }>,
-  readOnly: boolean,
-): Effect.Effect<Connection, StoreUnavailable, Scope.Scope> =>
-  Effect.gen(function* () {
-    const client = yield* PgClient.make({
-      url: target.url,
-      connectTimeout: CONNECT_MS,
-      maxConnections: 2,
-      applicationName: readOnly ? "tickwork-dashboard" : "tickwork-admin",
-      startupParameters: {
-        statement_timeout: String(STATEMENT_MS),
-        idle_in_transaction_session_timeout: String(STATEMENT_MS),
-        // The server refuses every write of this session: read-only is not a promise of ours.
-        ...(readOnly ? { default_transaction_read_only: "on" } : {}),
-      },
-    }).pipe(Effect.provide(Reactivity.layer))
-    return { sql: client, notify: client.notify(CHANNEL, ""), where: target.where }
-  }).pipe(
-    Effect.mapError((error) => {
-      const { reason, detail } = Failure.diagnose(error)
-      return new StoreUnavailable({
-        store: "postgres",
-        target: target.where,
-        reason,
-        message: `cannot use the PostgreSQL store at ${target.where}: ${Failure.headline[reason]}: ${detail}`,
-        cause: error,
-      })
-    }),
-  )
 
 /**
  * Opens a store for inspection and control, in the current scope (the connection closes with
@@ -614,82 +424,27 @@ export const open = (
     if (!("workers" in resolved)) return yield* resolved
     const connection =
       target.kind === "sqlite"
-        ? yield* connectSqlite(target.filename, readOnly)
-        : yield* connectPostgres(target, readOnly)
+        ? yield* Connection.openSqlite(target.filename, readOnly)
+        : yield* Connection.openPostgres(target, readOnly)
     const { sql } = connection
     const kind = target.kind
-    const unavailable = (error: unknown) => {
-      const { reason, detail } = Failure.diagnose(error)
-      return new StoreUnavailable({
-        store: kind,
-        target: connection.where,
-        reason,
-        message: `cannot read the ${kind === "sqlite" ? "SQLite" : "PostgreSQL"} store ${kind === "sqlite" ? CoreErrors.show(connection.where) : `at ${connection.where}`}: ${Failure.headline[reason]}: ${detail}`,
-        cause: error,
-      })
-    }
+    const unavailable = (error: unknown) =>
+      Connection.unavailable(kind, connection.where, "read", error)
     const present = yield* Inspect.isStore(sql).pipe(Effect.mapError(unavailable))
-    if (!present) return yield* notAStore(connection.where)
+    if (!present) return yield* Connection.notAStore(connection.where)
     const tagged = yield* Inspect.hasTags(sql).pipe(Effect.mapError(unavailable))
     const originKept = yield* Inspect.hasOrigin(sql).pipe(Effect.mapError(unavailable))
     const taskStore: TaskStoreShape = yield* makeStore({
       exclusive: false,
       migrate: false,
-      deadlineMs: kind === "postgres" ? 2 * STATEMENT_MS + CONNECT_MS : undefined,
+      deadlineMs:
+        kind === "postgres" ? 2 * Connection.STATEMENT_MS + Connection.CONNECT_MS : undefined,
     }).pipe(Effect.provideService(SqlClient, sql), Effect.mapError(unavailable))
 
-    const clock = yield* Clock.Clock
-    const now = () => clock.currentTimeMillisUnsafe()
-    let lastSeq = 0
-    const counters: Held.Counters = {
-      claimed: 0,
-      completed: 0,
-      fencedOut: 0,
-      released: 0,
-      recovered: 0,
-      leasesLost: 0,
-      uncommitted: 0,
-      storeFailures: 0,
-      takenOver: 0,
-      sessionsLost: 0,
-    }
-    // The scheduler's environment with nothing running: the controls read the store, the clock,
-    // the push order and the catch-up window from it; no dispatcher, pool run or stream exists.
-    const env: Env = {
-      store: taskStore,
-      // It claims nothing: no liveness session of its own is needed.
-      session: { held: true },
-      options: resolved,
-      owner: resolved.owner,
-      now,
-      mono: () => Number(clock.currentTimeNanosUnsafe()) / 1e6,
-      // The scheduler's push order (SPEC §4): ahead of earlier pushes, from the wall clock.
-      nextSeq: () => {
-        lastSeq = Math.max(lastSeq + 1, now() * 1000)
-        return lastSeq
-      },
-      random: Random.seeded(resolved.seed),
-      counters,
-      held: yield* Held.make(counters),
-      // A tool claims nothing: a damaged file fails its call, which is reported as it is.
-      outage: Outage.make(taskStore, counters, (e) => Effect.logError(e.message), now),
-      wakeup: new Wakeup(),
-      pool: new WorkerPool.WorkerPool<Held.Held>({
-        workers: 1,
-        spans: false,
-        logAnnotations: false,
-        logFailures: false,
-        now,
-        onEnd: () => {},
-      }),
-      finished: yield* Queue.unbounded<Finished>(),
-      publish: () => {},
-      // A tool runs nothing, so it counts nothing.
-      runSeries: () => uncounted,
-      closing: { closed: true },
-      fatal: { error: undefined },
-      progress: { lastStartedAt: undefined },
-    }
+    // The controls' narrow environment, built as the scheduler builds its own: the store, the
+    // clock, the push order and the catch-up window; a tool runs nothing and publishes nothing.
+    const env: Env.ControlEnv = Env.base(taskStore, resolved, yield* Clock.Clock, () => {})
+    const now = env.now
 
     const fail = (operation: string) => (error: SqlError) =>
       Failure.storeError(operation, error) as StoreError

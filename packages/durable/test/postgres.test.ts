@@ -93,7 +93,7 @@ describe("PostgreSQL store", () => {
             state: "done",
             slot: row.slot,
             runAt: row.runAt,
-            dueAt: row.runAt,
+            claimableAt: row.runAt,
             attempt: 1,
             runNumber: 1,
             consecutiveFailures: 0,

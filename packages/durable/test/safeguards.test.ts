@@ -69,7 +69,7 @@ const done = (row: TaskStore.TaskRow, owner: string, at: number): TaskStore.Chan
     state: "done",
     slot: row.slot,
     runAt: row.runAt,
-    dueAt: row.runAt,
+    claimableAt: row.runAt,
     attempt: 1,
     runNumber: 1,
     consecutiveFailures: 0,
@@ -130,7 +130,7 @@ describe.each(stores)("fleet safeguards on %s", (_name, layer) => {
       expect(late.results).toEqual(["fenced-out"])
       // B's claim is untouched: still running, still B's, still its lease.
       const row = (yield* s.get("t")).pipe((o) => (o._tag === "Some" ? o.value : undefined))
-      expect([row?.state, row?.leaseOwner, row?.fence, row?.dueAt, row?.runNumber]).toEqual([
+      expect([row?.state, row?.leaseOwner, row?.fence, row?.claimableAt, row?.runNumber]).toEqual([
         "running",
         "B",
         2,
@@ -168,7 +168,7 @@ describe.each(stores)("fleet safeguards on %s", (_name, layer) => {
       )
       expect([...renewed]).toEqual(["a"])
       const due = (id: string) =>
-        Effect.map(s.get(id), (o) => (o._tag === "Some" ? o.value.dueAt : undefined))
+        Effect.map(s.get(id), (o) => (o._tag === "Some" ? o.value.claimableAt : undefined))
       expect([yield* due("a"), yield* due("b")]).toEqual([1_200 + LEASE, 1_100 + LEASE])
     }).pipe(Effect.provide(layer())),
   )
@@ -204,7 +204,7 @@ const endSessions = (sql: PgClient.PgClient) =>
   )
 
 const dueAt = (s: TaskStore.TaskStoreShape, id: string) =>
-  Effect.map(s.get(id), (o) => (o._tag === "Some" ? o.value.dueAt : undefined))
+  Effect.map(s.get(id), (o) => (o._tag === "Some" ? o.value.claimableAt : undefined))
 
 describe("fleet safeguards on PostgreSQL sessions", () => {
   it.live("a claim made while the session is held claims nothing without the claimer's lock", () =>

@@ -67,7 +67,7 @@ export class Recorder {
   subscribers = 0
   private readonly listener: Listener | undefined
   /** The series every run moves, counted here and read when metrics are snapshotted. */
-  private readonly series: Series
+  private readonly series: Series<Metrics.OutcomeKind>
   /** This scheduler's part of its name's gauges (pending, in flight, tasks by state). */
   private readonly gaugeSource: GaugeSource = { pending: 0, running: 0, states: undefined }
   /** Takes {@link gaugeSource} out of the gauges: called when the scheduler closes. */
@@ -117,16 +117,18 @@ export class Recorder {
 
   /** A task was accepted. */
   accepted(id: Task.TaskId, info: () => Task.TaskInfo, options: AcceptedOptions): void {
-    const l = this.listener
-    if (l?.accepted !== undefined) this.call("accepted", () => l.accepted?.(id, info(), options))
+    // Stryker disable next-line OptionalChaining: equivalent, called only when hearsAccepted
+    const f = this.listener?.accepted
+    // Stryker disable next-line ConditionalExpression: equivalent, called only when hearsAccepted
+    if (f !== undefined) this.call("accepted", () => f.call(this.listener, id, info(), options))
   }
 
   /** The run on kernel row `row` started: its lateness (SPEC §6.8) is measured now. */
   started(run: Task.RunInfo, row: number): void {
     const acceptedAt = this.acceptedAt[row] ?? Number.NEGATIVE_INFINITY
     this.series.lateness.add(Task.lateness(run, acceptedAt) / 1000)
-    const l = this.listener
-    if (l?.started !== undefined) this.call("started", () => l.started?.(run))
+    const f = this.listener?.started
+    if (f !== undefined) this.call("started", () => f.call(this.listener, run))
   }
 
   /**
@@ -151,20 +153,22 @@ export class Recorder {
     // One copy for the stream and the listener, made only when one of them is there.
     const kept =
       this.subscribers > 0 || l?.completed !== undefined ? Rules.copyRecord(record) : record
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent, no reader no record
     if (this.subscribers > 0) PubSub.publishUnsafe(this.occurrences, Ledger.ran(kept))
     if (record.dropped !== undefined) {
       const missed = Ledger.missed(record, record.dropped)
       Metrics.countMissed(series, missed)
       this.add(row, missed, false)
     }
-    if (l?.completed !== undefined) this.call("completed", () => l.completed?.(kept))
+    const f = l?.completed
+    if (f !== undefined) this.call("completed", () => f.call(l, kept))
   }
 
   /** A task was cancelled (from `scheduled` or `running`). */
   cancelled(row: number, occurrence: Ledger.Cancelled): void {
     this.add(row, occurrence, true)
-    const l = this.listener
-    if (l?.cancelled !== undefined) this.call("cancelled", () => l.cancelled?.(occurrence))
+    const f = this.listener?.cancelled
+    if (f !== undefined) this.call("cancelled", () => f.call(this.listener, occurrence))
   }
 
   /**
@@ -173,14 +177,16 @@ export class Recorder {
    */
   occurred(list: ReadonlyArray<Task.Occurrence>, rowOf: (id: string) => number): void {
     const l = this.listener
+    const f = l?.occurred
     for (const o of list) {
       if (o.kind === "breaker") {
+        // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent, no reader no record
         if (this.subscribers > 0) PubSub.publishUnsafe(this.occurrences, o)
       } else {
         if (o.kind === "skipped") Metrics.countMissed(this.series, o)
         this.add(rowOf(o.id), o, o.kind === "expired")
       }
-      if (l?.occurred !== undefined) this.call("occurred", () => l.occurred?.(o))
+      if (f !== undefined) this.call("occurred", () => f.call(l, o))
     }
   }
 
@@ -210,6 +216,7 @@ export class Recorder {
 
   private add(row: number, occurrence: Ledger.Occurrence, final: boolean): void {
     this.ledger.add(row, occurrence, final)
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent, no reader no record
     if (this.subscribers > 0) PubSub.publishUnsafe(this.occurrences, occurrence)
   }
 

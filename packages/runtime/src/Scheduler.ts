@@ -29,11 +29,10 @@
  *
  * @since 0.1.0
  */
-import { type Breaker, Errors, Kernel, Options, Random, type Task, type Time } from "@tickwork/core"
+import { Errors, Kernel, Options, Random, type Task, type Time } from "@tickwork/core"
 import {
   Clock,
   Context,
-  Deferred,
   Effect,
   Scheduler as EffectScheduler,
   Layer,
@@ -45,49 +44,25 @@ import {
   Tracer,
 } from "effect"
 import * as Health from "./Health.ts"
-import { type Clocks, MAX_SLEEP_MS, TimingActor } from "./internal/actor.ts"
-import { attach, combine, Inspection, type InspectObserver } from "./internal/inspection.ts"
+import { type Clocks, TimingActor } from "./internal/actor.ts"
+import { attach, combine, Inspection } from "./internal/inspection.ts"
+import {
+  jobError,
+  parse,
+  type SchedulerOptions,
+  scheduleOptionKeys,
+  updateKeys,
+} from "./internal/options.ts"
 import * as Ledger from "./Ledger.ts"
 import * as Metrics from "./Metrics.ts"
-import { type Listener, Recorder } from "./Recorder.ts"
+import { Recorder } from "./Recorder.ts"
 import type { CurrentRun } from "./Run.ts"
 import type { PoolJob } from "./WorkerPool.ts"
 
+// Declared beside their parsing (internal/options.ts), which the timing actor shares: the actor
+// importing this module for them made the two import each other.
+export type { SchedulerOptions, ShutdownPolicy, ShutdownReport } from "./internal/options.ts"
 export type { AcceptedOptions, Listener } from "./Recorder.ts"
-
-/**
- * How closing the scheduler treats pending and running work.
- *
- * @category models
- * @since 0.1.0
- */
-export type ShutdownPolicy = "drain" | "cancel" | "interrupt"
-
-/**
- * What closing the scheduler did.
- *
- * @category models
- * @since 0.1.0
- */
-export interface ShutdownReport {
-  readonly policy: ShutdownPolicy
-  /**
-   * Tasks still `scheduled` when it closed that did not run during the shutdown (`drain` leaves
-   * them so). Each task is in one list of the report.
-   */
-  readonly pending: ReadonlyArray<Task.TaskId>
-  /** Runs that finished during the shutdown, with any outcome but `interrupted`. */
-  readonly finished: ReadonlyArray<Task.TaskId>
-  /** Tasks the shutdown cancelled (pending ones, under `cancel` and `interrupt`). */
-  readonly cancelled: ReadonlyArray<Task.TaskId>
-  /** Runs interrupted by the shutdown (policy `interrupt`, or past `shutdownTimeout`). */
-  readonly interrupted: ReadonlyArray<Task.TaskId>
-  /**
-   * Runs still going after `shutdownTimeout` and the grace that follows its interruption (a job
-   * that masks interruption): the scheduler closed without them.
-   */
-  readonly abandoned: ReadonlyArray<Task.TaskId>
-}
 
 /**
  * A job: an Effect, or a function from the run's info to an Effect. Each run provides a `Scope`
@@ -258,127 +233,6 @@ export interface LedgerRead {
 }
 
 /**
- * Layer options. An unknown key is an `InvalidOption` naming it.
- *
- * @category models
- * @since 0.1.0
- */
-export interface SchedulerOptions {
-  /**
-   * The scheduler's name: its metrics' `scheduler` attribute, so two schedulers in one process
-   * report apart. Default `"default"`.
-   */
-  readonly name?: string
-  /** Runs in flight at most. Default 4; at most 10,000 (`Options.bounds.workers`). */
-  readonly workers?: number
-  /** Final-task retention (count and age). Default: 10,000 final tasks, no age limit. */
-  readonly retention?: Kernel.Retention
-  /** What closing the scope does with pending and running work. Default `"drain"`. */
-  readonly shutdown?: ShutdownPolicy
-  /** How long shutdown waits for running runs before interrupting them. Default 30 s. */
-  readonly shutdownTimeout?: Time.DurationInput
-  /**
-   * After that interruption, how long shutdown waits for runs that ignore it before closing
-   * without them (listed as `abandoned`). Default 5 s.
-   */
-  readonly shutdownGrace?: Time.DurationInput
-  /**
-   * A run still going after this long is logged at Warning (once per run), so a stuck job is
-   * seen; `info(id).runningSince` tells when it started. `false` turns it off. Default 10 minutes.
-   */
-  readonly slowRunWarning?: Time.DurationInput | false
-  /** Called with the shutdown report (it is also logged). */
-  readonly onShutdown?: (report: ShutdownReport) => void
-  /** Run timeout for tasks that set none. Default: none. */
-  readonly defaultTimeout?: Time.DurationInput
-  /**
-   * Seed for retry jitter. Default: a random seed per scheduler, so the retries of a fleet
-   * (or of one process across restarts) do not fire in lockstep. Give one for repeatable runs.
-   */
-  readonly seed?: number
-  /** Occurrence records kept per task (0 = none). Default 32; at most 10,000. */
-  readonly ledgerPerTask?: number
-  /**
-   * Occurrence records kept in all, across tasks: past it the oldest record of all is dropped,
-   * so memory stays bounded however many tasks there are (a record is ~250 bytes; the default
-   * keeps 100k busy tasks' ledgers near 50 MB). Longer histories belong in a durable store.
-   * Default 200,000; at most 10,000,000.
-   */
-  readonly ledgerCapacity?: number
-  /** Buffer of the occurrence stream per subscriber. Default 10,000; at most 1,000,000. */
-  readonly streamCapacity?: number
-  /**
-   * A root span per run (`tickwork.run`, linked to the span that scheduled the task, with the
-   * task id, slot, due time, attempt, run number and lateness). `"auto"` (default): on when the
-   * layer is built with a tracer other than Effect's built-in one (e.g. an OpenTelemetry
-   * exporter), off otherwise — a span costs ~1 µs per run.
-   */
-  readonly spans?: boolean | "auto"
-  /** Annotate each run's logs with `tickwork.task`, `tickwork.slot`, `tickwork.attempt`. Default true. */
-  readonly logAnnotations?: boolean
-  /** Log a failed or timed-out run at Warning and a defect at Error. Default true. */
-  readonly logFailures?: boolean
-  /**
-   * Circuit breakers shared by name (SPEC §7): a task joins one with `breaker: "smtp"`. Each
-   * opens after `failures` failed slots in a row of its tasks and holds them all.
-   */
-  readonly breakers?: Readonly<Record<string, Breaker.BreakerPolicy>>
-  /** Hears every acceptance, start, completion and cancellation (inspection). */
-  readonly listener?: Listener
-  /**
-   * XState inspection: the observer you would give XState's `createActor(logic, { inspect })`.
-   * The timing actor and every task (its children, actors of `Lifecycle.machine` with the
-   * machine's definition attached) report `@xstate.actor`, `@xstate.event`, `@xstate.action` and
-   * `@xstate.snapshot` events, exactly as XState would for the same events. It also makes
-   * `Inspect.watch` available (`{}` turns that on without observing). Default: off, at no cost.
-   * See the `Inspect` module.
-   */
-  readonly inspect?: InspectObserver
-  /**
-   * Health: `stall`, how long work may be due with no run starting before `health` is
-   * `unhealthy` (default 60 s); `background`, whether the scheduler re-assesses itself in the
-   * background to keep the `tickwork_health` gauge current (default true; false for a scheduler
-   * embedded in another that reports under the same name, as the durable scheduler's is).
-   *
-   * @since 0.4.0
-   */
-  readonly health?:
-    | {
-        readonly stall?: Time.DurationInput | undefined
-        readonly background?: boolean | undefined
-      }
-    | undefined
-}
-
-const healthKeys: ReadonlySet<string> = new Set(["stall", "background"])
-
-const schedulerOptionKeys: ReadonlySet<string> = new Set([
-  "name",
-  "workers",
-  "retention",
-  "shutdown",
-  "shutdownTimeout",
-  "shutdownGrace",
-  "slowRunWarning",
-  "onShutdown",
-  "defaultTimeout",
-  "seed",
-  "ledgerPerTask",
-  "ledgerCapacity",
-  "streamCapacity",
-  "spans",
-  "logAnnotations",
-  "logFailures",
-  "listener",
-  "breakers",
-  "inspect",
-  "health",
-])
-
-const scheduleOptionKeys: ReadonlySet<string> = new Set([...Kernel.taskOptionKeys, "timeout"])
-const updateKeys: ReadonlySet<string> = new Set([...Kernel.updateKeys, "timeout"])
-
-/**
  * The Scheduler service.
  *
  * @category services
@@ -388,11 +242,7 @@ export class Scheduler extends Context.Service<Scheduler, SchedulerShape>()(
   "@tickwork/runtime/Scheduler",
 ) {}
 
-/** A fresh 32-bit seed for a scheduler's jitter. */
-const randomSeed = (): number => crypto.getRandomValues(new Uint32Array(1))[0] as number
-
 const optionError = Options.invalid
-const positiveInt = Options.integer
 const millis = (field: string, input: Time.DurationInput | undefined, fallback: number) =>
   Options.millis(field, input, fallback)
 
@@ -442,71 +292,23 @@ export const make = (
   options: SchedulerOptions = {},
 ): Effect.Effect<SchedulerShape, Errors.InvalidOption, Scope.Scope> =>
   Effect.gen(function* () {
-    if (typeof options !== "object" || options === null) {
-      return yield* optionError("options", options, "must be an object")
-    }
-    const unknown = Errors.unknownKey(options, schedulerOptionKeys)
-    if (unknown !== undefined) return yield* unknown
-    const name = options.name ?? "default"
-    if (typeof name !== "string" || name.length === 0) {
-      return yield* optionError("name", name, "must be a non-empty string")
-    }
-    // Every size is bounded (Options.bounds): some are allocated here, before any task.
-    const workers = positiveInt("workers", options.workers, 4, 1, Options.bounds.workers)
-    if (typeof workers !== "number") return yield* workers
-    const ledgerPerTask = positiveInt(
-      "ledgerPerTask",
-      options.ledgerPerTask,
-      32,
-      0,
-      Options.bounds.ledgerPerTask,
-    )
-    if (typeof ledgerPerTask !== "number") return yield* ledgerPerTask
-    const ledgerCapacity = positiveInt(
-      "ledgerCapacity",
-      options.ledgerCapacity,
-      200_000,
-      0,
-      Options.bounds.ledgerCapacity,
-    )
-    if (typeof ledgerCapacity !== "number") return yield* ledgerCapacity
-    const streamCapacity = positiveInt(
-      "streamCapacity",
-      options.streamCapacity,
-      10_000,
-      1,
-      Options.bounds.streamCapacity,
-    )
-    if (typeof streamCapacity !== "number") return yield* streamCapacity
-    const shutdownTimeoutMs = millis("shutdownTimeout", options.shutdownTimeout, 30_000)
-    if (typeof shutdownTimeoutMs !== "number") return yield* shutdownTimeoutMs
-    const shutdownGraceMs = millis("shutdownGrace", options.shutdownGrace, 5_000)
-    if (typeof shutdownGraceMs !== "number") return yield* shutdownGraceMs
-    const slowRunMs =
-      options.slowRunWarning === false
-        ? 0
-        : millis("slowRunWarning", options.slowRunWarning, 600_000)
-    if (typeof slowRunMs !== "number") return yield* slowRunMs
-    const defaultTimeoutMs = millis("defaultTimeout", options.defaultTimeout, 0)
-    if (typeof defaultTimeoutMs !== "number") return yield* defaultTimeoutMs
-    const policy = options.shutdown ?? "drain"
-    if (policy !== "drain" && policy !== "cancel" && policy !== "interrupt") {
-      return yield* optionError("shutdown", policy, 'must be "drain", "cancel" or "interrupt"')
-    }
-    const healthOptions = options.health ?? {}
-    if (typeof healthOptions !== "object" || healthOptions === null) {
-      return yield* optionError("health", healthOptions, "must be an object")
-    }
-    const badHealthKey = Errors.unknownKey(healthOptions, healthKeys, "health.")
-    if (badHealthKey !== undefined) return yield* badHealthKey
-    const stallMs = millis("health.stall", healthOptions.stall, Health.defaultBounds.stallMs)
-    if (typeof stallMs !== "number") return yield* stallMs
-    const background = healthOptions.background ?? true
-    if (typeof background !== "boolean") {
-      return yield* optionError("health.background", background, "must be a boolean")
-    }
-    const seed = options.seed ?? randomSeed()
-    if (!Number.isSafeInteger(seed)) return yield* optionError("seed", seed, "must be an integer")
+    const settings = parse(options)
+    if (settings instanceof Errors.InvalidOption) return yield* settings
+    const {
+      name,
+      workers,
+      ledgerPerTask,
+      ledgerCapacity,
+      streamCapacity,
+      shutdownTimeoutMs,
+      shutdownGraceMs,
+      slowRunMs,
+      defaultTimeoutMs,
+      policy,
+      stallMs,
+      background,
+      seed,
+    } = settings
     const kernel = yield* Effect.try({
       try: () =>
         new Kernel.Kernel<PoolJob>({
@@ -609,10 +411,11 @@ export const make = (
     }
     // The gauge is kept current in the background: a stall shows with nobody calling `health`.
     // It looks only when the assessment could change (Health.recheckAt), O(1) each time, and a
-    // command that brings work forward wakes it (the actor's healthBefore).
+    // command that brings work forward wakes it (the actor's healthWakeup).
     if (background)
       yield* Effect.forkScoped(
         Effect.gen(function* () {
+          const wakeup = actor.healthWakeup
           for (;;) {
             const { health, signals, next } = assessNow()
             yield* Health.record(name, health)
@@ -622,15 +425,10 @@ export const make = (
               actor.closed ? undefined : next,
               healthBounds,
             )
-            const poked = Deferred.makeUnsafe<void>()
-            actor.healthWake = () => Deferred.doneUnsafe(poked, Effect.void)
-            actor.healthBefore = at === undefined ? Number.POSITIVE_INFINITY : at - stallMs
-            yield* at === undefined
-              ? Deferred.await(poked)
-              : Effect.raceFirst(
-                  Deferred.await(poked),
-                  Effect.sleep(Math.min(at - signals.now, MAX_SLEEP_MS)),
-                )
+            // A command that came while this looked (or recorded) has woken it already: the wait
+            // then returns at once and it looks again.
+            wakeup.wakeBefore = at === undefined ? Number.POSITIVE_INFINITY : at - stallMs
+            yield* wakeup.wait(at === undefined ? undefined : at - signals.now)
           }
         }),
       )
@@ -713,11 +511,8 @@ export const make = (
           const input = o.job
           const timeoutMs = millis("timeout", o.timeout, defaultTimeoutMs)
           if (typeof timeoutMs !== "number") return Effect.fail(timeoutMs)
-          if (!Effect.isEffect(input) && typeof input !== "function") {
-            return Effect.fail(
-              optionError("job", input, "must be an Effect or a function returning one"),
-            )
-          }
+          const badJob = jobError(input)
+          if (badJob !== undefined) return Effect.fail(badJob)
           const context = contextFor(callerContext)
           const link = Context.getOrUndefined(callerContext, Tracer.ParentSpan)
           // Tasks scheduled in a row with the same job, context, timeout and link (a loop of
@@ -777,11 +572,8 @@ export const make = (
             const current = kernel.jobOf(id)
             const timeoutMs = millis("timeout", timeout, current?.timeoutMs ?? defaultTimeoutMs)
             if (typeof timeoutMs !== "number") return Effect.fail(timeoutMs)
-            if (input !== undefined && !Effect.isEffect(input) && typeof input !== "function") {
-              return Effect.fail(
-                optionError("job", input, "must be an Effect or a function returning one"),
-              )
-            }
+            const badJob = input === undefined ? undefined : jobError(input)
+            if (badJob !== undefined) return Effect.fail(badJob)
             job =
               input === undefined && current !== undefined
                 ? { ...current, timeoutMs }

@@ -27,6 +27,45 @@ describe("faults in user callbacks", () => {
     }),
   )
 
+  it.effect(
+    "each listener callback that throws is logged once, by its name, and every throw counted",
+    () => {
+      const errors: Array<string> = []
+      const logger = Logger.make((o) => {
+        if (o.logLevel === "Error") errors.push(String(o.message))
+      })
+      const boom = () => {
+        throw new Error("listener bug")
+      }
+      return Effect.gen(function* () {
+        const s = yield* Scheduler.make({
+          logFailures: false,
+          listener: {
+            accepted: boom,
+            started: boom,
+            completed: boom,
+            cancelled: boom,
+            occurred: boom,
+          },
+        })
+        for (const id of ["a", "b"]) {
+          yield* s.schedule({ id, schedule: Schedule.fixedRate(10), job: Effect.void })
+        }
+        yield* TestClock.adjust(25)
+        yield* s.pause("a")
+        yield* s.cancel("b")
+        yield* TestClock.adjust(1)
+        const names = ["accepted", "started", "completed", "cancelled", "occurred"]
+        for (const name of names) {
+          expect(errors.filter((m) => m.includes(`listener.${name} threw`))).toHaveLength(1)
+        }
+        expect(errors).toHaveLength(names.length)
+        // 2 accepted, 6 started and 6 completed (slots 0, 10, 20 of each), 1 cancelled, 1 paused.
+        expect((yield* s.stats).listenerErrors).toBe(16)
+      }).pipe(Effect.provide(Logger.layer([logger])))
+    },
+  )
+
   it.effect("shutdown is bounded even when a job ignores interruption", () =>
     Effect.gen(function* () {
       const scope = yield* Scope.make()
@@ -220,6 +259,43 @@ describe("the ledger's memory is bounded across tasks", () => {
         expect(held).toBe(500)
         const newest = (yield* s.ledger("t999")).at(-1)
         expect(newest?.kind === "ran" && newest.startedAt).toBe(100)
+      }),
+  )
+
+  it.effect(
+    "missed-slot records of a live task do not count it among retention.maxFinished's finished tasks",
+    () =>
+      Effect.gen(function* () {
+        const s = yield* Scheduler.make({
+          workers: 1,
+          retention: { maxFinished: 1 },
+          shutdown: "interrupt",
+        })
+        // Slots of both live tasks are merged (before a late start) or dropped (after an overrun)
+        // again and again; two one-shots finish meanwhile, past the one finished task kept.
+        yield* s.schedule({ id: "busy", schedule: Schedule.once(0), job: Effect.sleep(45) })
+        yield* s.schedule({
+          id: "merging",
+          schedule: Schedule.fixedRate(10),
+          missedRuns: "coalesce",
+          job: Effect.sleep(25),
+        })
+        yield* s.schedule({
+          id: "skipping",
+          schedule: Schedule.fixedRate(10),
+          missedRuns: "skip",
+          job: Effect.sleep(35),
+        })
+        yield* s.schedule({ id: "done", schedule: Schedule.once(200), job: Effect.void })
+        yield* TestClock.adjust(300)
+        const kinds = (id: string) => Effect.map(s.ledger(id), (list) => list.map((o) => o.kind))
+        expect(yield* kinds("merging")).toContain("coalesced")
+        expect(yield* kinds("merging")).toContain("ran")
+        expect(yield* kinds("skipping")).toContain("skipped")
+        expect(yield* kinds("skipping")).toContain("ran")
+        // The finished tasks: only the latest keeps its history.
+        expect(yield* kinds("busy")).toEqual([])
+        expect(yield* kinds("done")).toEqual(["ran"])
       }),
   )
 })

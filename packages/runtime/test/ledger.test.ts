@@ -179,3 +179,25 @@ describe("generations of an id (SPEC §27.4)", () => {
     expect(byCapacity.get(0, 2).length).toBe(1)
   })
 })
+
+describe("Ledger.missed", () => {
+  // A run of slot 0 that started at `startedAt`, ended at 100 and dropped `first`..`last`.
+  const dropping = (startedAt: number, first: number, last: number) =>
+    Ledger.missed(
+      { ...ranRecord(0, 1, 0), startedAt, finishedAt: 100, nextSlot: 110 },
+      { first, last, count: (last - first) / 10 + 1, exact: true },
+    )
+
+  it("names why slots were missed: late to start, overlapping the run, or both", () => {
+    // All passed before the run started (it waited for a worker): late.
+    expect(dropping(50, 10, 40).cause).toBe("late")
+    // A slot exactly at the start passed while the run waited, not while it ran: still late.
+    expect(dropping(50, 10, 50).cause).toBe("late")
+    expect(dropping(50, 50, 50).cause).toBe("late")
+    // All passed while the run ran: overlap.
+    expect(dropping(50, 60, 90).cause).toBe("overlap")
+    // Some before the start, some after: both.
+    expect(dropping(50, 10, 90).cause).toBe("late-and-overlap")
+    expect(dropping(50, 50, 60).cause).toBe("late-and-overlap")
+  })
+})

@@ -481,6 +481,57 @@ describe("metrics per scheduler", () => {
     ),
   )
 
+  it.effect(
+    "coalesced slots are counted under coalesce: merged before a late start, dropped after an overrun",
+    () =>
+      isolated(
+        Effect.gen(function* () {
+          const s = yield* Scheduler.make({ name: "c", workers: 1, shutdown: "interrupt" })
+          // The only worker is busy until 45, so A's slots wait; its run at 45 lasts until 70.
+          yield* s.schedule({ id: "busy", schedule: Schedule.once(0), job: Effect.sleep(45) })
+          yield* s.schedule({
+            id: "A",
+            schedule: Schedule.fixedRate(10),
+            missedRuns: "coalesce",
+            job: Effect.sleep(25),
+          })
+          yield* TestClock.adjust(75)
+          const records = (yield* s.ledger("A")).map((o) =>
+            o.kind === "coalesced" ? `${o.kind} ${o.first}-${o.last} ${o.cause}` : o.kind,
+          )
+          expect(records.slice(0, 3)).toEqual([
+            "coalesced 0-30 late",
+            "ran",
+            "coalesced 50-60 overlap",
+          ])
+          const m = Metrics.forScheduler("c")
+          expect((yield* Metric.value(m.slotsMissed("late", "coalesce"))).count).toBe(4)
+          expect((yield* Metric.value(m.slotsMissed("overlap", "coalesce"))).count).toBe(2)
+          expect((yield* Metric.value(m.slotsMissed("late", "skip"))).count).toBe(0)
+          expect((yield* Metric.value(m.slotsMissed("overlap", "skip"))).count).toBe(0)
+        }),
+      ),
+  )
+
+  it.effect("slots a resume skips are counted by cause; a pause or resume itself counts none", () =>
+    isolated(
+      Effect.gen(function* () {
+        const s = yield* Scheduler.make({ name: "ctl" })
+        yield* s.schedule({ id: "tick", schedule: Schedule.fixedRate(10), job: Effect.void })
+        yield* TestClock.adjust(5)
+        yield* s.pause("tick")
+        yield* TestClock.adjust(40) // 10, 20, 30 and 40 pass while paused
+        yield* s.resume("tick")
+        const m = Metrics.forScheduler("ctl")
+        expect((yield* Metric.value(m.slotsMissed("paused", "skip"))).count).toBe(4)
+        const series = (yield* Metric.snapshot)
+          .filter((x) => x.id === "tickwork_slots_missed_total")
+          .map((x) => `${x.attributes?.cause}/${x.attributes?.policy}`)
+        expect(series).toEqual(["paused/skip"])
+      }),
+    ),
+  )
+
   it.effect("retries and missed slots are counted by cause and policy", () =>
     isolated(
       Effect.gen(function* () {

@@ -14,7 +14,9 @@ const root = fileURLToPath(new URL("../", import.meta.url))
 const dir = fileURLToPath(new URL(`./.testing-docs-${process.pid}/`, import.meta.url))
 
 const testingDir = join(root, "src", "testing")
-const blocks = readdirSync(testingDir)
+// Recursive: the command model's exports are declared in testing/internal/ and re-exported by
+// testing/commands.ts, their examples with them.
+const blocks = readdirSync(testingDir, { recursive: true, encoding: "utf8" })
   .filter((f) => f.endsWith(".ts"))
   .sort()
   .flatMap((file) => CodeBlocks.fromTsdoc(readFileSync(join(testingDir, file), "utf8"), file))
@@ -39,7 +41,7 @@ describe("testing entry point examples", () => {
 
   it("every block type-checks with the package's compiler settings", () => {
     expect(CodeBlocks.typecheck(blocks, root, join(dir, "check"))).toEqual([])
-  }, 120_000)
+  }, 300_000)
 
   // Blocks that declare vitest tests are only type-checked.
   const runnable = blocks.filter((b) => !b.code.includes('from "vitest"'))

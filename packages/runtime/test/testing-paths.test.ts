@@ -193,7 +193,8 @@ describe(`lifecycle paths: ${totalPaths} paths, ${totalSteps} steps over ${total
           expect(result.steps).toBe(path.steps.length)
         }
       }
-    })
+      // Up to ~150 plays on fresh layers: a second here, and past the default 5 s on a busy box.
+    }, 120_000)
   })
 })
 

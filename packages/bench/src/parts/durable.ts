@@ -7,7 +7,8 @@
  * Rows: schedule throughput (one commit per task; one transaction for many), restart with 100k
  * pending tasks, runs/s with two processes claiming 10k due rows, and real-clock lateness.
  */
-import { Measure, Server } from "@tickwork/durable/bench"
+import * as Measure from "../durable/measure.ts"
+import * as Server from "../durable/postgres.ts"
 import { Budget, progress } from "../lib/budget.ts"
 import { count, fixed, ms, rate, spread, table } from "../lib/format.ts"
 import { type Summary, summarize } from "../lib/stats.ts"

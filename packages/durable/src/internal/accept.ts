@@ -14,9 +14,9 @@ import {
   UnknownHandler,
 } from "../Errors.ts"
 import type * as Handler from "../Handler.ts"
-import type { NewTask } from "../TaskStore.ts"
 import * as Breakers from "./breakers.ts"
 import * as Ids from "./ids.ts"
+import type { NewTask } from "./model.ts"
 import { optionError } from "./options.ts"
 import * as Payload from "./payload.ts"
 

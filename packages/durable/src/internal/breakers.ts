@@ -10,9 +10,9 @@
 import { Breaker, Rules } from "@tickwork/core"
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
-import type { BreakerRow, EventEntry, TaskRow } from "../TaskStore.ts"
 import { decodeBreaker, decodeRow, type Raw } from "./codec.ts"
 import * as Events from "./events.ts"
+import type { BreakerRow, EventEntry, TaskRow } from "./model.ts"
 import * as Rows from "./rows.ts"
 import * as Write from "./write.ts"
 

@@ -7,9 +7,9 @@
 import { Heap } from "@tickwork/core"
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
-import type { ClaimOptions, TaskRow } from "../TaskStore.ts"
 import { decodeRow, num, type Raw } from "./codec.ts"
 import * as Fleet from "./fleet.ts"
+import type { ClaimOptions, TaskRow } from "./model.ts"
 
 /**
  * Claims due rows on `sql` (its dialect `dialect`). With `live` (a store whose processes hold

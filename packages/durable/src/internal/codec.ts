@@ -7,7 +7,7 @@
 import type { Breaker } from "@tickwork/core"
 import { type MissedRun, type Retry, Schedule, type Task } from "@tickwork/core"
 import { Array as Arr, Result } from "effect"
-import type { BreakerRow, EventEntry, EventKind, NewTask, RunEntry, TaskRow } from "../TaskStore.ts"
+import type { BreakerRow, EventEntry, EventKind, NewTask, RunEntry, TaskRow } from "./model.ts"
 
 /** A row as the driver returns it. */
 export type Raw = Record<string, unknown>
@@ -44,7 +44,7 @@ export const decodeRow = (r: Raw): TaskRow => {
     state: String(r.state) as Task.TaskState,
     slot: num(r.slot),
     runAt: num(r.run_at),
-    dueAt: num(r.due_at),
+    claimableAt: num(r.due_at),
     attempt: num(r.attempt),
     runNumber: num(r.run_number),
     consecutiveFailures: num(r.consecutive_failures),

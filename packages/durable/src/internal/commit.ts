@@ -10,19 +10,26 @@
  */
 import { Array as Arr, Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
-import type { Change, ChangeResult, Committed, Decided, EventEntry } from "../TaskStore.ts"
+import type { StoreError } from "../Errors.ts"
 import * as Breakers from "./breakers.ts"
 import { decodeRow, eventRecords, num, type Raw, runRecord } from "./codec.ts"
+import * as Failure from "./failure.ts"
+import type {
+  Change,
+  ChangeResult,
+  CommitContext,
+  Committed,
+  Decided,
+  EventEntry,
+} from "./model.ts"
+import * as Settle from "./settle.ts"
 import * as Write from "./write.ts"
 
 /** Rows per multi-row INSERT: 24 columns × 400 stays under both engines' parameter limits. */
 const CHUNK = 400
 
-/** What a commit needs besides the changes: a push order for released tasks, the recorder. */
-export interface Context {
-  readonly seq: () => number
-  readonly owner: string | null
-}
+/** What a commit needs besides the changes (see `CommitContext`). */
+export type Context = CommitContext
 
 /** Applies `changes` on `sql` (inside a transaction the caller opens). */
 export const commitAll = (
@@ -41,7 +48,7 @@ export const commitAll = (
           VALUES ${sql.csv(
             chunk.map((c) => {
               const u = c.update
-              return sql`(${c.id}, ${c.fence}, ${u.state}, ${u.slot}, ${u.runAt}, ${u.dueAt},
+              return sql`(${c.id}, ${c.fence}, ${u.state}, ${u.slot}, ${u.runAt}, ${u.claimableAt},
                 ${u.attempt}, ${u.runNumber}, ${u.consecutiveFailures}, ${u.deliveries},
                 ${u.leaseOwner}, ${u.finishedAt}, ${u.lastError}, ${u.seq}, ${u.updatedAt},
                 ${u.pausedReason ?? null}, ${u.resumeFrom ?? -1})`
@@ -90,7 +97,7 @@ export const commitAll = (
    */
   const needing = (changes: ReadonlyArray<Change>) =>
     Effect.gen(function* () {
-      const asking = changes.filter((c) => c.redecide !== undefined)
+      const asking = changes.filter((c) => c.again !== undefined || c.redecide !== undefined)
       const need = new Set<string>()
       const breakers = new Set<string>()
       for (const chunk of Arr.chunksOf(asking, 200)) {
@@ -130,10 +137,17 @@ export const commitAll = (
       if (rows[0] === undefined) return undefined
       const fresh = decodeRow(rows[0])
       const breaker = fresh.breaker === null ? undefined : yield* Breakers.load(tx, fresh.breaker)
-      const decided = (c.redecide as NonNullable<Change["redecide"]>)(
-        fresh,
-        breaker === undefined ? undefined : () => Breakers.opensOnFailure(breaker, fresh),
-      )
+      const breakerOpens =
+        breaker === undefined ? undefined : () => Breakers.opensOnFailure(breaker, fresh)
+      const decided =
+        c.again !== undefined
+          ? Settle.decide(
+              fresh,
+              c.again,
+              Settle.replaying(c.again.draws, context.random),
+              breakerOpens,
+            )
+          : (c.redecide as NonNullable<Change["redecide"]>)(fresh, breakerOpens)
       if (!(yield* Write.row(sql, fresh, decided.update))) return undefined
       const at = decided.update.updatedAt
       const moved =
@@ -217,3 +231,19 @@ export const commitAll = (
     return out
   })
 }
+
+/**
+ * Applies `changes` in one transaction of its own, each under its fence (see `commitAll`);
+ * `context` gives the tasks a breaker lets go their push order.
+ */
+export const commit = (
+  sql: SqlClient,
+  dialect: "sqlite" | "pg",
+  changes: ReadonlyArray<Change>,
+  context: CommitContext = { seq: () => 0, owner: null },
+): Effect.Effect<Committed, StoreError> =>
+  changes.length === 0
+    ? Effect.succeed({ results: [], decided: [], events: [] })
+    : sql
+        .withTransaction(commitAll(sql, dialect, changes, context))
+        .pipe(Effect.mapError(Failure.failing("complete runs")))

@@ -3,44 +3,17 @@
  * Completion: a finished run's row is settled by the core's rules (`Rules.settle`: the next
  * state, slot or retry, the failure policy) and written back with its ledger row and events in
  * one transaction under the claim's fence. A late completion from a lost lease is refused and
- * recorded (`fenced-out`); a run cut off by closing is handed back (`released`).
+ * recorded (`fenced-out`); a run cut off by closing is handed back (recorded as a `released` event).
  */
-import { Errors, type Random, Rules, Schedule, type Task } from "@tickwork/core"
-import { Ledger, Metrics } from "@tickwork/runtime"
-import { Cause, Effect, Exit, Queue, Result } from "effect"
-import type { Change, Decided, EventEntry, RunEntry, TaskRow } from "../TaskStore.ts"
+import type { Task } from "@tickwork/core"
+import { Metrics } from "@tickwork/runtime"
+import { Cause, Effect, Exit, Queue } from "effect"
 import type { Env, Finished } from "./env.ts"
 import * as Events from "./events.ts"
 import type { Held } from "./held.ts"
+import type { Change, EventEntry, Redecision, RunEntry } from "./model.ts"
 import * as Rows from "./rows.ts"
-
-/** A failure, rendered for the ledger. */
-export const renderOutcome = (outcome: Task.Outcome): string | null => {
-  switch (outcome.kind) {
-    case "succeeded":
-      return null
-    case "failed":
-      return render(outcome.error)
-    case "defect":
-      return `defect: ${render(outcome.defect)}`
-    case "interrupted":
-      return "interrupted"
-    case "timed-out":
-      return `timed out after ${outcome.afterMs} ms`
-  }
-}
-
-const render = (u: unknown): string => {
-  if (typeof u === "object" && u !== null) {
-    const tag = (u as { _tag?: unknown })._tag
-    const message = (u as { message?: unknown }).message
-    if (typeof message === "string" && message !== "") {
-      return typeof tag === "string" ? `${tag}: ${message}` : message
-    }
-    if (typeof tag === "string") return tag
-  }
-  return Errors.show(u)
-}
+import * as Settle from "./settle.ts"
 
 /** The subject of events about a held run: its row under its claim's fence. */
 const subject = (h: Held): Events.Subject => h.row
@@ -49,11 +22,11 @@ const subject = (h: Held): Events.Subject => h.row
 const fencedOut = (env: Env, h: Held, at: number, detail: string): EventEntry =>
   Events.make("fenced-out", subject(h), at, env.owner, { detail })
 
-/** Hands a held run back unfinished: due again at its `run_at`. */
-export const release = (env: Env, h: Held, at: number): Change => ({
+/** Hands a held run back with no outcome: due again at its `run_at`. */
+export const handBack = (env: Env, h: Held, at: number): Change => ({
   id: h.row.id,
   fence: h.row.fence,
-  update: Rows.release(h.row, at, h.started),
+  update: Rows.handBack(h.row, at, h.started),
   events: [
     Events.make("released", subject(h), at, env.owner, {
       cause: h.started ? "interrupted" : "not started",
@@ -63,25 +36,11 @@ export const release = (env: Env, h: Held, at: number): Change => ({
   fencedOut: fencedOut(env, h, at, "release after the lease was lost"),
 })
 
-/** A draw-recording random source: a second decision replays the first one's draws. */
-const recording = (random: Random.Random) => {
-  const draws: Array<number> = []
-  return {
-    first: {
-      next: () => {
-        const v = random.next()
-        draws.push(v)
-        return v
-      },
-    },
-    again: (): Random.Random => {
-      let k = 0
-      return { next: () => (k < draws.length ? (draws[k++] as number) : random.next()) }
-    },
-  }
-}
-
-/** A finished run's change: load row → `Rules.settle` → store row (with its ledger row). */
+/**
+ * A finished run's change: load row → `Rules.settle` → store row (with its ledger row), decided
+ * by `settle.ts` from data the change carries (`again`), which the commit decides from again
+ * when the row changed while it ran.
+ */
 export const toChange = (
   env: Env,
   f: Finished,
@@ -92,79 +51,23 @@ export const toChange = (
 } => {
   const h = f.held
   const outcome = f.outcome
-  if (outcome === undefined) return { change: release(env, h, env.now()), ran: undefined }
+  if (outcome === undefined) return { change: handBack(env, h, env.now()), ran: undefined }
   if (h.releasing && outcome.kind === "interrupted") {
-    return { change: release(env, h, f.finishedAt), ran: undefined }
-  }
-  const { finishedAt, startedAt } = f
-  const error = renderOutcome(outcome)
-  const seq = env.nextSeq()
-  const random = recording(env.random)
-  /**
-   * The decision for the run on `row` (as claimed, or as it is when the commit re-reads it: a
-   * pause asked for, an update, a breaker): load row → `Rules.settle` → row update.
-   */
-  const decide = (
-    row: TaskRow,
-    draws: Random.Random,
-    breakerOpens: (() => boolean) | undefined,
-  ): Decided & { readonly run: RunEntry } => {
-    const view = Rows.view(row, env.options.windowMs, h.runNumber)
-    const settled = Rules.settle(view, outcome, finishedAt, { random: draws, breakerOpens })
-    const record = Rules.record(
-      {
-        id: row.id as Task.TaskId,
-        generation: row.generation,
-        slot: row.slot,
-        scheduledFor: row.runAt,
-        startedAt,
-        attempt: row.attempt,
-        runNumber: h.runNumber,
-        tags: row.tags,
-      },
-      outcome,
-      finishedAt,
-      settled,
-    )
-    const events: Array<EventEntry> = []
-    if (settled.dropped !== undefined) {
-      events.push(Events.missed(Ledger.missed(record, settled.dropped), row, env.owner))
-    }
-    const update = Rows.settled(row, settled, h.runNumber, finishedAt, error, seq)
-    // A schedule change that waited for this slot took effect: the new schedule is stored.
-    const restart = row.restart
-    const schedule =
-      settled.consumed && restart !== undefined && settled.scheduleError === undefined
-        ? Schedule.encode(restart, { first: settled.nextSlot ?? settled.slot, plan: settled.plan })
-        : undefined
-    return {
-      update:
-        schedule !== undefined && Result.isSuccess(schedule)
-          ? { ...update, schedule: schedule.success }
-          : update,
-      continuation: settled.continuation,
-      run: {
-        taskId: row.id,
-        generation: row.generation,
-        slot: row.slot,
-        attempt: row.attempt,
-        runAt: row.runAt,
-        startedAt,
-        finishedAt,
-        outcome: outcome.kind,
-        error,
-        fence: row.fence,
-        owner: env.owner,
-        delivery: row.deliveries,
-        state: settled.state,
-        nextRunAt: settled.nextSlot ?? null,
-      },
-      events,
-      slot: { ended: settled.slotEnded, failed: outcome.kind !== "succeeded" },
-    }
+    return { change: handBack(env, h, f.finishedAt), ran: undefined }
   }
   const row = h.row
-  const decided = decide(row, random.first, undefined)
+  const draws: Array<number> = []
+  const again: Redecision = {
+    outcome,
+    startedAt: f.startedAt,
+    finishedAt: f.finishedAt,
+    runNumber: h.runNumber,
+    seq: env.nextSeq(),
+    windowMs: env.options.windowMs,
+    owner: env.owner,
+    draws,
+  }
+  const decided = Settle.decide(row, again, Settle.recording(env.random, draws), undefined)
   return {
     change: {
       id: row.id,
@@ -175,16 +78,16 @@ export const toChange = (
       events: decided.events,
       // Decided again in the commit when the row changed while it ran (by this or another
       // process: a pause, an update) or has a breaker, with the same jitter draws.
-      redecide: (fresh, breakerOpens) => decide(fresh, random.again(), breakerOpens),
+      again,
       fencedOut: fencedOut(
         env,
         h,
-        finishedAt,
+        f.finishedAt,
         `attempt ${row.attempt}, delivery ${row.deliveries}, outcome ${outcome.kind}${h.lost ? " (lease lost)" : ""}`,
       ),
     },
     ran: { kind: "ran", ...decided.run },
-    continuation: decided.continuation,
+    continuation: decided.continuation ?? "final",
   }
 }
 
@@ -210,10 +113,11 @@ const completeBatch = (env: Env): Effect.Effect<void> =>
     })
     const committed = yield* env.outage.commit(
       prepared.map((p) => p.change),
-      { seq: env.nextSeq, owner: env.owner },
+      { seq: env.nextSeq, owner: env.owner, random: env.random },
     )
     for (let k = 0; k < batch.length; k++) {
-      const { change, ran, continuation } = prepared[k] as (typeof prepared)[number]
+      const p = prepared[k] as (typeof prepared)[number]
+      const { change, ran } = p
       const h = (batch[k] as Finished).held
       const handler = h.row.handler
       const result = committed.results[k]
@@ -236,14 +140,14 @@ const completeBatch = (env: Env): Effect.Effect<void> =>
           // As the runtime's recorder counts a retry (one rule, in Metrics).
           Metrics.countRetry(
             env.runSeries(handler),
-            decided?.continuation ?? continuation ?? "final",
+            decided?.continuation ?? p.continuation ?? "final",
           )
           for (const e of decided?.events ?? change.events) env.publish(e, handler)
         }
       }
       env.held.forget(h)
     }
-    // Breakers this batch moved: their transitions and the tasks they held or released.
+    // Breakers this batch moved: their transitions and the tasks they held or unheld.
     for (const e of committed.events) env.publish(e)
     env.wakeup.wake()
     // Work this batch made due soon (a next slot, a retry, a run handed back): other processes
@@ -256,7 +160,7 @@ const completeBatch = (env: Env): Effect.Effect<void> =>
           committed.results[k] !== "fenced-out" &&
           committed.results[k] !== "cancelled" &&
           p.change.update.state === "scheduled" &&
-          p.change.update.dueAt <= soon,
+          p.change.update.claimableAt <= soon,
       )
       if (due) yield* Effect.ignore(signal.notify)
     }

@@ -16,18 +16,11 @@ import {
 } from "@tickwork/core"
 import { Effect, Result } from "effect"
 import { type InvalidPayload, type NotDurable, type StoreError, UnknownHandler } from "../Errors.ts"
-import type {
-  Definition,
-  EventEntry,
-  Modification,
-  Query,
-  Rejected,
-  TaskRow,
-} from "../TaskStore.ts"
 import { breakerOf, notDurable } from "./accept.ts"
 import { storable } from "./codec.ts"
-import type { Env } from "./env.ts"
+import type { ControlEnv as Env } from "./env.ts"
 import * as Events from "./events.ts"
+import type { Definition, EventEntry, Modification, Query, Rejected, TaskRow } from "./model.ts"
 import { optionError, unknownKey } from "./options.ts"
 import * as Payload from "./payload.ts"
 import * as Rows from "./rows.ts"

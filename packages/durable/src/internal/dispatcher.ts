@@ -8,6 +8,7 @@
  * new slot and is claimed again in its turn.
  */
 import { Rules, type Task } from "@tickwork/core"
+import { MAX_SLEEP_MS } from "@tickwork/runtime/Wakeup"
 import { Cause, type Context, Effect, Exit } from "effect"
 import type * as Handler from "../Handler.ts"
 import type { Change, EventEntry, TaskRow } from "../TaskStore.ts"
@@ -17,8 +18,8 @@ import type { Held } from "./held.ts"
 import * as Payload from "./payload.ts"
 import * as Rows from "./rows.ts"
 
-/** The longest single sleep: Node timers overflow above 2^31-1 ms. */
-export const MAX_SLEEP_MS = 2 ** 31 - 1
+/** The longest single sleep: Node timers overflow above 2^31-1 ms (the runtime's bound). */
+export { MAX_SLEEP_MS }
 
 /**
  * Claims held per worker at most. A run that ended keeps its claim until its completion commits
@@ -180,7 +181,7 @@ const startAll = (
       // A breaker whose probe expired let another held task through.
       for (const e of committed.events) env.publish(e)
       // A moved row may be due at once: claim again before sleeping.
-      env.wakeup.requested = true
+      env.wakeup.wake()
     }
     for (const row of toStart) yield* start(env, context, row, claimedAt, at)
   })
@@ -230,7 +231,7 @@ const dispatchLoop = (
         continue
       }
       // From here on, any insert wakes us (it may be earlier than what nextDue sees).
-      wakeup.sleepingUntil = Number.POSITIVE_INFINITY
+      wakeup.wakeBefore = Number.POSITIVE_INFINITY
       let wait = MAX_SLEEP_MS
       // One round trip: a wake that comes while it is on the way is kept for the park.
       const next = yield* store.nextTimes(claimable(env) > 0 ? options.names : [])
@@ -239,10 +240,12 @@ const dispatchLoop = (
       // An open breaker's half-open time is a due time too (SPEC §7): its probe runs then.
       halfOpenAt = next.halfOpen ?? Number.POSITIVE_INFINITY
       if (halfOpenAt < Number.POSITIVE_INFINITY) wait = Math.min(wait, Math.max(1, halfOpenAt - t))
-      wait = Math.min(wait, options.pollMs, MAX_SLEEP_MS)
-      wakeup.sleepingUntil = t + wait
-      yield* Effect.raceFirst(wakeup.park, Effect.sleep(wait))
-      wakeup.sleepingUntil = Number.NEGATIVE_INFINITY
+      wait = Math.min(wait, options.pollMs)
+      // A wake that came since it set +Infinity (on the way to nextTimes) returns at once. A wake
+      // sets wakeBefore back to -Infinity itself; a timer that ends does not.
+      wakeup.wakeBefore = t + wait
+      yield* wakeup.wait(wait)
+      wakeup.wakeBefore = Number.NEGATIVE_INFINITY
     }
   })
 
@@ -260,9 +263,9 @@ export const dispatcher = (
     while (!stopping()) {
       const exit = yield* Effect.exit(dispatchLoop(env, context, dropLapsed, stopping))
       if (Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause)) {
-        env.wakeup.sleepingUntil = Number.NEGATIVE_INFINITY
+        env.wakeup.wakeBefore = Number.NEGATIVE_INFINITY
         yield* env.outage.report("claiming", exit.cause)
-        yield* Effect.raceFirst(env.wakeup.park, Effect.sleep(1_000))
+        yield* env.wakeup.wait(1_000)
       }
     }
   })

@@ -4,12 +4,14 @@
  * holds, its worker pool and the queue of finished runs, its figures and its occurrence stream.
  * `DurableScheduler.make` builds one; each part (dispatcher, leases, completion, upkeep) reads it.
  */
-import type { Random, Task } from "@tickwork/core"
+import { Random as CoreRandom, type Random, type Task } from "@tickwork/core"
 import type { Metrics, WorkerPool } from "@tickwork/runtime"
-import { Effect, type Queue } from "effect"
+import { Wakeup } from "@tickwork/runtime/Wakeup"
+import type { Clock, Queue } from "effect"
 import type { StoreCorrupt } from "../Errors.ts"
-import type { EventEntry, RunEntry, TaskStoreShape } from "../TaskStore.ts"
+import type { TaskStoreShape } from "../TaskStore.ts"
 import type { Counters, Held, HeldRuns } from "./held.ts"
+import type { EventEntry, RunEntry } from "./model.ts"
 import type * as Options from "./options.ts"
 import type { Outage } from "./outage.ts"
 
@@ -25,44 +27,21 @@ export interface Finished {
   readonly finishedAt: number
 }
 
-/** The dispatcher's wake-up: it parks between passes; inserts, completions and polls wake it. */
-export class Wakeup {
-  private parked: ((effect: Effect.Effect<void>) => void) | undefined = undefined
-  /** A wake that came while the dispatcher was not parked: its next park returns at once. */
-  requested = false
-  /** The time the dispatcher sleeps toward; -Infinity while it works, +Infinity while deciding. */
-  sleepingUntil = Number.NEGATIVE_INFINITY
+/**
+ * The dispatcher's wake-up (the runtime's, which its timing actor waits on too): it waits
+ * between passes; inserts, completions and polls wake it. Its `wakeBefore` is the time the
+ * dispatcher sleeps toward: -Infinity while it works, +Infinity while it decides how long.
+ */
+export { Wakeup }
 
-  /** Wakes the dispatcher now, or makes its next park return at once. */
-  wake(): void {
-    const resume = this.parked
-    if (resume !== undefined) {
-      this.parked = undefined
-      resume(Effect.void)
-    } else this.requested = true
-  }
-
-  /** Whether it is parked with no wake pending. */
-  get idle(): boolean {
-    return this.parked !== undefined && !this.requested
-  }
-
-  /** Parks until {@link wake}. */
-  readonly park: Effect.Effect<void> = Effect.callback<void>((resume) => {
-    if (this.requested) {
-      this.requested = false
-      resume(Effect.void)
-      return
-    }
-    this.parked = resume
-    return Effect.sync(() => {
-      if (this.parked === resume) this.parked = undefined
-    })
-  })
-}
-
-/** One durable scheduler's shared parts. */
-export interface Env {
+/**
+ * What every user of a store that decides for its tasks shares: the store, the resolved options,
+ * the owner it records, the clocks, the push order and the stream it publishes to. The controls
+ * (pause, resume, update) read only these ({@link ControlEnv}), so a tool (`StoreAdmin`) builds
+ * just this, with {@link base}; a scheduler builds it the same way and adds its running parts
+ * ({@link Env}).
+ */
+export interface Base {
   readonly store: TaskStoreShape
   readonly options: Options.Resolved
   readonly owner: string
@@ -74,18 +53,67 @@ export interface Env {
   readonly nextSeq: () => number
   /** Retry jitter. */
   readonly random: Random.Random
+  /**
+   * Publishes `o` on the occurrence stream (a scheduler also counts it in the metrics: slots
+   * missed). The caller passes `handler`, the task's handler, when it has the task's row: it
+   * labels the count (else the held run's handler, else `"unknown"`).
+   */
+  readonly publish: (o: Occurrence, handler?: string | undefined) => void
+}
+
+/** What the controls (pause, resume, update) read of an environment. */
+export type ControlEnv = Pick<Base, "store" | "options" | "owner" | "now" | "nextSeq" | "publish">
+
+/**
+ * The shared parts over `store` with `options`, reading `clock` (the scheduler's or the tool's):
+ * `nextSeq` is increasing and at least the wall clock in µs (`now() * 1000`), so a row pushed
+ * later by any process sorts after the rows pushed before it (SPEC §4).
+ */
+export const base = (
+  store: TaskStoreShape,
+  options: Options.Resolved,
+  clock: Clock.Clock,
+  publish: (o: Occurrence, handler?: string | undefined) => void,
+): Base => {
+  const now = () => clock.currentTimeMillisUnsafe()
+  let lastSeq = 0
+  return {
+    store,
+    options,
+    owner: options.owner,
+    now,
+    mono: () => Number(clock.currentTimeNanosUnsafe()) / 1e6,
+    nextSeq: () => {
+      lastSeq = Math.max(lastSeq + 1, now() * 1000)
+      return lastSeq
+    },
+    random: CoreRandom.seeded(options.seed),
+    publish,
+  }
+}
+
+/** A scheduler's figures, all zero. */
+export const counters = (): Counters => ({
+  claimed: 0,
+  completed: 0,
+  fencedOut: 0,
+  released: 0,
+  recovered: 0,
+  leasesLost: 0,
+  uncommitted: 0,
+  storeFailures: 0,
+  takenOver: 0,
+  sessionsLost: 0,
+})
+
+/** One durable scheduler's shared parts: the {@link Base} and its running parts. */
+export interface Env extends Base {
   readonly counters: Counters
   readonly held: HeldRuns
   readonly outage: Outage
   readonly wakeup: Wakeup
   readonly pool: WorkerPool.WorkerPool<Held>
   readonly finished: Queue.Queue<Finished>
-  /**
-   * Publishes `o` on the occurrence stream and counts it in the metrics (slots missed). The
-   * caller passes `handler`, the task's handler, when it has the task's row: it labels the
-   * count (else the held run's handler, else `"unknown"`).
-   */
-  readonly publish: (o: Occurrence, handler?: string | undefined) => void
   /** The run metrics of runs of `handler` under the scheduler's name (its `handler` label). */
   readonly runSeries: (handler: string) => Metrics.RunSeries
   /**

@@ -5,7 +5,7 @@
  */
 import type { Breaker, MissedRun } from "@tickwork/core"
 import type { Ledger } from "@tickwork/runtime"
-import type { EventEntry, EventKind } from "../TaskStore.ts"
+import type { EventEntry, EventKind } from "./model.ts"
 
 /** What an event is about: a task at a fence (a row as stored, or the parts of one). */
 export interface Subject {

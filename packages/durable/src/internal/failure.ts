@@ -145,3 +145,12 @@ export const pastSizeLimit = (
   limit: number | undefined,
   slack = 2 * (65_536 + 24),
 ): boolean => limit !== undefined && sizes.some((size) => size + slack >= limit)
+
+/**
+ * The failure mapper of one store operation: a `StoreError` (raised inside it) passes as it is;
+ * anything else (the driver's `SqlError`) becomes a `StoreError` for `operation`.
+ */
+export const failing =
+  (operation: string) =>
+  (error: unknown): StoreError =>
+    error instanceof StoreError ? error : storeError(operation, error)

@@ -20,9 +20,9 @@
  */
 import { Array as Arr, Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
-import type { TakenOver } from "../TaskStore.ts"
 import { eventRecord, num, type Raw, strOrNull } from "./codec.ts"
 import * as Events from "./events.ts"
+import type { TakenOver } from "./model.ts"
 
 /** The advisory lock's first key: "tick" in ASCII, tickwork's namespace among advisory locks. */
 export const LOCK_CLASS = 0x7469636b

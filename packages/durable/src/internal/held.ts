@@ -5,7 +5,7 @@
  * them on the monotonic clock.
  */
 import { Effect, Latch } from "effect"
-import type { TaskRow } from "../TaskStore.ts"
+import type { TaskRow } from "./model.ts"
 
 /** One run this process holds. */
 export interface Held {

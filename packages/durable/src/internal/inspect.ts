@@ -8,8 +8,8 @@ import { Task } from "@tickwork/core"
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
-import type { EventEntry, RunEntry, TaskRow } from "../TaskStore.ts"
 import { decodeEvent, decodeRow, decodeRun, num, type Raw, strOrNull } from "./codec.ts"
+import type { EventEntry, RunEntry, TaskRow } from "./model.ts"
 
 /** Whether the store's tables exist (a scheduler created and migrated them). */
 export const isStore = (sql: SqlClient): Effect.Effect<boolean, SqlError> =>

@@ -2,8 +2,9 @@
  * @internal
  * A task's ledger: its runs and its events, merged in the order they happened.
  */
-import type { EventEntry, RunEntry } from "../TaskStore.ts"
+
 import type { Occurrence } from "./env.ts"
+import type { EventEntry, RunEntry } from "./model.ts"
 
 /**
  * At equal times and fences, a cancel comes before the run it cut short, slots a run's policy

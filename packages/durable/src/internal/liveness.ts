@@ -10,8 +10,8 @@
  */
 import { Effect, Metric, Queue } from "effect"
 import { StoreError } from "../Errors.ts"
-import { storeError } from "../TaskStore.ts"
 import type { Env } from "./env.ts"
+import { storeError } from "./failure.ts"
 
 /** Sessions this process lost (counted once per loss, not per failed reconnect). */
 const sessionLosses = Metric.counter("tickwork_durable_session_losses_total", {

@@ -5,9 +5,10 @@
  */
 import { Cause, Effect, Exit, Metric, Option } from "effect"
 import { type StoreCorrupt, StoreError, type StoreFailure, storeCorrupt } from "../Errors.ts"
-import type { Change, Committed, TaskStoreShape } from "../TaskStore.ts"
+import type { TaskStoreShape } from "../TaskStore.ts"
 import type { Context } from "./commit.ts"
 import type { Counters } from "./held.ts"
+import type { Change, Committed } from "./model.ts"
 
 /** Store outages (counted once each, when they start or change their reason). */
 const outages = Metric.counter("tickwork_durable_store_outages_total", {

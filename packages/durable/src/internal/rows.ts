@@ -5,7 +5,7 @@
  * the caller ("load row → decide → store row").
  */
 import { Rules, type Task } from "@tickwork/core"
-import type { Definition, RowUpdate, TaskRow } from "../TaskStore.ts"
+import type { Definition, RowUpdate, TaskRow } from "./model.ts"
 
 /**
  * `row` as the rules read it, with the run's number `runNumber` (the START step's, once its run
@@ -39,12 +39,19 @@ export const windowOf = (row: Pick<TaskRow, "windowMs" | "plan">, windowMs: numb
       ? Rules.NO_WINDOW
       : windowMs
 
+/**
+ * A running row's lease deadline (epoch ms): its SQL `due_at` while it runs, after which any
+ * process may claim it again. `undefined` in any other state (the column is then its `runAt`).
+ */
+export const leaseUntil = (row: Pick<TaskRow, "state" | "claimableAt">): number | undefined =>
+  row.state === "running" ? row.claimableAt : undefined
+
 /** The row's fields kept as they are, written back at `now`. */
 const keep = (row: TaskRow, now: number): RowUpdate => ({
   state: row.state,
   slot: row.slot,
   runAt: row.runAt,
-  dueAt: row.runAt,
+  claimableAt: row.runAt,
   attempt: row.attempt,
   runNumber: row.runNumber,
   consecutiveFailures: row.consecutiveFailures,
@@ -73,7 +80,7 @@ export const settled = (
   state: s.state,
   slot: s.slot,
   runAt: s.nextSlot ?? row.runAt,
-  dueAt: s.nextSlot ?? row.runAt,
+  claimableAt: s.nextSlot ?? row.runAt,
   attempt: s.attempt,
   runNumber,
   consecutiveFailures: s.consecutiveFailures,
@@ -88,8 +95,11 @@ export const settled = (
   resumeFrom: s.consumed ? -1 : row.resumeFrom,
 })
 
-/** A claimed row handed back unfinished, due again at its `run_at`. */
-export const release = (row: TaskRow, now: number, started: boolean): RowUpdate => ({
+/**
+ * A claimed row handed back (no outcome: a closing scheduler, a lost session): `scheduled`, due
+ * again at its `run_at`.
+ */
+export const handBack = (row: TaskRow, now: number, started: boolean): RowUpdate => ({
   ...keep(row, now),
   state: "scheduled",
   // A run that never started was not delivered.
@@ -98,7 +108,7 @@ export const release = (row: TaskRow, now: number, started: boolean): RowUpdate 
 
 /** A claimed row that cannot be read back into the rules' terms: it ends failed, saying why. */
 export const unreadable = (row: TaskRow, now: number, error: unknown): RowUpdate => ({
-  ...release(row, now, true),
+  ...handBack(row, now, true),
   state: "failed",
   finishedAt: now,
   pausedReason: null,
@@ -111,7 +121,7 @@ export const moved = (row: TaskRow, slot: number, now: number, seq: number): Row
   state: "scheduled",
   slot,
   runAt: slot,
-  dueAt: slot,
+  claimableAt: slot,
   deliveries: 0,
   seq,
 })
@@ -131,7 +141,8 @@ export const requested = (
 ): RowUpdate => ({
   ...keep(row, now),
   leaseOwner: row.leaseOwner,
-  dueAt: row.dueAt,
+  // Its run goes on: the lease it holds stays its claim time.
+  claimableAt: leaseUntil(row) ?? row.claimableAt,
   pausedReason: reason,
 })
 
@@ -141,7 +152,7 @@ export const resumed = (row: TaskRow, r: Rules.Resume, now: number, seq: number)
   state: "scheduled",
   slot: r.slot,
   runAt: r.dueAt,
-  dueAt: r.dueAt,
+  claimableAt: r.dueAt,
   consecutiveFailures: r.consecutiveFailures,
   seq,
   pausedReason: null,
@@ -176,7 +187,7 @@ export const updated = (
   return {
     ...keep(row, now),
     leaseOwner: row.leaseOwner,
-    dueAt: row.state === "running" ? row.dueAt : (slot ?? row.runAt),
+    claimableAt: leaseUntil(row) ?? slot ?? row.runAt,
     slot: slot ?? row.slot,
     runAt: slot ?? row.runAt,
     finishedAt: row.finishedAt,

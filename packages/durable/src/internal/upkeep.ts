@@ -5,9 +5,9 @@
  */
 import { Effect, Queue, Result } from "effect"
 import { StoreError } from "../Errors.ts"
-import { storeError } from "../TaskStore.ts"
 import { MAX_SLEEP_MS } from "./dispatcher.ts"
 import type { Env } from "./env.ts"
+import { storeError } from "./failure.ts"
 
 /** Other processes' notices that work is due soon: look now instead of at the next poll. */
 export const listener = (env: Env): Effect.Effect<void> =>

@@ -6,8 +6,8 @@
  */
 import { Array as Arr, Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
-import type { EventEntry, RowUpdate, TaskRow } from "../TaskStore.ts"
 import { eventRecords } from "./codec.ts"
+import type { EventEntry, RowUpdate, TaskRow } from "./model.ts"
 
 /** Rows per multi-row INSERT: well under both engines' parameter limits. */
 const CHUNK = 400
@@ -24,7 +24,7 @@ export const row = (
   Effect.gen(function* () {
     const d = u.define
     const written = yield* sql<{ id: string }>`UPDATE tickwork_tasks SET state = ${u.state},
-      slot = ${u.slot}, run_at = ${u.runAt}, due_at = ${u.dueAt}, attempt = ${u.attempt},
+      slot = ${u.slot}, run_at = ${u.runAt}, due_at = ${u.claimableAt}, attempt = ${u.attempt},
       run_number = ${u.runNumber}, consecutive_failures = ${u.consecutiveFailures},
       deliveries = ${u.deliveries}, lease_owner = ${u.leaseOwner},
       finished_at = ${u.finishedAt}, last_error = ${u.lastError}, seq = ${u.seq},

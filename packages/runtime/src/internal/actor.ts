@@ -15,18 +15,16 @@
  *    transition (kernel.complete) and hands the record to the recorder, in the order runs ended.
  * 4. The actor sleeps until the earliest slot, in chunks of at most 2^31-1 ms, or until woken: by
  *    a finished run, or by an insert earlier than the slot it sleeps toward. It never busy-waits
- *    and never sleeps past an earlier insert.
+ *    and never sleeps past an earlier insert. Both are the `Wakeup` it waits on.
  */
 import { type Errors, type Kernel, Rules, type Task } from "@tickwork/core"
 import { Deferred, Effect, type Exit, Option } from "effect"
 import type * as Ledger from "../Ledger.ts"
 import type { AcceptedOptions, Recorder } from "../Recorder.ts"
 import { outcome } from "../Run.ts"
-import type { ShutdownPolicy, ShutdownReport } from "../Scheduler.ts"
+import { Wakeup } from "../Wakeup.ts"
 import { type PoolJob, WorkerPool } from "../WorkerPool.ts"
-
-/** The longest single sleep: timers above 2^31-1 ms overflow and fire at once in Node. */
-export const MAX_SLEEP_MS = 2 ** 31 - 1
+import type { ShutdownPolicy, ShutdownReport } from "./options.ts"
 
 /**
  * How far the wall clock may drift from the scheduler's time before it re-anchors, in ms. Below
@@ -92,9 +90,9 @@ export interface ActorConfig {
   /** The monotonic and wall clocks the scheduler's time is made of. */
   readonly clocks: Clocks
   /**
-   * Sleep with one Node timer inside the park instead of racing the park against Effect.sleep.
-   * Only on the live monotonic clock: under TestClock or a provided Clock, sleeping must go
-   * through Effect's Clock.
+   * Sleep with one Node timer (`Wakeup`'s `timer: "node"`) instead of racing the wait against
+   * Effect.sleep. Only on the live monotonic clock: under TestClock or a provided Clock, sleeping
+   * must go through Effect's Clock.
    */
   readonly timerSleeps: boolean
 }
@@ -120,13 +118,11 @@ export class TimingActor {
   /** When the last run started, scheduler ms; `undefined` until one has (health reads it). */
   lastStartedAt: number | undefined = undefined
   /**
-   * The health watcher's look-ahead: a command that moves the earliest slot before this calls
-   * {@link healthWake} once and sets it to -Infinity (the watcher sets it again after it looks).
-   * Scheduler ms; -Infinity: no watcher waits; +Infinity: any scheduled slot wakes it.
+   * The health watcher's wake-up (the scheduler that runs one waits on it): a command that moves
+   * the earliest slot before its `wakeBefore` (scheduler ms) wakes it once. Its `wakeBefore` stays
+   * -Infinity while no watcher waits.
    */
-  healthBefore = Number.NEGATIVE_INFINITY
-  /** Wakes the health watcher (set by the scheduler that runs one). */
-  healthWake: () => void = () => {}
+  readonly healthWakeup = new Wakeup()
   /** Finished runs not yet applied, in the order they ended (three parallel lists). */
   private readonly endedRuns: Array<Run | undefined> = []
   private readonly endedExits: Array<Exit.Exit<unknown, unknown> | undefined> = []
@@ -143,14 +139,11 @@ export class TimingActor {
    * handed to a listener).
    */
   private readonly recordBuffer = Rules.makeRecordBuffer()
-  /** The actor's wake-up, while it is parked. */
-  private parked: ((effect: Effect.Effect<void>) => void) | undefined = undefined
-  /** The Node timer of a timed park (live clock only). */
-  private parkTimer: ReturnType<typeof setTimeout> | undefined = undefined
-  /** A wake that came while the actor was busy: its next park returns at once. */
-  private wakeRequested = false
-  /** Inserts with a slot before this wake the actor; -Infinity while it is busy or the pool is full. */
-  private wakeBefore = Number.NEGATIVE_INFINITY
+  /**
+   * What the actor waits on between turns: a finished run wakes it, and so does an insert with a
+   * slot before its `wakeBefore` (scheduler ms; -Infinity while it is busy or the pool is full).
+   */
+  private readonly wakeup: Wakeup
   /** A gauge refresh is queued (see {@link refreshGauges}). */
   private gaugesQueued = false
   /** Runs already reported as slow. */
@@ -173,6 +166,7 @@ export class TimingActor {
     this.recorder = config.recorder
     this.clocks = config.clocks
     this.offset = anchorOffset(config.clocks)
+    this.wakeup = new Wakeup({ timer: config.timerSleeps ? "node" : "effect" })
     this.pool = new WorkerPool<Run>({
       workers: config.workers,
       spans: config.spans,
@@ -184,7 +178,7 @@ export class TimingActor {
         this.endedRuns[k] = run
         this.endedExits[k] = exit
         this.endedAt[k] = finishedAt
-        this.wake()
+        this.wakeup.wake()
       },
     })
   }
@@ -308,16 +302,16 @@ export class TimingActor {
   /** Wakes the actor if the earliest slot moved before the one it sleeps toward. */
   private nudge(): void {
     this.refreshGauges()
-    if (this.healthBefore !== Number.NEGATIVE_INFINITY) {
+    // The earliest slot is looked up only when someone sleeps toward a time (this runs on every
+    // schedule call).
+    const health = this.healthWakeup
+    if (health.wakeBefore !== Number.NEGATIVE_INFINITY) {
       const next = this.kernel.nextSlot()
-      if (next !== undefined && next < this.healthBefore) {
-        this.healthBefore = Number.NEGATIVE_INFINITY
-        this.healthWake()
-      }
+      if (next !== undefined) health.wakeIfBefore(next)
     }
-    if (this.wakeBefore !== Number.NEGATIVE_INFINITY) {
+    if (this.wakeup.wakeBefore !== Number.NEGATIVE_INFINITY) {
       const next = this.kernel.nextSlot()
-      if (next !== undefined && next < this.wakeBefore) this.wake()
+      if (next !== undefined) this.wakeup.wakeIfBefore(next)
     }
   }
 
@@ -392,8 +386,8 @@ export class TimingActor {
       /** Runs started since the actor last gave other fibers (and Node's timers) a turn. */
       let taken = 0
       for (;;) {
-        self.wakeRequested = false
-        self.wakeBefore = Number.NEGATIVE_INFINITY
+        // Everything a wake so far could signal is looked at below, in this synchronous step.
+        self.wakeup.reset()
         const step = self.reanchor()
         if (step !== 0) {
           yield* Effect.logWarning(
@@ -448,23 +442,23 @@ export class TimingActor {
         )
         if (wakeAt === Number.POSITIVE_INFINITY) {
           // Nothing to sleep toward: only a finished run or (with a free worker) any insert wakes us.
-          self.wakeBefore = free ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY
-          yield* self.park()
+          self.wakeup.wakeBefore = free ? Number.POSITIVE_INFINITY : Number.NEGATIVE_INFINITY
+          yield* self.wakeup.wait()
         } else if (next !== undefined && next <= self.now()) {
           // It fell due while the runs before it were taken (the live clock moves during a
           // turn): take it now. Sleeping here would cost a whole timer tick (>= 1 ms in Node).
           continue
         } else {
-          self.wakeBefore = free ? (next ?? Number.POSITIVE_INFINITY) : Number.NEGATIVE_INFINITY
+          self.wakeup.wakeBefore = free
+            ? (next ?? Number.POSITIVE_INFINITY)
+            : Number.NEGATIVE_INFINITY
           // On the live clock, sleep to the slot's boundary from the precise time, not from the
           // whole-ms reading: that wakes ~0.5 ms sooner on average, and still never early.
           const ms = self.config.timerSleeps
             ? // On the live clock, wake at least every minute to look at the wall clock.
               Math.min(Math.max(1, Math.ceil(wakeAt - self.preciseNow())), REANCHOR_EVERY_MS)
-            : Math.min(wakeAt - now, MAX_SLEEP_MS)
-          yield* self.config.timerSleeps
-            ? self.park(ms)
-            : Effect.raceFirst(self.park(), Effect.sleep(ms))
+            : wakeAt - now
+          yield* self.wakeup.wait(ms)
         }
         self.wakes++
       }
@@ -490,52 +484,6 @@ export class TimingActor {
       }
     }
     return { passed, next }
-  }
-
-  /**
-   * Suspends the actor until {@link wake} — or, given `ms`, until a Node timer fires after `ms`
-   * (only on the live monotonic clock). Returns at once if a wake came while the actor was busy.
-   */
-  private park(ms?: number): Effect.Effect<void> {
-    return Effect.callback<void>((resume) => {
-      if (this.wakeRequested) {
-        this.wakeRequested = false
-        resume(Effect.void)
-        return
-      }
-      this.parked = resume
-      if (ms !== undefined) {
-        this.parkTimer = setTimeout(() => {
-          this.parkTimer = undefined
-          if (this.parked === resume) this.parked = undefined
-          resume(Effect.void)
-        }, ms)
-      }
-      return Effect.sync(() => {
-        this.clearParkTimer()
-        if (this.parked === resume) this.parked = undefined
-      })
-    })
-  }
-
-  /** Cancels the park's Node timer: a woken actor must not keep the process alive until it fires. */
-  private clearParkTimer(): void {
-    if (this.parkTimer !== undefined) {
-      clearTimeout(this.parkTimer)
-      this.parkTimer = undefined
-    }
-  }
-
-  /** Wakes the actor (or makes its next park return at once). */
-  private wake(): void {
-    const resume = this.parked
-    if (resume !== undefined) {
-      this.parked = undefined
-      this.clearParkTimer()
-      resume(Effect.void)
-    } else {
-      this.wakeRequested = true
-    }
   }
 
   /** Applies finished runs in the order they ended. Applying starts no job, so none is added meanwhile. */
@@ -603,7 +551,7 @@ export class TimingActor {
         }
       }
       self.stopping = true
-      self.wake()
+      self.wakeup.wake()
       if (policy === "interrupt") self.pool.interruptAllUnsafe()
       let done = yield* Effect.timeoutOption(
         Deferred.await(self.drained),

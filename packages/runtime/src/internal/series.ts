@@ -10,10 +10,33 @@
  *
  * Schedulers with one name in one registry share their series, as pushed updates did: a
  * scheduler made again after another of its name closed goes on counting where it stopped.
+ *
+ * This module knows the metrics only by the shape below, so it does not import `Metrics.ts`
+ * (which builds its `runSeries` on it): the dependency points one way.
  */
 import type { Task } from "@tickwork/core"
 import { Context, Metric } from "effect"
-import type { MissedPolicy, OutcomeKind, SchedulerMetrics } from "../Metrics.ts"
+
+/** The `policy` attribute of missed slots (`Metrics.MissedPolicy`). */
+type MissedPolicy = "coalesce" | "skip"
+
+/**
+ * The metrics a `Series` is read through, with their attributes bound: `Metrics.SchedulerMetrics`
+ * satisfies it. `K` is the outcome kinds (`Metrics.OutcomeKind`).
+ */
+export interface SeriesMetrics<K extends string> {
+  readonly name: string
+  readonly lateness: Metric.Histogram<number>
+  readonly duration: Metric.Histogram<number>
+  readonly runs: Readonly<Record<K, Metric.Counter<number>>>
+  readonly pending: Metric.Gauge<number>
+  readonly running: Metric.Gauge<number>
+  /** The handler the per-run series are of (their `handler` attribute). */
+  readonly handler: string
+  readonly retries: Metric.Counter<number>
+  readonly slotsMissed: (cause: string, policy: MissedPolicy) => Metric.Counter<number>
+  readonly tasks: (state: Task.TaskState) => Metric.Gauge<number>
+}
 
 const none = (): void => {}
 
@@ -80,33 +103,29 @@ const states: ReadonlyArray<Task.TaskState> = [
 ]
 
 /** The series a run moves, of one scheduler name and handler in one registry. */
-export class Series {
+export class Series<K extends string> {
   readonly lateness: Histogram
   readonly duration: Histogram
-  readonly runs: Record<OutcomeKind, number> = {
-    succeeded: 0,
-    failed: 0,
-    defect: 0,
-    interrupted: 0,
-    "timed-out": 0,
-  }
+  /** Runs ended with each outcome kind; every kind starts at 0. */
+  readonly runs: Record<K, number>
   retries = 0
   /** Slots missed by `cause/policy`: at most 6 causes × 2 policies. */
   readonly missedBy = new Map<string, { count: number }>()
   /** Registers the series of an outcome: on its first run, when a pushed counter would appear. */
-  onFirstRun: (kind: OutcomeKind) => void = none
+  onFirstRun: (kind: K) => void = none
   /** Registers the retries series: on the first retry. */
   onFirstRetry: () => void = none
   /** Registers the series of slots missed for `cause` under `policy`, returning its cell. */
   onFirstMissed: (cause: string, policy: MissedPolicy) => { count: number } = () => ({ count: 0 })
 
-  constructor(boundaries: ReadonlyArray<number>) {
+  constructor(kinds: ReadonlyArray<K>, boundaries: ReadonlyArray<number>) {
+    this.runs = Object.fromEntries(kinds.map((kind) => [kind, 0])) as Record<K, number>
     this.lateness = new Histogram(boundaries)
     this.duration = new Histogram(boundaries)
   }
 
   /** Counts a run that ended with `kind`. */
-  ran(kind: OutcomeKind): void {
+  ran(kind: K): void {
     if (this.runs[kind]++ === 0) this.onFirstRun(kind)
   }
 
@@ -148,8 +167,12 @@ class Gauges {
   }
 }
 
-/** Series by registry (the default one is shared), then by scheduler name, handler and context attributes. */
-const registries = new WeakMap<object, Map<string, Series>>()
+/**
+ * Series by registry (the default one is shared), then by scheduler name, handler and context
+ * attributes. Held as `Series<never>` (any set of kinds); each is read back with the kinds it
+ * was made with.
+ */
+const registries = new WeakMap<object, Map<string, Series<never>>>()
 /** Gauges by registry, then by scheduler name and context attributes. */
 const gaugeRegistries = new WeakMap<object, Map<string, Gauges>>()
 
@@ -165,8 +188,8 @@ const register = <I, S>(
  * Adds `source` to the gauges of the scheduler whose metrics are `metrics`, in the registry of
  * `context` (registering the gauges there on first use); returns what removes it again.
  */
-export const addGaugeSource = (
-  metrics: SchedulerMetrics,
+export const addGaugeSource = <K extends string>(
+  metrics: SeriesMetrics<K>,
   context: Context.Context<never>,
   source: GaugeSource,
 ): (() => void) => {
@@ -200,11 +223,11 @@ export const addGaugeSource = (
  * The series of the scheduler whose metrics are `metrics`, in the registry of `context`:
  * registered there on first use, and shared by every scheduler of that name after.
  */
-export const seriesFor = (
-  metrics: SchedulerMetrics,
+export const seriesFor = <K extends string>(
+  metrics: SeriesMetrics<K>,
   context: Context.Context<never>,
   boundaries: ReadonlyArray<number>,
-): Series => {
+): Series<K> => {
   const registry = Context.get(context, Metric.MetricRegistry)
   const extra = Context.get(context, Metric.CurrentMetricAttributes)
   let byName = registries.get(registry)
@@ -214,8 +237,9 @@ export const seriesFor = (
   }
   const key = `${metrics.name}\u0000${metrics.handler}\u0000${JSON.stringify(extra)}`
   const known = byName.get(key)
-  if (known !== undefined) return known
-  const series = new Series(boundaries)
+  // One name in one registry has one set of metrics, so one set of outcome kinds.
+  if (known !== undefined) return known as Series<K>
+  const series = new Series<K>(Object.keys(metrics.runs) as Array<K>, boundaries)
   byName.set(key, series)
   // Each series appears when its first value comes, as a pushed one does: an exporter sees no
   // empty histogram and no outcome that never happened.

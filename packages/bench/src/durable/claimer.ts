@@ -9,9 +9,9 @@
  * Prints "ready" when it starts claiming.
  */
 import { PgClient } from "@effect/sql-pg"
+import { DurableScheduler, Handler, Postgres } from "@tickwork/durable"
 import { Effect, Layer, Redacted, Schema } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
-import { DurableScheduler, Handler, Postgres } from "../src/index.ts"
 
 const [url, mode, owner, workersArg] = process.argv.slice(2) as [string, string, string, string?]
 const workers = Number(workersArg ?? 64)

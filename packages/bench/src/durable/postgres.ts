@@ -7,7 +7,9 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 
-const script = (name: string) => fileURLToPath(new URL(`../scripts/${name}`, import.meta.url))
+// The throwaway cluster scripts are the durable package's (its tests start servers the same way).
+const script = (name: string) =>
+  fileURLToPath(new URL(`../../../durable/scripts/${name}`, import.meta.url))
 
 const freePort = (): Promise<number> =>
   new Promise((resolve, reject) => {

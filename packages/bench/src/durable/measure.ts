@@ -11,9 +11,9 @@ import { join } from "node:path"
 import { createInterface } from "node:readline"
 import { fileURLToPath } from "node:url"
 import { Schedule } from "@tickwork/core"
+import { DurableScheduler, Handler, Postgres, Sqlite, type TaskStore } from "@tickwork/durable"
 import Database from "better-sqlite3"
 import { Deferred, Effect, type Layer, References, Schema } from "effect"
-import { DurableScheduler, Handler, Postgres, Sqlite, type TaskStore } from "../src/index.ts"
 import { freshDatabase, type Server, withClient } from "./postgres.ts"
 
 const HOUR = 3_600_000

@@ -1,0 +1,159 @@
+/**
+ * @internal
+ * The store's insert: new tasks as rows, all or none, in chunks of multi-row upserts (an id whose
+ * task is final is reused under generation + 1), with their tags and breaker memberships in the
+ * same transaction, and a cross-process notice when asked for (SPEC §17).
+ */
+import { Errors } from "@tickwork/core"
+import { Array as Arr, Effect } from "effect"
+import type { SqlClient } from "effect/sql/SqlClient"
+import type { StoreError } from "../Errors.ts"
+import * as Breakers from "./breakers.ts"
+import { num, taskRecord } from "./codec.ts"
+import * as Failure from "./failure.ts"
+import type { NewTask } from "./model.ts"
+import * as Write from "./write.ts"
+
+/** Rows per multi-row INSERT: 24 columns × 400 stays under both engines' parameter limits. */
+export const CHUNK = 400
+
+/**
+ * Upserts one chunk of rows in one statement (with `notify` and a channel, `pg_notify` in that
+ * statement); a live id's row is skipped, which fails the chunk with `DuplicateTaskId`.
+ */
+const insertChunk = (
+  sql: SqlClient,
+  channel: string | undefined,
+  chunk: Arr.NonEmptyReadonlyArray<NewTask>,
+  notify = false,
+) =>
+  Effect.gen(function* () {
+    const upsert = sql<{ id: string; generation: unknown }>`
+      INSERT INTO tickwork_tasks ${sql.insert(Arr.map(chunk, taskRecord))}
+      ON CONFLICT (id) DO UPDATE SET
+        generation = tickwork_tasks.generation + 1,
+        handler = excluded.handler, payload = excluded.payload, schedule = excluded.schedule,
+        priority = excluded.priority, retry = excluded.retry,
+        missed_runs = excluded.missed_runs, pause_after = excluded.pause_after,
+        timeout_ms = excluded.timeout_ms, state = excluded.state, slot = excluded.slot,
+        run_at = excluded.run_at, due_at = excluded.due_at, attempt = excluded.attempt,
+        run_number = excluded.run_number,
+        consecutive_failures = excluded.consecutive_failures,
+        deliveries = excluded.deliveries, fence = tickwork_tasks.fence + 1,
+        lease_owner = excluded.lease_owner, seq = excluded.seq,
+        created_at = excluded.created_at,
+        updated_at = excluded.updated_at, finished_at = excluded.finished_at,
+        last_error = excluded.last_error, paused_reason = excluded.paused_reason,
+        resume_from = excluded.resume_from, tags = excluded.tags,
+        window_ms = excluded.window_ms, breaker = excluded.breaker,
+        restart = excluded.restart, revision = excluded.revision
+      WHERE tickwork_tasks.state IN ('done', 'failed', 'cancelled')
+      RETURNING id, generation`
+    // NOTIFY is transactional: delivered when this statement commits, never for no row.
+    const rows = yield* notify && channel !== undefined
+      ? sql<{ id: string; generation: unknown }>`
+          WITH ins AS (${upsert})
+          SELECT id, generation, (SELECT pg_notify(${channel}, '')) AS notified FROM ins`
+      : upsert
+    if (rows.length === chunk.length) {
+      const byId = new Map(rows.map((r) => [String(r.id), num(r.generation)]))
+      return chunk.map((t) => byId.get(t.id) as number)
+    }
+    const written = new Set(rows.map((r) => String(r.id)))
+    const live = chunk.find((t) => !written.has(t.id)) as NewTask
+    return yield* new Errors.DuplicateTaskId({
+      field: "id",
+      value: live.id,
+      message: `id ${Errors.show(live.id)} belongs to a task that is still scheduled or running`,
+    })
+  })
+
+/**
+ * Inserts `tasks`, all or none (see `TaskStoreShape.insert`). `options.channel` is the channel
+ * an insert notifies on in its own statement (PostgreSQL); without it, `options.signal.notify`
+ * follows the insert.
+ */
+export const insert = (
+  sql: SqlClient,
+  dialect: "sqlite" | "pg",
+  options: {
+    readonly channel: string | undefined
+    readonly signal: { readonly notify: Effect.Effect<void, StoreError> } | undefined
+  },
+  tasks: Arr.NonEmptyReadonlyArray<NewTask>,
+  insertOptions?: { readonly notify?: boolean | undefined },
+): Effect.Effect<ReadonlyArray<number>, Errors.DuplicateTaskId | StoreError> => {
+  const channel = dialect === "pg" ? options.channel : undefined
+  const seen = new Set<string>()
+  for (const t of tasks) {
+    if (seen.has(t.id)) {
+      return Effect.fail(
+        new Errors.DuplicateTaskId({
+          field: "id",
+          value: t.id,
+          message: `id ${Errors.show(t.id)} appears twice in one batch`,
+        }),
+      )
+    }
+    seen.add(t.id)
+  }
+  const chunks = Arr.chunksOf(tasks, CHUNK)
+  // Tags and breakers are written beside the rows: then one transaction holds them all.
+  const extras = tasks.some((t) => (t.tags?.length ?? 0) > 0 || t.breaker !== undefined)
+  const notify = insertOptions?.notify === true && options.signal !== undefined
+  // All or none: the upsert skips a live id's row and writes the others, so any batch of
+  // more than one row runs in a transaction that the `DuplicateTaskId` rolls back. One row
+  // and nothing beside it is one statement, atomic by itself, and saves BEGIN/COMMIT.
+  const all =
+    tasks.length === 1 && !extras
+      ? insertChunk(sql, channel, chunks[0], notify)
+      : sql.withTransaction(
+          Effect.gen(function* () {
+            const gs = (yield* Effect.forEach(chunks, (c) => insertChunk(sql, channel, c))).flat()
+            if (notify && channel !== undefined) yield* sql`SELECT pg_notify(${channel}, '')`
+            if (!extras) return gs
+            // A reused id's old tags go; a task's own breaker starts closed.
+            yield* Write.tags(
+              sql,
+              tasks.map((t, k) => ({
+                id: t.id,
+                generation: gs[k] as number,
+                tags: t.tags ?? [],
+              })),
+            )
+            const tx: Breakers.Tx = { sql, dialect, seq: () => 0, owner: null }
+            const now = tasks[0].now
+            const own = tasks.flatMap((t) =>
+              t.breaker !== undefined && t.breaker.key === Breakers.ownKey(t.id)
+                ? [{ ...t.breaker, shared: false }]
+                : [],
+            )
+            yield* Breakers.define(tx, own, now)
+            for (let k = 0; k < tasks.length; k++) {
+              const t = tasks[k] as NewTask
+              if (t.breaker === undefined) continue
+              const joined = yield* Breakers.join(
+                tx,
+                t.breaker.key,
+                {
+                  id: t.id,
+                  generation: gs[k] as number,
+                  slot: t.slot,
+                  fence: 0,
+                  state: "scheduled",
+                },
+                now,
+              )
+              yield* Write.events(sql, joined)
+            }
+            return gs
+          }),
+        )
+  const inserted = Effect.mapError(all, (e) =>
+    e._tag === "DuplicateTaskId" ? e : Failure.storeError("insert", e),
+  )
+  // A store that cannot notify in the insert's statement notifies after it.
+  return notify && channel === undefined && options.signal !== undefined
+    ? Effect.tap(inserted, () => Effect.ignore(options.signal?.notify ?? Effect.void))
+    : inserted
+}
