@@ -181,7 +181,8 @@ export interface TaskPage {
 export type Owner = Inspect.Owner
 
 /**
- * Lateness (`startedAt - scheduledFor`, ms) of the latest runs: percentiles by the nearest-rank
+ * Lateness (core's `Task.lateness`: from the due time, or from acceptance when later; SPEC §6.8;
+ * ms) of the latest runs: percentiles by the nearest-rank
  * method; all `null` when there are no runs.
  *
  * @category models

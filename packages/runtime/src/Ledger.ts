@@ -226,6 +226,17 @@ export class Store {
   private finalHead = 0
   private finalTail = 0
 
+  /**
+   * Earlier generations' records (SPEC §27.4), by `"row/generation"`, in the order their rows
+   * went to a later generation: when a final task's id is scheduled again, its history moves
+   * here instead of being dropped. Bounded as the ring is: each holds at most `perTask`
+   * records; it leaves when the final-task ring evicts its task; and with the ring's records it
+   * stays within `capacity` in all (the earliest moved leaves first).
+   */
+  private readonly earlier = new Map<string, ReadonlyArray<Occurrence>>()
+  /** Records held in {@link earlier}. */
+  private earlierRecords = 0
+
   /** `initialSize`: the ring's first size, in records; it grows by doubling as records are held. */
   constructor(perTask: number, finalTasks: number, capacity: number, initialSize = 1024) {
     this.perTask = perTask
@@ -314,11 +325,12 @@ export class Store {
     if (record.continuation === "final") this.retire(row, record.generation)
   }
 
-  /** The records of the task in `row` with `generation`, oldest first. */
+  /** The records of the task in `row` with `generation` (the current or an earlier one), oldest first. */
   get(row: number, generation: number): ReadonlyArray<Occurrence> {
     const c = this.rowData
     const r = row * ROW
-    if (row < 0 || r >= c.length || c[r + COUNT] === 0 || c[r + GEN] !== (generation | 0)) return []
+    if (row < 0 || r >= c.length || c[r + COUNT] === 0 || c[r + GEN] !== (generation | 0))
+      return this.earlier.get(`${row}/${generation}`) ?? []
     const out: Array<Occurrence> = []
     for (let p = c[r + OLDEST] as number; p >= 0; p = this.ring.next[p] as number) {
       out.push(this.read(p))
@@ -366,7 +378,11 @@ export class Store {
     if (r >= this.rowData.length)
       this.reserveRows(Math.max(row + 1, (this.rowData.length / ROW) * 2))
     const data = this.rowData
-    if (data[r + COUNT] !== 0 && data[r + GEN] !== (generation | 0)) this.dropHistory(row)
+    if (data[r + COUNT] !== 0 && data[r + GEN] !== (generation | 0)) {
+      this.keepEarlier(row, (data[r + GEN] as number) >>> 0)
+    }
+    if (this.earlierRecords > 0 && this.held + 1 + this.earlierRecords > this.capacity)
+      this.trimEarlier(1)
     if (this.used === this.ring.size) this.makeRoom()
     // After making room: a compaction replaces the ring.
     const ring = this.ring
@@ -391,6 +407,41 @@ export class Store {
     data[r + COUNT] = count + 1
     if (count + 1 > this.perTask) this.dropOldest(row)
     return p
+  }
+
+  /** Moves the records of `row`'s task, at `generation`, out of the ring: its row goes to a later one. */
+  private keepEarlier(row: number, generation: number): void {
+    const records = this.get(row, generation)
+    this.dropHistory(row)
+    const key = `${row}/${generation}`
+    this.earlier.set(key, records)
+    this.earlierRecords += records.length
+    this.trimEarlier()
+  }
+
+  /**
+   * Drops the earliest moved generations while they, the ring's records and `coming` more pass
+   * `capacity`, or while more than `finalTasks` are kept.
+   */
+  private trimEarlier(coming = 0): void {
+    for (const [k, held] of this.earlier) {
+      if (
+        this.earlierRecords + this.held + coming <= this.capacity &&
+        this.earlier.size <= this.finalTasks
+      )
+        break
+      this.earlier.delete(k)
+      this.earlierRecords -= held.length
+    }
+  }
+
+  /** Forgets the earlier generation `generation` of `row`, if kept. */
+  private forgetEarlier(row: number, generation: number): void {
+    const key = `${row}/${generation}`
+    const held = this.earlier.get(key)
+    if (held === undefined) return
+    this.earlier.delete(key)
+    this.earlierRecords -= held.length
   }
 
   /** Drops the oldest record of `row`'s task. */
@@ -532,7 +583,7 @@ export class Store {
       const r = old * ROW
       if (c[r + COUNT] !== 0 && c[r + GEN] === ((this.finalGens[k] as number) | 0)) {
         this.dropHistory(old)
-      }
+      } else this.forgetEarlier(old, this.finalGens[k] as number)
       this.finalHead++
     }
   }

@@ -85,9 +85,12 @@ export const resume = (
   origin?: string | undefined,
 ): Effect.Effect<boolean, StoreError> => {
   const now = env.now()
+  // The task's handler, for the label of the slots its resume skips.
+  let handler: string | undefined
   return env.store.modify(
     id,
     (row) => {
+      handler = row.handler
       if (row.state === "running") {
         return row.pausedReason === null
           ? undefined
@@ -107,7 +110,7 @@ export const resume = (
       )
       return { update: Rows.resumed(row, r, now, env.nextSeq()), events }
     },
-    env.publish,
+    (e) => env.publish(e, e.taskId === id ? handler : undefined),
   )
 }
 

@@ -218,9 +218,11 @@ export class TimingActor {
     options: Kernel.TaskOptions<PoolJob>,
     heard: AcceptedOptions,
   ): Task.TaskId | Errors.ScheduleError {
-    const id = this.kernel.schedule(options, this.now())
+    const now = this.now()
+    const id = this.kernel.schedule(options, now)
     if (typeof id !== "string") return id
     this.recorder.ledger.reserveRows(this.kernel.rowCapacity)
+    this.recorder.acceptedOn(this.kernel.rowOf(id), now)
     // Listeners hear of the task before the actor may start it.
     if (this.recorder.hearsAccepted) {
       this.recorder.accepted(id, () => this.kernel.info(id) as Task.TaskInfo, heard)
@@ -340,12 +342,14 @@ export class TimingActor {
     })
   }
 
-  /** The recent occurrences of a task, oldest first. */
-  history(id: string): ReadonlyArray<Ledger.Occurrence> {
+  /**
+   * The recent occurrences of a task, oldest first: of its current generation, or of
+   * `generation` (an earlier one's, while the ledger keeps it; SPEC §27.4).
+   */
+  history(id: string, generation?: number): ReadonlyArray<Ledger.Occurrence> {
     const info = this.kernel.info(id)
-    return info === undefined
-      ? []
-      : this.recorder.ledger.get(this.kernel.rowOf(id), info.generation)
+    if (info === undefined || (generation !== undefined && generation > info.generation)) return []
+    return this.recorder.ledger.get(this.kernel.rowOf(id), generation ?? info.generation)
   }
 
   /** The synchronous part of {@link cancel}; `undefined` if the task was not cancellable. */
@@ -415,7 +419,7 @@ export class TimingActor {
           // Taking may skip slots (window), expire a one-shot or open a breaker's probe.
           self.flush()
           if (run === undefined) break
-          self.recorder.started(run)
+          self.recorder.started(run, run.index)
           self.lastStartedAt = run.startedAt
           pool.start(run, run, run.job)
           taken++
