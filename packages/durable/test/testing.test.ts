@@ -5,9 +5,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Schedule } from "@tickwork/core"
-import { Effect, Schema } from "effect"
+import { Clock, Effect, Layer, References, Schema } from "effect"
 import { TestClock } from "effect/testing"
-import { DurableScheduler, Handler } from "../src/index.ts"
+import { DurableScheduler, Handler, Sqlite } from "../src/index.ts"
 import { TestDurable } from "../src/testing/index.ts"
 
 const DAY = 86_400_000
@@ -24,7 +24,110 @@ const recorder = (fail: (attempt: number) => boolean = () => false) => {
   return { runs, handler }
 }
 
+/**
+ * The test layer's scheduler on a TestClock that counts the sleeps started on it: every
+ * periodic fiber's wake-up is one sleep, so the count is what advancing the clock costs.
+ */
+const counted = (
+  handler: Handler.Any,
+  options: Partial<DurableScheduler.DurableSchedulerOptions<Handler.Any>> = {},
+) => {
+  const sleeps = { count: 0 }
+  const clock = Layer.effect(
+    Clock.Clock,
+    Effect.map(Clock.Clock, (c) => ({
+      ...c,
+      sleep: (d: Parameters<Clock.Clock["sleep"]>[0]) => {
+        sleeps.count++
+        return c.sleep(d)
+      },
+    })),
+  ).pipe(Layer.provideMerge(TestClock.layer()))
+  const layer = DurableScheduler.layer({
+    ...TestDurable.defaults,
+    ...options,
+    handlers: [handler],
+  }).pipe(
+    Layer.provide(Sqlite.layer({ filename: ":memory:" })),
+    Layer.provideMerge(clock),
+    Layer.provideMerge(Layer.succeed(References.MinimumLogLevel, "Warn")),
+  )
+  return { sleeps, layer }
+}
+
 describe("TestDurable", () => {
+  it("wakes nothing on a fixed interval: an idle week costs no sleep per interval", async () => {
+    const { handler } = recorder()
+    const { sleeps, layer } = counted(handler)
+    const woken = await Effect.runPromise(
+      Effect.gen(function* () {
+        yield* TestDurable.settle()
+        const before = sleeps.count
+        yield* TestDurable.advance(7 * DAY)
+        return sleeps.count - before
+      }).pipe(Effect.scoped, Effect.provide(layer)),
+    )
+    // Only the dispatcher's longest sleep (about 24.8 days) may be pending: nothing wakes in a
+    // week. A lease renewer or health refresh on a fixed interval would sleep thousands of times.
+    expect(woken).toBe(0)
+  })
+
+  it("keeps production's periodic upkeep where it is on: health every 5 s, pruning", async () => {
+    const { handler } = recorder()
+    const idleHour = (options: Partial<DurableScheduler.DurableSchedulerOptions<Handler.Any>>) => {
+      const { sleeps, layer } = counted(handler, options)
+      return Effect.runPromise(
+        Effect.gen(function* () {
+          yield* TestDurable.settle()
+          const before = sleeps.count
+          yield* TestDurable.advance("1 hour")
+          return sleeps.count - before
+        }).pipe(Effect.scoped, Effect.provide(layer)),
+      )
+    }
+    // The background health refresh (DurableScheduler.layer's default) looks every 5 s.
+    expect(await idleHour({ health: { background: true } })).toBeGreaterThanOrEqual(720)
+    // A retention prunes every hundredth of it, a minute apart at the least.
+    expect(await idleHour({ retention: "1 hour" })).toBeGreaterThanOrEqual(60)
+  })
+
+  it("rejects a health.background that is not a boolean, naming it", async () => {
+    const { handler } = recorder()
+    const error = await Effect.runPromise(
+      Effect.flip(
+        Layer.build(
+          TestDurable.layer({
+            handlers: [handler],
+            health: { background: "no" as unknown as boolean },
+          }),
+        ).pipe(Effect.scoped),
+      ),
+    )
+    expect(error).toMatchObject({ _tag: "InvalidOption", field: "health.background", value: "no" })
+  })
+
+  it("costs a bounded number of wakes per run: 30 daily runs, at most 4 sleeps each", async () => {
+    const { runs, handler } = recorder()
+    const { sleeps, layer } = counted(handler)
+    const woken = await Effect.runPromise(
+      Effect.gen(function* () {
+        const d = yield* DurableScheduler.DurableScheduler
+        yield* d.schedule({
+          handler,
+          payload: {},
+          schedule: Schedule.fixedRate(DAY, { delay: DAY }),
+        })
+        yield* TestDurable.settle()
+        const before = sleeps.count
+        yield* TestDurable.advance(30 * DAY)
+        return sleeps.count - before
+      }).pipe(Effect.scoped, Effect.provide(layer)),
+    )
+    expect(runs.length).toBe(30)
+    // Per run: the dispatcher toward the next slot, the lease guard and the renewer once each.
+    expect(woken).toBeLessThanOrEqual(4 * 30)
+  })
+
   it("runs a daily task 365 times over 365 virtual days", async () => {
     const { runs, handler } = recorder()
     const began = performance.now()

@@ -64,6 +64,21 @@ export type Options<H extends Handler.Any> = DurableScheduler.DurableSchedulerOp
 }
 
 /**
+ * The durable options {@link layer} sets unless given (see {@link Options} for why each): for a
+ * test that builds its own layer on `DurableScheduler.layer`, e.g. on a clock of its own.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const defaults = {
+  owner: "test",
+  seed: 0,
+  shutdown: "interrupt",
+  retention: false,
+  health: { background: false },
+} as const satisfies Omit<DurableScheduler.DurableSchedulerOptions<Handler.Any>, "handlers">
+
+/**
  * The test layer: a {@link DurableScheduler.DurableScheduler} and the runtime `Scheduler` beside
  * it, on a fresh in-memory SQLite store and a fresh `TestClock` (which the program sees too, so
  * `TestClock.adjust`, `TestClock.setTime` and {@link advance} move the scheduler's time). Closing
@@ -105,12 +120,9 @@ export const layer = <H extends Handler.Any>(
   const setStart = Layer.effectDiscard(start === 0 ? Effect.void : TestClock.setTime(start))
   const logs = Layer.succeed(References.MinimumLogLevel, logLevel ?? "Warn")
   return DurableScheduler.layer<H>({
-    owner: "test",
-    seed: 0,
-    shutdown: "interrupt",
-    retention: false,
+    ...defaults,
     ...durableOptions,
-    health: { background: false, ...durableOptions.health },
+    health: { ...defaults.health, ...durableOptions.health },
   }).pipe(
     Layer.provide(Sqlite.layer({ filename: ":memory:" })),
     Layer.provideMerge(setStart),
