@@ -124,9 +124,24 @@ export interface Snapshot {
   readonly actions: boolean
   readonly stats: StoreAdmin.StoreStats
   readonly tasks: Omit<StoreAdmin.TaskPage, "tasks"> & { readonly tasks: ReadonlyArray<ShownTask> }
-  /** The latest runs and events of the whole store, newest first. */
+  /**
+   * The latest runs and events of the whole store, newest first; a run's kept result cut to
+   * {@link RESULT_SHOWN} characters.
+   */
   readonly recent: ReadonlyArray<DurableScheduler.DurableOccurrence>
 }
+
+/** How much of a run's kept result the page shows (`tickwork ledger --json` gives all of it). */
+export const RESULT_SHOWN = 200
+
+/**
+ * A run whose kept result (SPEC §19.3, up to `maxResultBytes` of JSON) is cut to
+ * {@link RESULT_SHOWN} characters and `…`: a page of recent runs stays small to poll.
+ */
+const cutResult = (o: DurableScheduler.DurableOccurrence): DurableScheduler.DurableOccurrence =>
+  o.kind === "ran" && typeof o.result === "string" && o.result.length > RESULT_SHOWN
+    ? { ...o, result: `${o.result.slice(0, RESULT_SHOWN)}…` }
+    : o
 
 /**
  * The store as the page shows it.
@@ -155,7 +170,7 @@ export const snapshot = (
         ...tasks,
         tasks: tasks.tasks.map((t) => ({ ...t, scheduleWords: scheduleWords(t.schedule) ?? null })),
       },
-      recent,
+      recent: recent.map(cutResult),
     } satisfies Snapshot
   })
 

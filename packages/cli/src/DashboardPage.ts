@@ -270,7 +270,7 @@ function renderLedger(snap) {
       return \`<li data-kind="ran" data-task="\${esc(o.taskId)}" data-outcome="\${esc(o.outcome)}">
         <span class="muted">\${time(o.finishedAt)}</span><span>\${esc(o.taskId)}</span>
         <span class="what" style="--c:\${color(o.outcome)}">ran: \${esc(o.outcome)}</span>
-        <span class="muted">attempt \${esc(o.attempt)} · late \${esc(o.startedAt - o.runAt)} ms · \${esc(o.owner)}\${o.error ? \` · \${esc(o.error)}\` : ""}</span></li>\`
+        <span class="muted">attempt \${esc(o.attempt)} · late \${esc(o.startedAt - o.runAt)} ms · \${esc(o.owner)}\${o.error ? \` · \${esc(o.error)}\` : ""}\${typeof o.result === "string" ? \` · <span class="result">result \${esc(o.result)}</span>\` : o.resultError ? \` · <span class="result">result not kept: \${esc(o.resultError)}</span>\` : ""}</span></li>\`
     }
     return \`<li data-kind="\${esc(o.kind)}" data-task="\${esc(o.taskId)}" data-cause="\${esc(o.cause ?? "")}" data-origin="\${esc(o.origin ?? "")}">
       <span class="muted">\${time(o.at)}</span><span>\${esc(o.taskId)}</span>

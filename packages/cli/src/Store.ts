@@ -191,7 +191,33 @@ export const statusText = (t: StoreAdmin.TaskDetails): string => {
     ["finished", instant(t.finishedAt)],
     ["last error", t.lastError ?? "-"],
     ["payload", JSON.stringify(t.payload)],
+    ...(t.lastResult === undefined
+      ? []
+      : t.lastResult.json !== null
+        ? [["last result", shortResult(t.lastResult.json, STATUS_RESULT_CHARS)]]
+        : [["last result", `not kept: ${t.lastResult.error ?? "-"}`]]),
   ])
+}
+
+/** How much of a kept result `status` shows, and a ledger row; `--json` shows all of it. */
+const STATUS_RESULT_CHARS = 400
+const LEDGER_RESULT_CHARS = 80
+
+/**
+ * A kept result's JSON text (SPEC §19.3), cut to `max` characters with its full size said, so
+ * a 64 KiB result does not flood the terminal; escaped like every cell by {@link table}.
+ */
+const shortResult = (json: string, max: number): string =>
+  json.length <= max ? json : `${json.slice(0, max)}… (${json.length} characters; --json shows all)`
+
+/** A run's detail cell: its error or where it went next, then its kept result, if any. */
+const ranDetail = (o: DurableScheduler.Ran): string => {
+  const base = o.error ?? (o.nextRunAt === null ? `-> ${o.state}` : `next ${instant(o.nextRunAt)}`)
+  if (typeof o.result === "string") {
+    return `${base}; result ${shortResult(o.result, LEDGER_RESULT_CHARS)}`
+  }
+  if (typeof o.resultError === "string") return `${base}; result not kept: ${o.resultError}`
+  return base
 }
 
 /**
@@ -210,7 +236,7 @@ const slots = (first: number, last: number, count: number): string =>
 /**
  * A ledger as a table, oldest first: when, what (a run's outcome, or the event's kind and the
  * tool that asked for it, `paused by cli`), the slot(s), the attempt, lateness, owner, and the
- * cause or error.
+ * cause or error (a run's kept result after it, cut to 80 characters: SPEC §19.3).
  *
  * @category getters
  * @since 0.1.0
@@ -233,7 +259,7 @@ export const ledgerTable = (
             String(o.attempt),
             `${Math.max(0, o.startedAt - o.runAt)}ms`,
             o.owner,
-            o.error ?? (o.nextRunAt === null ? `-> ${o.state}` : `next ${instant(o.nextRunAt)}`),
+            ranDetail(o),
           ]
         : [
             instant(o.at),

@@ -405,6 +405,14 @@ describe("tickwork dashboard in headless Chromium", () => {
         injected: 0,
         pwned: null,
       })
+      // A kept result (SPEC §19.3) is text too: the stored JSON, as stored.
+      await waitFor('#ledger li[data-kind="ran"][data-task="report"] .result')
+      expect(await text('#ledger li[data-kind="ran"][data-task="report"] .result')).toBe(
+        `result ${JSON.stringify(HOSTILE.result)}`,
+      )
+      expect(
+        await page.evaluate(`document.querySelectorAll("#ledger img, #ledger .result *").length`),
+      ).toBe(0)
 
       await page.click('.task[data-task="sync-crm"] button[data-action="pause"]')
       await waitFor('.task[data-task="sync-crm"][data-state="paused"]')

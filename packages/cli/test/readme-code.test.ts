@@ -25,5 +25,5 @@ describe("README code", () => {
   it("every ts block type-checks with the package's compiler settings", () => {
     expect(blocks.length).toBeGreaterThanOrEqual(1)
     expect(CodeBlocks.typecheck(blocks, root, dir)).toEqual([])
-  }, 120_000)
+  }, 300_000)
 })

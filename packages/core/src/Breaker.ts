@@ -13,17 +13,18 @@
  * A slot counts when it ends: a success, or a failure with its retries used up. While the
  * breaker is open its tasks are held (`paused`, reason `breaker`): held one-shots and retries
  * wait, recurring slots that pass are recorded as skipped. After the cool-down exactly one held
- * task is let through as the probe; its slot's success closes the breaker and releases every task
+ * task is let through as the probe; its slot's success closes the breaker and unholds every task
  * it holds, its failure opens it again with the cool-down grown by `factor` (capped by
  * `maxCoolDown`). Outcomes of runs that were already running when it opened do not move it.
  *
- * This module holds the policy and the pure decisions; the kernel keeps each breaker's state and
- * applies them.
+ * This module holds the policy and the pure decisions, down to the whole step ({@link step}: a
+ * breaker, an event and its members → its new status, the tasks to hold and unhold, the probe);
+ * the kernel and the durable store keep each breaker's state and apply the plan.
  *
  * @since 0.2.0
  */
 import { InvalidOption, show, unknownKey } from "./Errors.ts"
-import type { BreakerState } from "./Task.ts"
+import type { BreakerState, PauseReason, TaskState } from "./Task.ts"
 import { type DurationInput, MAX_MS, toMillisWith } from "./Time.ts"
 
 export type { BreakerState } from "./Task.ts"
@@ -104,6 +105,36 @@ export const resolve = (policy: BreakerPolicy, field = "breaker"): Resolved | In
     policy.maxCoolDown === undefined ? MAX_MS : ms("maxCoolDown", policy.maxCoolDown)
   if (typeof maxCoolDown !== "number") return maxCoolDown
   return { failures, coolDown, factor, maxCoolDown }
+}
+
+/**
+ * A task's `breaker` option looked up: the shared breaker it names (its entry in `shared`), or a
+ * policy of its own, resolved; an `InvalidOption` naming `breaker` (or the policy's bad field)
+ * when the name is not defined or the policy is bad. Every store looks names up here, so the
+ * error is the same everywhere. Pure.
+ *
+ * @category constructors
+ * @since 0.3.0
+ */
+export const lookup = <T>(
+  option: BreakerPolicy | string,
+  shared: ReadonlyMap<string, T>,
+):
+  | { readonly _tag: "Shared"; readonly name: string; readonly breaker: T }
+  | { readonly _tag: "Own"; readonly policy: Resolved }
+  | InvalidOption => {
+  if (typeof option === "string") {
+    const breaker = shared.get(option)
+    return breaker === undefined
+      ? new InvalidOption({
+          field: "breaker",
+          value: option,
+          message: `breaker ${show(option)} is not defined (defined: ${[...shared.keys()].join(", ") || "none"})`,
+        })
+      : { _tag: "Shared", name: option, breaker }
+  }
+  const policy = resolve(option)
+  return "failures" in policy ? { _tag: "Own", policy } : policy
 }
 
 /**
@@ -214,24 +245,290 @@ export const onJoin = (
 
 /**
  * Whether held task `a` goes before `b` as a half-open breaker's probe: the one that would run
- * first — the earlier due time if resumed now, then the higher priority (lower rank). Ties keep
- * the caller's order (the kernel's table order, a store's id order). Pure.
+ * first — the earlier due time if resumed now, then the higher priority (lower rank), then the
+ * smaller id (code-unit order). A total order, so every store picks the same probe whatever order
+ * it reads its tasks in. Pure.
  *
  * @category combinators
  * @since 0.3.0
  */
 export const probeBefore = (
-  a: { readonly dueAt: number; readonly rank: number },
-  b: { readonly dueAt: number; readonly rank: number },
-): boolean => a.dueAt < b.dueAt || (a.dueAt === b.dueAt && a.rank < b.rank)
+  a: { readonly dueAt: number; readonly rank: number; readonly id: string },
+  b: { readonly dueAt: number; readonly rank: number; readonly id: string },
+): boolean =>
+  a.dueAt < b.dueAt ||
+  (a.dueAt === b.dueAt && (a.rank < b.rank || (a.rank === b.rank && a.id < b.id)))
 
 /**
- * Whether a task its breaker holds is released when it leaves that breaker (an update naming
+ * Whether a task its breaker holds is unheld when it leaves that breaker (an update naming
  * another breaker, or none) for one in `joined` (`undefined`: none): only an open or half-open
  * breaker keeps holding it. Pure.
  *
  * @category combinators
  * @since 0.3.0
  */
-export const releasedOnLeave = (joined: BreakerState | undefined): boolean =>
+export const unheldOnLeave = (joined: BreakerState | undefined): boolean =>
   joined === undefined || joined === "closed"
+
+// ---------------------------------------------------------------------------- whole steps
+
+/**
+ * One live task of a breaker, as {@link step} reads it.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface Member {
+  readonly id: string
+  readonly state: TaskState
+  /** Why it is `paused`; `undefined` in any other state. */
+  readonly pausedReason: PauseReason | undefined
+  /** A pause asked for while it runs; `undefined` otherwise. */
+  readonly pauseRequest: PauseReason | undefined
+  /** Priority rank: 0 high, 1 normal, 2 low. */
+  readonly rank: number
+  /**
+   * When it would be due if resumed now (`Rules.resume`'s `dueAt`), epoch ms. Read only for a
+   * held task (`paused`, reason `breaker`), as a probe candidate; any number otherwise.
+   */
+  readonly resumeAt: number
+}
+
+/**
+ * A breaker as {@link step} reads it: its status, policy, whether it is shared, and its probe.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface Cell {
+  readonly status: Status
+  readonly policy: Resolved
+  /** Defined once and named by tasks; a task's own breaker is not shared. */
+  readonly shared: boolean
+  /** The half-open breaker's probe's id, or `undefined`. */
+  readonly probe: string | undefined
+}
+
+/**
+ * What moves a breaker: a task's slot ended (`failed`: retries used up); the cool-down ended; a
+ * task joined (it is in the members); a task left (it is no longer in the members); a task was
+ * paused by hand (it stays a member, but cannot be the probe).
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export type Event =
+  | { readonly _tag: "SlotEnded"; readonly task: string; readonly failed: boolean }
+  | { readonly _tag: "CoolDownEnded" }
+  | { readonly _tag: "Joined"; readonly task: string }
+  | { readonly _tag: "Left"; readonly task: string }
+  | { readonly _tag: "PausedByHand"; readonly task: string }
+
+/**
+ * A breaker's whole step, for its store to apply in order: write the status and probe, report the
+ * transition, hold the `hold` tasks, unhold the `unhold` ones (the new probe among them).
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface Plan {
+  readonly status: Status
+  /** The probe after the step (`undefined`: none). */
+  readonly probe: string | undefined
+  /** The state change to report, if the state changed. */
+  readonly transition:
+    | {
+        readonly from: BreakerState
+        readonly to: BreakerState
+        /** An opening's cool-down, ms. */
+        readonly coolDown: number | undefined
+        /** An opening's half-open time, epoch ms. */
+        readonly halfOpenAt: number | undefined
+      }
+    | undefined
+  /** Members to hold (reason `breaker`): a scheduled one is paused, a running one asked to. */
+  readonly hold: ReadonlyArray<string>
+  /**
+   * Members to unhold: a held one resumes at its resume slot, a running one's pause request by
+   * the breaker is withdrawn. The new probe, when one is picked, is the only one after a
+   * cool-down or a probe's replacement.
+   */
+  readonly unhold: ReadonlyArray<string>
+  /** A task's own breaker whose task left: its store drops it. */
+  readonly drop: boolean
+}
+
+const NONE: ReadonlyArray<string> = []
+
+const isHeld = (m: Member): boolean => m.state === "paused" && m.pausedReason === "breaker"
+
+/**
+ * The held member that goes first as a probe ({@link probeBefore}), or `undefined` when none is
+ * held. O(members).
+ *
+ * @category combinators
+ * @since 0.3.0
+ */
+export const pickProbe = (members: ReadonlyArray<Member>): Member | undefined => {
+  let best: Member | undefined
+  for (const m of members) {
+    if (!isHeld(m)) continue
+    if (
+      best === undefined ||
+      probeBefore({ ...m, dueAt: m.resumeAt }, { ...best, dueAt: best.resumeAt })
+    )
+      best = m
+  }
+  return best
+}
+
+/**
+ * Whether {@link step} reads the members for `event` on `cell`: when the state changes (a slot
+ * opens or closes it, the cool-down ends) or the probe is replaced. A `Joined` step reads only
+ * the joining task's member. Otherwise a store may pass no members and skip reading them. Pure.
+ *
+ * @category combinators
+ * @since 0.3.0
+ */
+export const readsMembers = (cell: Cell, event: Event): boolean => {
+  switch (event._tag) {
+    case "SlotEnded":
+      return (
+        afterSlot(cell.status, cell.policy, cell.probe === event.task, event.failed).state !==
+        cell.status.state
+      )
+    case "CoolDownEnded":
+      return cell.status.state === "open"
+    case "Joined":
+      return true
+    case "Left":
+    case "PausedByHand":
+      return (
+        cell.probe === event.task &&
+        cell.status.state === "half-open" &&
+        !(event._tag === "Left" && !cell.shared)
+      )
+  }
+}
+
+/**
+ * A breaker's whole step at `now` (SPEC §7): `event` on `cell` with its live `members` → its new
+ * status, the tasks to hold and to unhold, and the probe. Pure: every store applies the plan.
+ *
+ * - a slot ended: {@link afterSlot}; an opening holds every other member that runs or is
+ *   scheduled, a closing unholds every held member (and withdraws the breaker's pause requests);
+ * - the cool-down ended: the open breaker goes half-open and its first held task
+ *   ({@link pickProbe}) is unheld as the probe (none held: the next task to come is);
+ * - a task joined: {@link onJoin} — nothing, it is the probe, or it is held;
+ * - the probe left, or was paused by hand: a half-open breaker picks another held task as its
+ *   probe; a task's own breaker is dropped when its task leaves.
+ *
+ * **Example** (The cool-down ends: the held task due first probes)
+ *
+ * ```ts
+ * import { Breaker } from "@tickwork/core"
+ * const policy = Breaker.resolve({ failures: 1, coolDown: 10 }) as Breaker.Resolved
+ * const held = { state: "paused", pausedReason: "breaker", pauseRequest: undefined, rank: 1 } as const
+ * const plan = Breaker.step(
+ *   { status: { state: "open", failures: 1, opens: 1 }, policy, shared: true, probe: undefined },
+ *   { _tag: "CoolDownEnded" },
+ *   [{ ...held, id: "b", resumeAt: 20 }, { ...held, id: "a", resumeAt: 20 }],
+ *   20,
+ * )
+ * plan.probe // "a": same due time and priority, the smaller id
+ * ```
+ *
+ * @category combinators
+ * @since 0.3.0
+ */
+export const step = (
+  cell: Cell,
+  event: Event,
+  members: ReadonlyArray<Member>,
+  now: number,
+): Plan => {
+  const unchanged: Plan = {
+    status: cell.status,
+    probe: cell.probe,
+    transition: undefined,
+    hold: NONE,
+    unhold: NONE,
+    drop: false,
+  }
+  switch (event._tag) {
+    case "SlotEnded": {
+      const before = cell.status
+      const after = afterSlot(before, cell.policy, cell.probe === event.task, event.failed)
+      if (after.state === before.state) return { ...unchanged, status: after }
+      if (after.state === "open") {
+        const { coolDown, halfOpenAt } = opening(cell.policy, after.opens, now)
+        const hold = members
+          .filter(
+            (m) =>
+              m.id !== event.task &&
+              (m.state === "scheduled" || (m.state === "running" && m.pauseRequest === undefined)),
+          )
+          .map((m) => m.id)
+        return {
+          ...unchanged,
+          status: after,
+          probe: undefined,
+          transition: { from: before.state, to: "open", coolDown, halfOpenAt },
+          hold,
+        }
+      }
+      const unhold = members
+        .filter(
+          (m) =>
+            m.id !== event.task &&
+            (isHeld(m) || (m.state === "running" && m.pauseRequest === "breaker")),
+        )
+        .map((m) => m.id)
+      return {
+        ...unchanged,
+        status: after,
+        probe: undefined,
+        transition: {
+          from: before.state,
+          to: after.state,
+          coolDown: undefined,
+          halfOpenAt: undefined,
+        },
+        unhold,
+      }
+    }
+    case "CoolDownEnded": {
+      if (cell.status.state !== "open") return unchanged
+      const probe = pickProbe(members)
+      return {
+        ...unchanged,
+        status: { ...cell.status, state: "half-open" },
+        probe: probe?.id,
+        transition: { from: "open", to: "half-open", coolDown: undefined, halfOpenAt: undefined },
+        unhold: probe === undefined ? NONE : [probe.id],
+      }
+    }
+    case "Joined": {
+      const task = members.find((m) => m.id === event.task)
+      if (task === undefined) return unchanged
+      const join = onJoin(cell.status.state, cell.probe !== undefined, task.state === "scheduled")
+      if (join === "none") return unchanged
+      if (join === "probe") return { ...unchanged, probe: task.id }
+      const holds =
+        task.state === "scheduled" || (task.state === "running" && task.pauseRequest === undefined)
+      return holds ? { ...unchanged, hold: [task.id] } : unchanged
+    }
+    case "Left":
+    case "PausedByHand": {
+      const drop = event._tag === "Left" && !cell.shared
+      if (cell.probe !== event.task) return { ...unchanged, drop }
+      if (drop || cell.status.state !== "half-open") return { ...unchanged, probe: undefined, drop }
+      const probe = pickProbe(members.filter((m) => m.id !== event.task))
+      return {
+        ...unchanged,
+        probe: probe?.id,
+        unhold: probe === undefined ? NONE : [probe.id],
+      }
+    }
+  }
+}

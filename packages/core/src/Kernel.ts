@@ -27,6 +27,7 @@
  * @since 0.1.0
  */
 import * as Breaker from "./Breaker.ts"
+import type * as Declared from "./Declared.ts"
 import { DuplicateTaskId, InvalidOption, type ScheduleError, show, unknownKey } from "./Errors.ts"
 import { Breakers } from "./internal/breakers.ts"
 import { explainRow } from "./internal/explain.ts"
@@ -54,6 +55,7 @@ import * as Options from "./Options.ts"
 import * as Random from "./Random.ts"
 import * as Retry from "./Retry.ts"
 import * as Rules from "./Rules.ts"
+import * as Schedule from "./Schedule.ts"
 import type {
   Occurrence,
   Outcome,
@@ -322,6 +324,42 @@ export class Kernel<J> {
     }
   }
 
+  /**
+   * A task's definition as `Declared.decide` compares it (SPEC §18), with its job as
+   * `more.job`, or `undefined` for an unknown id. A schedule change waiting for the slot in
+   * progress to end is its schedule here. O(1) but for that change's schedule (resolved at `now`).
+   */
+  definition(id: string, now: number): Declared.Current | undefined {
+    const i = this.rows.lookup(id)
+    if (i < 0) return undefined
+    const extra = this.rows.t.extra(i)
+    let plan = extra?.plan
+    let at: number | undefined = plan === undefined ? this.rows.t.slot(i) : undefined
+    if (extra?.restart !== undefined) {
+      const r = Schedule.resolve(extra.restart, now)
+      if ("first" in r) {
+        plan = r.plan
+        at = r.plan === undefined ? r.first : undefined
+      }
+    }
+    const cell = extra?.breaker
+    return {
+      state: Lifecycle.states[this.rows.t.state(i)] as TaskState,
+      definition: {
+        plan,
+        at,
+        priority: (["high", "normal", "low"] as const)[this.rows.t.rank(i)] as Priority,
+        retry: extra?.retry ?? Retry.none,
+        missedRuns: extra?.missedRuns ?? "catch-up",
+        pauseAfter: extra?.pauseAfter ?? 0,
+        tags: extra?.tags ?? NO_TAGS,
+        windowMs: extra?.windowMs ?? NO_WINDOW,
+        breaker: cell === undefined ? undefined : cell.shared ? cell.name : cell.policy,
+        more: { job: this.rows.t.job(i) },
+      },
+    }
+  }
+
   /** The job of a live or retained task, or `undefined` for an unknown id. O(1). */
   jobOf(id: string): J | undefined {
     const i = this.rows.lookup(id)
@@ -432,38 +470,57 @@ export class Kernel<J> {
       extra.pauseAfter = changes.pauseAfterConsecutiveFailures
     if (tags !== undefined) extra.tags = tags
     if (windowMs !== undefined) extra.windowMs = windowMs
-    let repush = false
-    if (rank >= 0 && rank !== this.rows.t.rank(i)) {
-      this.rows.t.setRank(i, rank)
-      repush = true
+    const step = Rules.updateStep(
+      {
+        state: Lifecycle.states[s] as TaskState,
+        attempt: this.rows.t.attempt(i),
+        rank: this.rows.t.rank(i),
+        breaker: extra.breaker !== undefined,
+      },
+      {
+        schedule: resolved !== undefined && changes.schedule !== undefined,
+        rank: rank >= 0 ? rank : undefined,
+        breaker:
+          breaker === undefined || breaker === extra.breaker
+            ? "keep"
+            : breaker === null
+              ? "remove"
+              : "change",
+      },
+    )
+    if (rank >= 0) this.rows.t.setRank(i, rank)
+    if (step.schedule === "waits") {
+      // The slot in progress (a run, or a pending retry of it) ends first.
+      extra.restart = changes.schedule
+    } else if (step.schedule === "now" && resolved !== undefined) {
+      extra.restart = undefined
+      extra.plan = resolved.plan
+      extra.gridSlot = resolved.first
+      extra.merged = undefined
+      extra.resumeFrom = -1
+      this.rows.t.setSlot(i, resolved.first)
     }
-    if (resolved !== undefined && changes.schedule !== undefined) {
-      if (Rules.scheduleChangeWaits(Lifecycle.states[s] as TaskState, this.rows.t.attempt(i))) {
-        // The slot in progress (a run, or a pending retry of it) ends first.
-        extra.restart = changes.schedule
-      } else {
-        extra.restart = undefined
-        extra.plan = resolved.plan
-        extra.gridSlot = resolved.first
-        extra.merged = undefined
-        extra.resumeFrom = -1
-        this.rows.t.setSlot(i, resolved.first)
-        repush = true
-      }
-    }
-    if (repush && s === SCHEDULED) {
+    if (step.requeue) {
       // Push first: the new entry makes the old one dead before a compaction can look at it.
       this.rows.push(i, this.rows.t.slot(i))
       this.rows.kill()
     }
-    if (breaker !== undefined && breaker !== extra.breaker) {
-      if (extra.breaker !== undefined) this.circuits.leave(i, extra.breaker, now)
+    if (step.leave || step.join) {
+      if (step.leave) this.circuits.leave(i, extra.breaker as BreakerCell, now)
       extra.breaker = undefined
-      if (breaker !== null) this.circuits.join(i, extra, breaker, this.rows.idOf(i), now)
-      // Held by the breaker it left, and the new one (if any) does not hold it: released (or,
+      if (step.join) {
+        this.circuits.join(
+          i,
+          extra,
+          breaker as BreakerCell | Breaker.Resolved,
+          this.rows.idOf(i),
+          now,
+        )
+      }
+      // Held by the breaker it left, and the new one (if any) does not hold it: unheld (or,
       // while it runs, the breaker's pause request is withdrawn).
       const cell = extra.breaker as BreakerCell | undefined
-      if (Breaker.releasedOnLeave(cell?.status.state)) {
+      if (step.leave && Breaker.unheldOnLeave(cell?.status.state)) {
         const state = this.rows.t.state(i)
         if (state === PAUSED && extra.pausedReason === "breaker") resumeRow(this.rows, i, now)
         else if (state === RUNNING && extra.pauseRequest === "breaker") {

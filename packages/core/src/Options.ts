@@ -50,6 +50,7 @@ export interface Bound {
  * | `retention.maxFinished` (kernel, runtime)   | 10,000,000 |
  * | `count` of `Schedule.preview`               | 100,000    |
  * | `maxConnections` (durable, PostgreSQL pool) | 1,000      |
+ * | `maxResultBytes` (runtime, durable)         | 8,388,608  |
  *
  * @category models
  * @since 0.4.0
@@ -87,11 +88,26 @@ export const bounds = {
     max: 100_000,
     why: "slots computed and returned in one array",
   },
+  resultBytes: {
+    max: 8_388_608,
+    why: "bytes of one kept result, stored with its ledger entry and read back with it; a larger output belongs in your own storage, with its key as the result",
+  },
   maxConnections: {
     max: 1_000,
     why: "connections one process may open; PostgreSQL serves 100 for all processes together by default",
   },
 } as const satisfies Record<string, Bound>
+
+/**
+ * The default catch-up window of a layer's `catchUpWindow` (SPEC §3), ms: one day. A store
+ * whose tasks may wait out a long outage (the durable store, whose tasks outlive a process)
+ * skips a slot older than this when it comes back, instead of running a day's backlog; a task's
+ * own `window` overrides it.
+ *
+ * @category models
+ * @since 0.4.0
+ */
+export const defaultCatchUpWindow = 86_400_000
 
 /**
  * A safe integer `>= min` (default 1), or `fallback` when absent; with `bound`, also at most

@@ -8,6 +8,8 @@
 export * as Breaker from "./Breaker.ts"
 /** Clocks: manual (virtual time) and system. @since 0.1.0 */
 export * as Clock from "./Clock.ts"
+/** Declared tasks: what `ensure` does with each (SPEC §18). @since 0.5.0 */
+export * as Declared from "./Declared.ts"
 /** The deterministic driver: inline jobs, `runDue` / `runUntil` / `tick`. @since 0.1.0 */
 export * as Driver from "./Driver.ts"
 /** Typed errors for bad input. @since 0.1.0 */
@@ -24,6 +26,8 @@ export * as MissedRun from "./MissedRun.ts"
 export * as Options from "./Options.ts"
 /** Seedable randomness. @since 0.1.0 */
 export * as Random from "./Random.ts"
+/** Kept results: the size bound and its typed errors. @since 0.5.0 */
+export * as Results from "./Results.ts"
 /** Retry backoff and jitter. @since 0.1.0 */
 export * as Retry from "./Retry.ts"
 /** The kernel's decisions as pure functions over one task's row. @since 0.3.0 */

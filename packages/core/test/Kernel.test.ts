@@ -402,3 +402,36 @@ describe("many runs due at once", () => {
     k.checkInvariants()
   })
 })
+
+describe("issue 24: breaker and pause steps decided by core's plans", () => {
+  const failed: Task.Outcome = { kind: "failed", error: "boom" }
+
+  it("ties for the probe go to the smaller id, not to the order tasks joined", () => {
+    const k = new Kernel.Kernel<string>({ breakers: { b: { failures: 1, coolDown: 10 } } })
+    k.schedule({ id: "f", job: "f", schedule: Schedule.once(0), breaker: "b" }, 0)
+    // "z" joins first; both are due at 50 with the same priority.
+    k.schedule({ id: "z", job: "z", schedule: Schedule.once(50), breaker: "b" }, 0)
+    k.schedule({ id: "a", job: "a", schedule: Schedule.once(50), breaker: "b" }, 0)
+    const run = k.takeDue(0) as Kernel.Run<string>
+    k.complete(run, failed, 0, false)
+    expect(k.breaker("b")?.held).toEqual(["z", "a"])
+    expect(k.takeDue(10)).toBeUndefined()
+    expect(k.breaker("b")).toMatchObject({ state: "half-open", probe: "a", held: ["z"] })
+    k.checkInvariants()
+  })
+
+  it("a probe paused by hand is replaced by the held task due first", () => {
+    const k = new Kernel.Kernel<string>({ breakers: { b: { failures: 1, coolDown: 10 } } })
+    k.schedule({ id: "f", job: "f", schedule: Schedule.once(0), breaker: "b" }, 0)
+    k.schedule({ id: "p", job: "p", schedule: Schedule.once(20), breaker: "b" }, 0)
+    k.schedule({ id: "q", job: "q", schedule: Schedule.once(40), breaker: "b" }, 0)
+    k.schedule({ id: "r", job: "r", schedule: Schedule.once(30), breaker: "b" }, 0)
+    k.complete(k.takeDue(0) as Kernel.Run<string>, failed, 0, false)
+    k.takeDue(10)
+    expect(k.breaker("b")?.probe).toBe("p")
+    expect(k.pause("p", 12)).toBe(true)
+    expect(k.breaker("b")).toMatchObject({ probe: "r", held: ["q"] })
+    expect(k.info("p")?.pausedReason).toBe("manual")
+    k.checkInvariants()
+  })
+})

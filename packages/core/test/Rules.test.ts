@@ -3,7 +3,7 @@
  * (the kernel's table, the durable store's rows) calls them.
  */
 import { describe, expect, it } from "vitest"
-import { Errors, Random, Retry, Rules, Schedule, Task } from "../src/index.ts"
+import { Errors, Kernel, Random, Retry, Rules, Schedule, Task } from "../src/index.ts"
 
 const grid = (period: number, origin = 0) =>
   (Schedule.resolve(Schedule.fixedRate(period, { delay: origin }), 0) as Schedule.Resolved).plan
@@ -143,6 +143,24 @@ describe("pause and resume", () => {
     expect(Rules.pause("done")).toBe("ignored")
   })
 
+  it("SPEC §7, §15: a pause by hand outranks a breaker's or the failure policy's pause", () => {
+    const task = (
+      state: "scheduled" | "running" | "paused" | "done",
+      pausedReason?: "manual" | "breaker" | "failures",
+      pauseRequest?: "manual" | "breaker" | "failures",
+    ) => ({ state, pausedReason, pauseRequest })
+    expect(Rules.pauseStep(task("scheduled"), "breaker")).toBe("Paused")
+    expect(Rules.pauseStep(task("running"), "manual")).toBe("Requested")
+    expect(Rules.pauseStep(task("paused", "breaker"), "manual")).toBe("Outranked")
+    expect(Rules.pauseStep(task("running", undefined, "breaker"), "manual")).toBe("Outranked")
+    expect(Rules.pauseStep(task("paused", "failures"), "manual")).toBe("Outranked")
+    expect(Rules.pauseStep(task("paused", "manual"), "manual")).toBe("Ignored")
+    expect(Rules.pauseStep(task("paused", "manual"), "breaker")).toBe("Ignored")
+    expect(Rules.pauseStep(task("running", undefined, "manual"), "breaker")).toBe("Ignored")
+    expect(Rules.pauseStep(task("paused", "breaker"), "breaker")).toBe("Ignored")
+    expect(Rules.pauseStep(task("done"), "manual")).toBe("Ignored")
+  })
+
   it("SPEC §15: a grid resumes at the first slot >= now, the passed ones skipped", () => {
     const r = Rules.resume(row({ plan: grid(10), consecutiveFailures: 3 }), 25)
     expect(r).toEqual({
@@ -167,5 +185,87 @@ describe("expire and schedule changes", () => {
     expect(Rules.scheduleChangeWaits("paused", 3)).toBe(true)
     expect(Rules.scheduleChangeWaits("scheduled", 1)).toBe(false)
     expect(Rules.scheduleChangeWaits("paused", 1)).toBe(false)
+  })
+})
+
+describe("update", () => {
+  const task = (state: "scheduled" | "running" | "paused", attempt = 1, breaker = false) => ({
+    state,
+    attempt,
+    rank: 1,
+    breaker,
+  })
+  const change = (
+    schedule: boolean,
+    rank: number | undefined = undefined,
+    breaker: "keep" | "remove" | "change" = "keep",
+  ) => ({ schedule, rank, breaker })
+
+  it("SPEC §15: a schedule change starts now, unless a run or a pending retry holds the slot", () => {
+    expect(Rules.updateStep(task("scheduled"), change(true))).toEqual({
+      schedule: "now",
+      requeue: true,
+      leave: false,
+      join: false,
+    })
+    expect(Rules.updateStep(task("running"), change(true)).schedule).toBe("waits")
+    expect(Rules.updateStep(task("scheduled", 2), change(true))).toMatchObject({
+      schedule: "waits",
+      requeue: false,
+    })
+    expect(Rules.updateStep(task("paused"), change(true))).toMatchObject({
+      schedule: "now",
+      requeue: false,
+    })
+  })
+
+  it("SPEC §4, §15: a new priority re-queues a scheduled task; the same priority does not", () => {
+    expect(Rules.updateStep(task("scheduled"), change(false, 0)).requeue).toBe(true)
+    expect(Rules.updateStep(task("scheduled"), change(false, 1)).requeue).toBe(false)
+    expect(Rules.updateStep(task("running"), change(false, 0)).requeue).toBe(false)
+  })
+
+  it("SPEC §7: moving between breakers leaves the old one and joins the new one", () => {
+    expect(
+      Rules.updateStep(task("scheduled", 1, true), change(false, undefined, "change")),
+    ).toMatchObject({
+      leave: true,
+      join: true,
+    })
+    expect(
+      Rules.updateStep(task("scheduled", 1, true), change(false, undefined, "remove")),
+    ).toMatchObject({
+      leave: true,
+      join: false,
+    })
+    expect(
+      Rules.updateStep(task("scheduled", 1, false), change(false, undefined, "remove")),
+    ).toMatchObject({
+      leave: false,
+      join: false,
+    })
+    expect(
+      Rules.updateStep(task("scheduled", 1, false), change(false, undefined, "change")),
+    ).toMatchObject({
+      leave: false,
+      join: true,
+    })
+  })
+})
+
+describe("options declared once", () => {
+  it("the key lists derive from Rules.fields; an update takes every key but the id", () => {
+    expect([...Rules.optionKeys]).toEqual(Object.keys(Rules.fields))
+    expect(Rules.updateKeys.has("id")).toBe(false)
+    expect([...Rules.updateKeys].length).toBe(Rules.optionKeys.size - 1)
+    expect([...Kernel.updateKeys]).toEqual([...Rules.updateKeys])
+    expect([...Kernel.taskOptionKeys]).toEqual([...Rules.optionKeys])
+  })
+
+  it("a store extends the core's keys with its own", () => {
+    const keys = Rules.keysWith(Rules.optionKeys, { without: ["job"], with: ["handler"] })
+    expect(keys.has("job")).toBe(false)
+    expect(keys.has("handler")).toBe(true)
+    expect(Rules.optionKeys.has("job")).toBe(true)
   })
 })

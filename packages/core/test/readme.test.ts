@@ -53,5 +53,5 @@ describe("README examples", () => {
     expect(CodeBlocks.typecheck(blocks, root, join(dir, "check"), { unusedLocals: true })).toEqual(
       [],
     )
-  }, 120_000)
+  }, 300_000)
 })

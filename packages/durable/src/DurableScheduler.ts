@@ -52,6 +52,7 @@ import * as Accept from "./internal/accept.ts"
 import * as Completion from "./internal/completion.ts"
 import * as Controls from "./internal/controls.ts"
 import * as Dispatcher from "./internal/dispatcher.ts"
+import * as Ensure from "./internal/ensure.ts"
 import * as Env from "./internal/env.ts"
 import { type Finished, type Occurrence, Wakeup } from "./internal/env.ts"
 import * as Events from "./internal/events.ts"
@@ -61,6 +62,7 @@ import * as Ledger from "./internal/ledger.ts"
 import * as Liveness from "./internal/liveness.ts"
 import * as Options from "./internal/options.ts"
 import * as Outage from "./internal/outage.ts"
+import * as KeptResult from "./internal/result.ts"
 import type {
   DurableSchedulerShape,
   DurableTaskFilter,
@@ -369,6 +371,22 @@ export const make = <H extends Handler.Any>(
         return insert([p], t).pipe(Effect.as(p.id as Task.TaskId))
       })
 
+    const ensure: DurableSchedulerShape["ensure"] = (list, ensureOptions) =>
+      Effect.suspend(() =>
+        env.closing.closed
+          ? Effect.fail(closedError)
+          : Ensure.ensure(
+              env,
+              {
+                prepare: (o, t) => prepare(o as DurableTaskOptions, t),
+                insert: (task, t) => insert([task], t),
+                cancel: (id) => cancel(id),
+              },
+              list as ReadonlyArray<Accept.TaskOptions>,
+              ensureOptions,
+            ),
+      )
+
     const cancel: DurableSchedulerShape["cancel"] = (id, cancelOptions) =>
       Effect.gen(function* () {
         const found = yield* store.cancel(id, now())
@@ -460,6 +478,7 @@ export const make = <H extends Handler.Any>(
       owner: resolved.owner,
       schedule,
       scheduleAll,
+      ensure,
       pause: (id) => Controls.pause(env, id),
       resume: (id) =>
         Effect.tap(Controls.resume(env, id), (ok) => Effect.sync(() => ok && env.wakeup.wake())),
@@ -492,9 +511,19 @@ export const make = <H extends Handler.Any>(
         ),
       info,
       ledger: (id) =>
-        Effect.map(Effect.all([store.runs(id), store.events(id)]), ([runs, events]) =>
-          Ledger.merge(runs, events),
-        ),
+        Effect.gen(function* () {
+          const [runs, events] = yield* Effect.all([store.runs(id), store.events(id)])
+          const merged = Ledger.merge(runs, events)
+          if (!runs.some((r) => typeof r.result === "string")) return merged
+          // Kept results decode by the schema of the task's handler, when registered here.
+          const row = yield* store.get(id)
+          const handler = Option.isSome(row) ? resolved.handlers.get(row.value.handler) : undefined
+          return merged.map((o) =>
+            o.kind === "ran" && typeof o.result === "string"
+              ? { ...o, value: KeptResult.decode(handler, o.result) }
+              : o,
+          )
+        }),
       occurrences: Stream.fromPubSub(occurrences),
       stats: Effect.map(store.counts, (tasks) => ({
         tasks,

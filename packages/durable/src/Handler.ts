@@ -61,11 +61,27 @@ export interface DurableRun extends Task.RunInfo {
  * @category models
  * @since 0.1.0
  */
-export interface Handler<A, E = never, R = never> {
+export interface Handler<A, E = never, R = never, O = unknown> {
   readonly name: string
   /** Encodes the payload to JSON-safe data when scheduling; decodes it before each run. */
   readonly payload: Schema.Codec<A, unknown>
-  readonly run: (payload: A, run: DurableRun) => Effect.Effect<unknown, E, R>
+  readonly run: (payload: A, run: DurableRun) => Effect.Effect<O, E, R>
+  /**
+   * Encodes the run's value to JSON-safe data, kept with its ledger entry; decodes it when the
+   * ledger is read. Absent: the value is not kept.
+   */
+  readonly result?: Schema.Codec<O, unknown> | undefined
+}
+
+/**
+ * The options of {@link make}.
+ *
+ * @category models
+ * @since 0.5.0
+ */
+export interface HandlerOptions<O, OI> {
+  /** The schema of the value a run succeeds with: see {@link Handler.result}. */
+  readonly result: Schema.Codec<O, OI>
 }
 
 /**
@@ -74,8 +90,8 @@ export interface Handler<A, E = never, R = never> {
  * @category models
  * @since 0.1.0
  */
-// biome-ignore lint/suspicious/noExplicitAny: the payload type is invariant (schema and job)
-export type Any = Handler<any, unknown, unknown>
+// biome-ignore lint/suspicious/noExplicitAny: the payload and result types are invariant (schema and job)
+export type Any = Handler<any, unknown, unknown, any>
 
 /**
  * The services a list of handlers needs.
@@ -83,7 +99,8 @@ export type Any = Handler<any, unknown, unknown>
  * @category models
  * @since 0.1.0
  */
-export type Services<H extends Any> = H extends Handler<infer _A, infer _E, infer R> ? R : never
+export type Services<H extends Any> =
+  H extends Handler<infer _A, infer _E, infer R, infer _O> ? R : never
 
 /**
  * The payload type of a handler (`unknown` for a handler named by a string).
@@ -91,16 +108,45 @@ export type Services<H extends Any> = H extends Handler<infer _A, infer _E, infe
  * @category models
  * @since 0.1.0
  */
-export type PayloadOf<H> = H extends Handler<infer A, infer _E, infer _R> ? A : unknown
+export type PayloadOf<H> = H extends Handler<infer A, infer _E, infer _R, infer _O> ? A : unknown
 
 /**
- * A handler named `name`, with its payload schema and its job.
+ * A handler named `name`, with its payload schema and its job; with `options.result`, the value
+ * its job succeeds with is kept (see {@link Handler.result}).
  *
  * @category constructors
  * @since 0.1.0
  */
-export const make = <A, I, E = never, R = never>(
+export function make<A, I, E = never, R = never>(
   name: string,
   payload: Schema.Codec<A, I>,
   run: (payload: A, run: DurableRun) => Effect.Effect<unknown, E, R>,
-): Handler<A, E, R> => ({ name, payload, run })
+): Handler<A, E, R>
+/**
+ * A handler whose run's value is kept, encoded by `options.result` (SPEC §19.3).
+ *
+ * @category constructors
+ * @since 0.5.0
+ */
+export function make<A, I, O, OI, E = never, R = never>(
+  name: string,
+  payload: Schema.Codec<A, I>,
+  run: (payload: A, run: DurableRun) => Effect.Effect<O, E, R>,
+  options: HandlerOptions<O, OI>,
+): Handler<A, E, R, O>
+/**
+ * The implementation of both signatures above.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export function make<A, I, O, OI, E, R>(
+  name: string,
+  payload: Schema.Codec<A, I>,
+  run: (payload: A, run: DurableRun) => Effect.Effect<O, E, R>,
+  options?: HandlerOptions<O, OI>,
+): Handler<A, E, R, O> {
+  return options?.result === undefined
+    ? { name, payload, run }
+    : { name, payload, run, result: options.result }
+}

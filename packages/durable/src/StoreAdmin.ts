@@ -146,6 +146,14 @@ export interface TaskDetails extends DurableTaskInfo {
   readonly missedRuns: string
   readonly createdAt: number
   readonly updatedAt: number
+  /**
+   * The kept result of the task's latest run (SPEC §19.3), read by `info` only: its JSON text
+   * as stored (no schema is at hand here) or why none was kept. Absent when that run kept
+   * neither.
+   */
+  readonly lastResult?:
+    | { readonly finishedAt: number; readonly json: string | null; readonly error: string | null }
+    | undefined
 }
 
 /**
@@ -464,7 +472,11 @@ export const open = (
         const tags = yield* Inspect.tagsOf(sql, id, tagged).pipe(
           Effect.mapError(fail("read a task")),
         )
-        return details(r, tags)
+        const lastResult = yield* Inspect.lastResult(sql, id, r.generation).pipe(
+          Effect.mapError(fail("read a task")),
+        )
+        const d = details(r, tags)
+        return lastResult === undefined ? d : { ...d, lastResult }
       })
 
     const tasks: StoreAdminShape["tasks"] = (filter = {}) =>

@@ -88,6 +88,9 @@ describe("pause and resume on SQLite, across a restart", () => {
           Effect.gen(function* () {
             expect(yield* d.status("f")).toBe("paused")
             expect(Option.getOrThrow(yield* d.info("f")).pausedReason).toBe("failures")
+            // Issue 24: as in the kernel, a pause by hand outranks the failure policy's.
+            expect(yield* d.pause("f")).toBe(false)
+            expect(Option.getOrThrow(yield* d.info("f")).pausedReason).toBe("manual")
             expect(yield* d.resume("f")).toBe(true)
             yield* advance(d, 200)
             expect(yield* d.status("f")).toBe("scheduled")

@@ -28,7 +28,7 @@ describe("README examples", () => {
 
   it("every block type-checks with the package's compiler settings", () => {
     expect(CodeBlocks.typecheck(blocks, root, dir)).toEqual([])
-  }, 120_000)
+  }, 300_000)
 })
 
 // Every field of the stores' options, as the types declare them: adding a field without adding

@@ -55,5 +55,5 @@ describe("example READMEs", () => {
       CodeBlocks.fromMarkdown(readmeOf(name), `examples/${name} `),
     )
     expect(CodeBlocks.typecheck(blocks, root, dir)).toEqual([])
-  }, 120_000)
+  }, 300_000)
 })

@@ -31,7 +31,7 @@ describe("root README examples", () => {
 
   it("every block type-checks with the workspace's compiler settings", () => {
     expect(CodeBlocks.typecheck(blocks, root, join(dir, "check"))).toEqual([])
-  }, 120_000)
+  }, 300_000)
 
   it.each(runnable.map((b, i) => [b.name, b.code, i] as const))(
     "%s runs",

@@ -16,7 +16,7 @@
  *
  * @since 0.1.0
  */
-import { Kernel, Lifecycle, type MissedRun, Rules, Task } from "@tickwork/core"
+import { Kernel, Lifecycle, type MissedRun, Results, Rules, Task } from "@tickwork/core"
 
 /**
  * An occurrence that ran.
@@ -24,7 +24,13 @@ import { Kernel, Lifecycle, type MissedRun, Rules, Task } from "@tickwork/core"
  * @category models
  * @since 0.1.0
  */
-export interface Ran extends Task.RunRecord {}
+export interface Ran extends Task.RunRecord {
+  /**
+   * Why the run's value was not kept, for a task with `keepResult` (SPEC §19.3): its JSON passed
+   * `maxResultBytes`, or JSON cannot write it. The run's outcome is still `succeeded`.
+   */
+  readonly resultError?: Results.ResultTooLarge | Results.ResultEncodeError | undefined
+}
 
 /**
  * Missed grid slots that did not get a run of their own.
@@ -246,8 +252,41 @@ export class Store {
    * Adds the `ran` record of a finished run of the task in table row `row`; `named` says the task
    * has a caller-given id. Kept as columns when it can be rebuilt from them exactly, else as a
    * copy of `record` (which may be the kernel's reused buffer).
+   *
+   * A succeeded run's value is kept only when `keepResult` (the task's bound, in bytes of JSON)
+   * is given and the core's rule keeps it (SPEC §19.3); otherwise the record is kept as if the
+   * run returned nothing, so values never make the ledger outgrow its record count's bound.
    */
-  addRun(row: number, record: Task.RunRecord, named: boolean): void {
+  addRun(row: number, record: Task.RunRecord, named: boolean, keepResult?: number): void {
+    const outcome = record.outcome
+    if (outcome.kind === "succeeded" && outcome !== Task.succeeded) {
+      const kept =
+        keepResult === undefined
+          ? undefined
+          : Results.keepValue(record.id, outcome.value, keepResult)
+      if (kept?.kind === "kept") {
+        this.add(row, Rules.copyRecord(record), record.continuation === "final")
+        return
+      }
+      if (kept?.kind === "refused") {
+        const copy: Ran = {
+          ...Rules.copyRecord(record),
+          outcome: Task.succeeded,
+          resultError: kept.error,
+        }
+        this.add(row, copy, record.continuation === "final")
+        return
+      }
+      // Not kept: the same record as a run that returned nothing (columns when it can be).
+      if (!this.enabled || row < 0) return
+      record = Rules.record(record, Task.succeeded, record.finishedAt, {
+        state: record.state,
+        continuation: record.continuation,
+        nextSlot: record.nextSlot,
+        dropped: record.dropped,
+        pausedReason: record.pausedReason,
+      })
+    }
     if (
       named ||
       record.outcome !== Task.succeeded ||

@@ -112,11 +112,12 @@ export class Recorder {
   /**
    * A run finished and the kernel applied it (`record`): its records, in order — slots merged
    * into it before it started, the run, slots its policy dropped when it ended — and its metrics.
-   * `row` is the task's kernel row; `named` says its id was given by the caller. `record` may
+   * `row` is the task's kernel row; `named` says its id was given by the caller; `keepResult`
+   * is the bound of a value the ledger keeps (a task with `keepResult`), if any. `record` may
    * be the kernel's reused buffer: whatever keeps it (the ledger, the stream, a listener) gets
    * a copy.
    */
-  finished(row: number, record: Task.RunRecord, named: boolean): void {
+  finished(row: number, record: Task.RunRecord, named: boolean, keepResult?: number): void {
     const m = this.metrics
     const context = this.context
     const series = this.series
@@ -128,7 +129,7 @@ export class Recorder {
       m.slotsMissed(merged.cause, "coalesce").updateUnsafe(merged.count, context)
       this.add(row, merged, false)
     }
-    this.ledger.addRun(row, record, named)
+    this.ledger.addRun(row, record, named, keepResult)
     const l = this.listener
     // One copy for the stream and the listener, made only when one of them is there.
     const kept =

@@ -29,7 +29,7 @@
  *
  * @since 0.1.0
  */
-import { Errors, Kernel, Options, Random, type Task, type Time } from "@tickwork/core"
+import { Declared, Errors, Kernel, Options, Random, type Task, type Time } from "@tickwork/core"
 import {
   Clock,
   Context,
@@ -45,6 +45,7 @@ import {
 } from "effect"
 import * as Health from "./Health.ts"
 import { type Clocks, TimingActor } from "./internal/actor.ts"
+import * as Ensure from "./internal/ensure.ts"
 import { attach, combine, Inspection } from "./internal/inspection.ts"
 import {
   jobError,
@@ -87,6 +88,13 @@ export interface ScheduleOptions<A, E, R> extends Omit<Kernel.TaskOptions<unknow
   readonly job: JobInput<A, E, R>
   /** Each run is interrupted after this long and reported `timed-out`. Default: the layer's. */
   readonly timeout?: Time.DurationInput | undefined
+  /**
+   * Keep each run's value in the ledger (SPEC §19.3): a value whose JSON is at most the layer's
+   * `maxResultBytes` stays as `outcome.value` of its `ran` record; a larger one, or one JSON
+   * cannot write, is dropped and the record carries `resultError` (the run still succeeded).
+   * Default false: the ledger keeps no value (the occurrence stream and listeners still see it).
+   */
+  readonly keepResult?: boolean | undefined
 }
 
 /**
@@ -185,6 +193,25 @@ export interface SchedulerShape {
   readonly pauseAll: (filter: Kernel.TaskFilter) => Effect.Effect<ReadonlyArray<Task.TaskId>>
   /** Resumes every task the filter matches; returns the ids it resumed. */
   readonly resumeAll: (filter: Kernel.TaskFilter) => Effect.Effect<ReadonlyArray<Task.TaskId>>
+  /**
+   * Makes the live tasks match a declaration (SPEC §18): each declared task (an id is required)
+   * is created when absent or final (the id's next generation), updated in place when an option
+   * differs (only those options; its id, generation, run count and ledger stay), and left as it
+   * is — nothing written — when it matches. With `set`, declared tasks are tagged with the set's
+   * name and the live tasks of that tag that are no longer declared are cancelled. A bad
+   * declaration (or a repeated id) fails with the typed error naming its field and value before
+   * anything changes. A job is compared by identity: declare tasks from values defined once.
+   *
+   * @since 0.5.0
+   */
+  readonly ensure: <A, E, R>(
+    tasks: ReadonlyArray<ScheduleOptions<A, E, R> & { readonly id: string }>,
+    options?: Declared.EnsureOptions,
+  ) => Effect.Effect<
+    Declared.Report,
+    Errors.ScheduleError | Errors.SchedulerClosed,
+    Exclude<R, RunServices>
+  >
   /** Cancels every task the filter matches; returns the ids it cancelled. */
   readonly cancelAll: (filter: Kernel.TaskFilter) => Effect.Effect<ReadonlyArray<Task.TaskId>>
   /** A live task's next slots given its state — paused, breaker, pending retry, window (SPEC §15). */
@@ -282,6 +309,7 @@ export const make = (
       ledgerPerTask,
       ledgerCapacity,
       streamCapacity,
+      maxResultBytes,
       shutdownTimeoutMs,
       shutdownGraceMs,
       slowRunMs,
@@ -493,6 +521,10 @@ export const make = (
           if (typeof timeoutMs !== "number") return Effect.fail(timeoutMs)
           const badJob = jobError(input)
           if (badJob !== undefined) return Effect.fail(badJob)
+          if (o.keepResult !== undefined && typeof o.keepResult !== "boolean") {
+            return Effect.fail(optionError("keepResult", o.keepResult, "must be a boolean"))
+          }
+          const keepResult = o.keepResult === true ? maxResultBytes : undefined
           const context = contextFor(callerContext)
           const link = Context.getOrUndefined(callerContext, Tracer.ParentSpan)
           // Tasks scheduled in a row with the same job, context, timeout and link (a loop of
@@ -503,10 +535,11 @@ export const make = (
             job.job !== input ||
             job.context !== context ||
             job.timeoutMs !== timeoutMs ||
-            job.link !== link
+            job.link !== link ||
+            job.keepResult !== keepResult
           ) {
             // The job's requirements R are met by this context, which its runs see.
-            job = { job: input as PoolJob["job"], context, timeoutMs, link }
+            job = { job: input as PoolJob["job"], context, timeoutMs, link, keepResult }
             lastJob = job
           }
           // One literal of the kernel's options, every key present: its shape is the same on
@@ -561,6 +594,8 @@ export const make = (
                     job: input as PoolJob["job"],
                     context: contextFor(callerContext),
                     timeoutMs,
+                    // A new job keeps the task's choice of keeping results.
+                    keepResult: current?.keepResult,
                     link: Option.getOrUndefined(
                       Context.getOption(callerContext, Tracer.ParentSpan),
                     ),
@@ -571,8 +606,67 @@ export const make = (
         },
       )
 
+    const ensure = <A, E, R>(
+      declared: ReadonlyArray<ScheduleOptions<A, E, R> & { readonly id: string }>,
+      ensureOptions?: Declared.EnsureOptions,
+    ): Effect.Effect<
+      Declared.Report,
+      Errors.ScheduleError | Errors.SchedulerClosed,
+      Exclude<R, RunServices>
+    > =>
+      Effect.suspend(() => {
+        if (actor.closed) return Effect.fail(closedError)
+        if (!Array.isArray(declared))
+          return Effect.fail(optionError("tasks", declared, "must be an array"))
+        const set = ensureOptions?.set
+        const badBatch = Declared.checkBatch(
+          declared.map((o) => (typeof o === "object" && o !== null ? o.id : undefined)),
+          set,
+        )
+        if (badBatch !== undefined) return Effect.fail(badBatch)
+        // Every declaration decided before anything changes (SPEC §18.2).
+        const decided = Ensure.decideAll<ScheduleOptions<A, E, R> & { readonly id: string }>(
+          kernel,
+          declared,
+          set,
+          actor.now(),
+          defaultTimeoutMs,
+        )
+        if ("error" in decided) return Effect.fail(decided.error)
+        const plans = decided.plans
+        return Effect.gen(function* () {
+          const created: Array<Task.TaskId> = []
+          const updated: Array<{ id: Task.TaskId; fields: ReadonlyArray<Declared.Field> }> = []
+          const unchanged: Array<Task.TaskId> = []
+          for (const { o, d } of plans) {
+            const id = o.id as Task.TaskId
+            if (d._tag === "create") {
+              created.push(yield* schedule(o))
+            } else if (d._tag === "update") {
+              yield* update(id, Declared.changesOf(o, d.fields) as UpdateChanges<A, E, R>)
+              updated.push({ id, fields: d.fields })
+            } else unchanged.push(id)
+          }
+          const cancelled: Array<Task.TaskId> = []
+          if (set !== undefined) {
+            const members = kernel
+              .tasks({ tag: set })
+              .filter(
+                (t) => t.state === "scheduled" || t.state === "running" || t.state === "paused",
+              )
+              .map((t) => t.id as string)
+            const ids = plans.map((p) => p.o.id as string)
+            for (const id of Declared.undeclared(members, ids)) {
+              if (yield* actor.cancel(id, false)) cancelled.push(id as Task.TaskId)
+            }
+          }
+          return { created, updated, unchanged, cancelled }
+        })
+      })
+
     const service = Scheduler.of({
       schedule,
+      ensure,
       cancel: (id, cancelOptions) => actor.cancel(id, cancelOptions?.interrupt === true),
       status: (id) => Effect.sync(() => kernel.status(id)),
       info: (id) => Effect.sync(() => Option.fromNullishOr(kernel.info(id))),

@@ -46,6 +46,11 @@ export interface PoolJob {
   readonly timeoutMs: number
   /** The span that scheduled the task: the run's root span links to it. */
   readonly link: Tracer.AnySpan | undefined
+  /**
+   * The bound, in bytes of JSON, of the run's value kept in the ledger (a task scheduled with
+   * `keepResult: true`, SPEC §19.3); `undefined`: the ledger keeps no value.
+   */
+  readonly keepResult?: number | undefined
 }
 
 /**

@@ -63,7 +63,8 @@ describe("Ledger.Store", () => {
     const withValue = ranRecord(0, 1, 0, { outcome: { kind: "succeeded", value: 42 } })
     const failed = ranRecord(0, 1, 10, { outcome: Task.failed("boom") })
     const named = ranRecord(1, 1, 0, { named: "invoice" })
-    store.addRun(0, withValue, false)
+    // A value is kept when the task keeps results (here: within 64 bytes of JSON, SPEC §19.3).
+    store.addRun(0, withValue, false, 64)
     store.addRun(0, failed, false)
     store.addRun(1, named, true)
     expect(store.get(0, 1)).toEqual([withValue, failed])

@@ -23,7 +23,12 @@ describe("outcomes (SPEC §6)", () => {
   it.effect("each kind is recorded and leaves its task accounted for", () =>
     Effect.gen(function* () {
       const s = yield* Scheduler.make({ workers: 8 })
-      yield* s.schedule({ id: "ok", schedule: Schedule.once(1), job: Effect.succeed(42) })
+      yield* s.schedule({
+        id: "ok",
+        schedule: Schedule.once(1),
+        job: Effect.succeed(42),
+        keepResult: true,
+      })
       yield* s.schedule({
         id: "typed",
         schedule: Schedule.once(1),

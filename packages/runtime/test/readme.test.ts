@@ -38,5 +38,5 @@ describe("README examples", () => {
 
   it("every block type-checks with the package's compiler settings", () => {
     expect(CodeBlocks.typecheck(blocks, root, dir)).toEqual([])
-  }, 120_000)
+  }, 300_000)
 })

@@ -41,7 +41,7 @@ describe("testing entry point examples", () => {
 
   it("every block type-checks with the package's compiler settings", () => {
     expect(CodeBlocks.typecheck(blocks, root, join(dir, "check"))).toEqual([])
-  }, 120_000)
+  }, 300_000)
 
   // Blocks that declare vitest tests are only type-checked.
   const runnable = blocks.filter((b) => !b.code.includes('from "vitest"'))

@@ -5,15 +5,15 @@
  * through the {@link BreakerHost} it passes in.
  */
 import * as Breaker from "../Breaker.ts"
-import { InvalidOption, show } from "../Errors.ts"
+import { InvalidOption } from "../Errors.ts"
 import * as Lifecycle from "../Lifecycle.ts"
 import * as Rules from "../Rules.ts"
-import type { BreakerState, PauseReason, TaskId } from "../Task.ts"
+import type { PauseReason, TaskId, TaskState } from "../Task.ts"
 import type { BreakerInfo } from "./kernelTypes.ts"
 import { BreakerCell, type Extras } from "./records.ts"
 import type { Rows } from "./rows.ts"
 
-const { SCHEDULED, RUNNING, PAUSED, RESUME } = Lifecycle
+const { RUNNING, PAUSED, RESUME } = Lifecycle
 
 /** @internal The kernel steps a breaker asks for: pause a row, resume a paused row. */
 export interface BreakerHost {
@@ -49,18 +49,9 @@ export class Breakers<J> {
 
   /** A shared breaker by name, or a validated policy for a task's own breaker. */
   resolve(option: Breaker.BreakerPolicy | string): BreakerCell | Breaker.Resolved | InvalidOption {
-    if (typeof option === "string") {
-      const cell = this.named.get(option)
-      return (
-        cell ??
-        new InvalidOption({
-          field: "breaker",
-          value: option,
-          message: `breaker ${show(option)} is not defined (defined: ${[...this.named.keys()].join(", ") || "none"})`,
-        })
-      )
-    }
-    return Breaker.resolve(option)
+    const found = Breaker.lookup(option, this.named)
+    if (found instanceof InvalidOption) return found
+    return found._tag === "Shared" ? found.breaker : found.policy
   }
 
   /** Whether a failed slot of row `i` opens its breaker (the machine's `breakerOpens`). */
@@ -87,89 +78,30 @@ export class Breakers<J> {
     }
     cell.members.add(i)
     extra.breaker = cell
-    const join = Breaker.onJoin(
-      cell.status.state,
-      cell.probe >= 0,
-      this.rows.t.state(i) === SCHEDULED,
-    )
-    if (join === "none") return
-    if (join === "probe") {
-      // A half-open breaker with nothing held to probe: the first task to come is the probe.
-      cell.probe = i
-      cell.probeGen = this.rows.t.gen(i)
-      return
-    }
-    this.host.pause(i, "breaker", now)
+    this.step(cell, { _tag: "Joined", task: id }, now, undefined)
   }
 
   /** Row `i` leaves its breaker (it is final, or changed breakers). */
   leave(i: number, cell: BreakerCell, now: number): void {
+    const id = this.rows.idOf(i)
+    // The probe is known by id in the plan: read it while row `i` is still a member.
+    const probe = this.probeId(cell)
     cell.members.delete(i)
-    const probe = cell.probe === i && cell.probeGen === this.rows.t.gen(i)
-    if (probe) cell.probe = -1
-    if (!cell.shared) {
+    const plan = this.step(cell, { _tag: "Left", task: id }, now, undefined, probe)
+    if (plan.drop) {
       this.cells.delete(cell)
       if (cell.status.state === "open") this.updateTimer()
-      return
     }
-    if (probe && cell.status.state === "half-open") this.pickProbe(cell, now, undefined)
+  }
+
+  /** Row `i`, its breaker's probe, was paused by hand: another held task probes instead. */
+  pausedByHand(i: number, cell: BreakerCell, now: number): void {
+    this.step(cell, { _tag: "PausedByHand", task: this.rows.idOf(i) }, now, undefined)
   }
 
   /** The breaker of row `i` after a run that ended its slot (a run whose retry follows does not). */
   afterRun(i: number, cell: BreakerCell, failed: boolean, now: number): void {
-    const probe = cell.probe === i && cell.probeGen === this.rows.t.gen(i)
-    const before = cell.status
-    const after = Breaker.afterSlot(before, cell.policy, probe, failed)
-    cell.status = after
-    if (after.state === before.state) return
-    cell.probe = -1
-    const cause = this.rows.idOf(i)
-    if (after.state === "open") {
-      const { coolDown, halfOpenAt } = Breaker.opening(cell.policy, after.opens, now)
-      cell.openedAt = now
-      cell.halfOpenAt = halfOpenAt
-      this.updateTimer()
-      this.rows.emit({
-        kind: "breaker",
-        breaker: cell.name,
-        from: before.state,
-        to: "open",
-        coolDown,
-        halfOpenAt: cell.halfOpenAt,
-        probe: undefined,
-        cause,
-        at: now,
-      })
-      for (const m of cell.members) if (m !== i) this.host.pause(m, "breaker", now)
-    } else {
-      this.rows.emit({
-        kind: "breaker",
-        breaker: cell.name,
-        from: before.state,
-        to: after.state,
-        coolDown: undefined,
-        halfOpenAt: undefined,
-        probe: undefined,
-        cause,
-        at: now,
-      })
-      this.unholdMembers(cell, now, i)
-    }
-  }
-
-  /** Every task its breaker holds is unheld (resumed); pause requests by the breaker are withdrawn. */
-  unholdMembers(cell: BreakerCell, now: number, except: number): void {
-    for (const m of [...cell.members]) {
-      if (m === except) continue
-      const extra = this.rows.t.extra(m) as Extras
-      const s = this.rows.t.state(m)
-      if (s === PAUSED && extra.pausedReason === "breaker") this.host.resume(m, now)
-      else if (s === RUNNING && extra.pauseRequest === "breaker") {
-        this.rows.load(m, extra)
-        Lifecycle.step(RUNNING, RESUME, this.rows.args)
-        extra.pauseRequest = undefined
-      }
-    }
+    this.step(cell, { _tag: "SlotEnded", task: this.rows.idOf(i), failed }, now, this.rows.idOf(i))
   }
 
   /**
@@ -180,53 +112,108 @@ export class Breakers<J> {
   halfOpen(at: number): void {
     for (const cell of this.cells) {
       if (cell.status.state !== "open" || cell.halfOpenAt > at) continue
-      cell.status = { ...cell.status, state: "half-open" }
-      cell.halfOpenAt = Number.POSITIVE_INFINITY
-      this.pickProbe(cell, at, "open")
+      this.step(cell, { _tag: "CoolDownEnded" }, at, undefined)
       if (cell.probe >= 0) (this.rows.t.extra(cell.probe) as Extras).notBefore = at
     }
     this.updateTimer()
   }
 
+  /** The id of `cell`'s probe, or `undefined`. */
+  private probeId(cell: BreakerCell): string | undefined {
+    return cell.probe >= 0 && cell.probeGen === this.rows.t.gen(cell.probe)
+      ? this.rows.idOf(cell.probe)
+      : undefined
+  }
+
   /**
-   * Lets the held task that would run first (earliest resume slot, then priority, then row) through
-   * as the half-open breaker's probe; reports the transition `from` → half-open when given.
+   * Decides `event` on `cell` with the core's {@link Breaker.step} and applies the plan: status,
+   * probe, the transition's occurrence (`cause`: the task whose slot moved it), holds, unholds.
    */
-  pickProbe(cell: BreakerCell, now: number, from: BreakerState | undefined): void {
-    let best = -1
-    let bestSlot = 0
-    for (const m of cell.members) {
-      const extra = this.rows.t.extra(m) as Extras
-      if (this.rows.t.state(m) !== PAUSED || extra.pausedReason !== "breaker") continue
-      const slot = Rules.resume(this.rows.rowView(m, extra), now).dueAt
-      if (
-        best < 0 ||
-        Breaker.probeBefore(
-          { dueAt: slot, rank: this.rows.t.rank(m) },
-          { dueAt: bestSlot, rank: this.rows.t.rank(best) },
-        )
-      ) {
-        best = m
-        bestSlot = slot
+  private step(
+    cell: BreakerCell,
+    event: Breaker.Event,
+    now: number,
+    cause: TaskId | undefined,
+    probe: string | undefined = this.probeId(cell),
+  ): Breaker.Plan {
+    const input: Breaker.Cell = {
+      status: cell.status,
+      policy: cell.policy,
+      shared: cell.shared,
+      probe,
+    }
+    const byId = new Map<string, number>()
+    const members: Array<Breaker.Member> = []
+    if (event._tag === "Joined") {
+      // Only the joining task is read: a breaker's members are not walked per task scheduled.
+      const m = this.rows.lookup(event.task)
+      byId.set(event.task, m)
+      members.push(this.member(m, event.task, now))
+    } else if (Breaker.readsMembers(input, event)) {
+      for (const m of cell.members) {
+        const id = this.rows.idOf(m)
+        byId.set(id, m)
+        members.push(this.member(m, id, now))
       }
     }
-    if (from !== undefined) {
+    const plan = Breaker.step(input, event, members, now)
+    cell.status = plan.status
+    if (plan.probe !== probe) {
+      const row =
+        plan.probe === undefined ? -1 : (byId.get(plan.probe) ?? this.rows.lookup(plan.probe))
+      cell.probe = row
+      cell.probeGen = row < 0 ? 0 : this.rows.t.gen(row)
+    }
+    const t = plan.transition
+    if (t !== undefined) {
+      if (t.to === "open") {
+        cell.openedAt = now
+        cell.halfOpenAt = t.halfOpenAt as number
+        this.updateTimer()
+      } else cell.halfOpenAt = Number.POSITIVE_INFINITY
       this.rows.emit({
         kind: "breaker",
         breaker: cell.name,
-        from,
-        to: "half-open",
-        coolDown: undefined,
-        halfOpenAt: undefined,
-        probe: best < 0 ? undefined : this.rows.idOf(best),
-        cause: undefined,
+        from: t.from,
+        to: t.to,
+        coolDown: t.coolDown,
+        halfOpenAt: t.halfOpenAt,
+        probe: t.to === "half-open" ? (plan.probe as TaskId | undefined) : undefined,
+        cause,
         at: now,
       })
     }
-    if (best < 0) return
-    cell.probe = best
-    cell.probeGen = this.rows.t.gen(best)
-    this.host.resume(best, now)
+    for (const id of plan.hold)
+      this.host.pause(byId.get(id) ?? this.rows.lookup(id), "breaker", now)
+    for (const id of plan.unhold) this.unhold(byId.get(id) ?? this.rows.lookup(id), now)
+    return plan
+  }
+
+  /** Row `m` as a breaker step reads it. */
+  private member(m: number, id: string, now: number): Breaker.Member {
+    const extra = this.rows.t.extra(m) as Extras
+    const state = Lifecycle.states[this.rows.t.state(m)] as TaskState
+    const held = state === "paused" && extra.pausedReason === "breaker"
+    return {
+      id,
+      state,
+      pausedReason: extra.pausedReason,
+      pauseRequest: extra.pauseRequest,
+      rank: this.rows.t.rank(m),
+      resumeAt: held ? Rules.resume(this.rows.rowView(m, extra), now).dueAt : 0,
+    }
+  }
+
+  /** Unholds row `m`: resumed when held, its breaker's pause request withdrawn while it runs. */
+  private unhold(m: number, now: number): void {
+    const extra = this.rows.t.extra(m) as Extras
+    const s = this.rows.t.state(m)
+    if (s === PAUSED && extra.pausedReason === "breaker") this.host.resume(m, now)
+    else if (s === RUNNING && extra.pauseRequest === "breaker") {
+      this.rows.load(m, extra)
+      Lifecycle.step(RUNNING, RESUME, this.rows.args)
+      extra.pauseRequest = undefined
+    }
   }
 
   updateTimer(): void {

@@ -27,9 +27,7 @@ export const taskOptionKeys: ReadonlySet<string> = Rules.optionKeys
  * @category models
  * @since 0.2.0
  */
-export const updateKeys: ReadonlySet<string> = new Set(
-  [...taskOptionKeys].filter((key) => key !== "id"),
-)
+export const updateKeys: ReadonlySet<string> = Rules.updateKeys
 
 /**
  * Everything needed to accept a task.
@@ -216,3 +214,21 @@ export interface Stats {
   readonly heapEntries: number
   readonly deadEntries: number
 }
+
+/**
+ * @internal Compile-time check that the option and change types have exactly the keys of
+ * `Rules.fields`, and that the removable ones (`null`) are the fields marked `"remove"`.
+ */
+type SameKeys<A, B> = [Exclude<keyof A, keyof B>, Exclude<keyof B, keyof A>] extends [never, never]
+  ? true
+  : false
+type Removable<T> = { [K in keyof T]-?: null extends T[K] ? K : never }[keyof T]
+type Marked<U> = {
+  [K in keyof typeof Rules.fields]: (typeof Rules.fields)[K] extends U ? K : never
+}[keyof typeof Rules.fields]
+/** @internal */
+export const fieldsMatch: [
+  SameKeys<TaskOptions<unknown>, typeof Rules.fields>,
+  SameKeys<UpdateOptions<unknown>, Omit<typeof Rules.fields, Marked<"fixed">>>,
+  SameKeys<Record<Removable<UpdateOptions<string>>, 0>, Record<Marked<"remove">, 0>>,
+] = [true, true, true]

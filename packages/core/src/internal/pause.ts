@@ -5,12 +5,12 @@
  */
 import * as Lifecycle from "../Lifecycle.ts"
 import * as Rules from "../Rules.ts"
-import type { PauseReason } from "../Task.ts"
+import type { PauseReason, TaskState } from "../Task.ts"
 import type { Breakers } from "./breakers.ts"
 import type { Extras } from "./records.ts"
 import type { Rows } from "./rows.ts"
 
-const { SCHEDULED, RUNNING, PAUSED, PAUSE } = Lifecycle
+const { SCHEDULED, RUNNING, PAUSED } = Lifecycle
 
 /** @internal PAUSE for row `i` (see `Kernel.pause`). */
 export const pauseRow = <J>(
@@ -21,20 +21,20 @@ export const pauseRow = <J>(
   now: number,
 ): boolean => {
   const s = rows.t.state(i)
-  if (s === PAUSED) {
-    const extra = rows.t.extra(i) as Extras
-    if (reason === "manual") extra.pausedReason = "manual"
-    return false
-  }
-  if (s !== SCHEDULED && s !== RUNNING) return false
+  if (s !== SCHEDULED && s !== RUNNING && s !== PAUSED) return false
   const extra = rows.ensureExtra(i)
-  rows.load(i, extra)
-  if (Lifecycle.step(s, PAUSE, rows.args) === undefined) {
-    // Running, with a pause already requested: a pause by hand outranks the breaker's.
-    if (reason === "manual") extra.pauseRequest = "manual"
+  const state = Lifecycle.states[s] as TaskState
+  const step = Rules.pauseStep(
+    { state, pausedReason: extra.pausedReason, pauseRequest: extra.pauseRequest },
+    reason,
+  )
+  if (step === "Ignored") return false
+  if (step === "Outranked") {
+    if (s === PAUSED) extra.pausedReason = "manual"
+    else extra.pauseRequest = "manual"
     return false
   }
-  if (s === RUNNING) {
+  if (step === "Requested") {
     extra.pauseRequest = reason
     return true
   }
@@ -45,11 +45,8 @@ export const pauseRow = <J>(
   extra.merged = undefined
   hold(rows, i, extra, reason, now)
   const cell = extra.breaker
-  if (cell !== undefined && cell.probe === i && cell.probeGen === rows.t.gen(i)) {
-    // The probe was paused by hand: another held task probes instead.
-    cell.probe = -1
-    breakers.pickProbe(cell, now, undefined)
-  }
+  // A probe paused by hand: another held task probes instead (the breaker's plan says).
+  if (cell !== undefined && cell.probe === i) breakers.pausedByHand(i, cell, now)
   return true
 }
 

@@ -33,20 +33,10 @@ export interface TaskOptions extends Rules.Options {
  * The keys of a durable task's options: the rules' (but the job), its handler and payload, and
  * the run timeout.
  */
-export const taskKeys: ReadonlySet<string> = new Set([
-  "handler",
-  "payload",
-  "schedule",
-  "id",
-  "priority",
-  "retry",
-  "missedRuns",
-  "pauseAfterConsecutiveFailures",
-  "timeout",
-  "window",
-  "tags",
-  "breaker",
-])
+export const taskKeys: ReadonlySet<string> = Rules.keysWith(Rules.optionKeys, {
+  without: ["job"],
+  with: ["handler", "payload", "timeout"],
+})
 
 /**
  * A task's breaker option as stored: a breaker defined on the layer (`breakers`) by name, or a
@@ -58,18 +48,11 @@ export const breakerOf = (
   id: string,
   shared: ReadonlyMap<string, Breaker.Resolved>,
 ): NonNullable<NewTask["breaker"]> | Errors.InvalidOption => {
-  if (typeof option === "string") {
-    const policy = shared.get(option)
-    return policy === undefined
-      ? optionError(
-          "breaker",
-          option,
-          `must name a breaker defined in the layer's breakers (defined: ${[...shared.keys()].join(", ") || "none"})`,
-        )
-      : { key: Breakers.sharedKey(option), name: option, policy }
-  }
-  const policy = Breaker.resolve(option)
-  return "failures" in policy ? { key: Breakers.ownKey(id), name: id, policy } : policy
+  const found = Breaker.lookup(option, shared)
+  if (found instanceof Errors.InvalidOption) return found
+  return found._tag === "Shared"
+    ? { key: Breakers.sharedKey(found.name), name: found.name, policy: found.breaker }
+    : { key: Breakers.ownKey(id), name: id, policy: found.policy }
 }
 
 /** The {@link NotDurable} error for a schedule that has no stored form. */

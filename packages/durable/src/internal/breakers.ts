@@ -3,13 +3,14 @@
  * Circuit breakers on stored rows (SPEC §7). A breaker's row in `tickwork_breakers` is shared
  * by every process of a fleet, so it is read (locked, on PostgreSQL) and written only inside the
  * transaction of the step that moves it: a completion whose slot ended, the half-open step after
- * the cool-down, a task joining or leaving it. Every decision is the core's (`Breaker.afterSlot`,
- * `Breaker.opening`, `Breaker.onJoin`, `Breaker.probeBefore`, `Rules.pause`, `Rules.resume`);
- * this module reads and writes the rows those decisions concern.
+ * the cool-down, a task joining or leaving it. Every decision is the core's: `Breaker.step` plans each
+ * whole step (the new status, the tasks to hold and unhold, the probe) and `Rules.resume` each
+ * unheld task's slot; this module reads the rows a plan needs and writes what it says.
  */
 import { Breaker, Rules } from "@tickwork/core"
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
 import { decodeBreaker, decodeRow, type Raw } from "./codec.ts"
 import * as Events from "./events.ts"
 import type { BreakerRow, EventEntry, TaskRow } from "./model.ts"
@@ -20,7 +21,7 @@ import * as Write from "./write.ts"
 export interface Tx {
   readonly sql: SqlClient
   readonly dialect: "sqlite" | "pg"
-  /** Push order (SPEC §4) for a task released to `scheduled`. */
+  /** Push order (SPEC §4) for a task resumed to `scheduled`. */
   readonly seq: () => number
   /** The process recording the events. */
   readonly owner: string | null
@@ -103,10 +104,153 @@ const isProbe = (b: BreakerRow, task: Pick<TaskRow, "id" | "generation">): boole
 export const opensOnFailure = (b: BreakerRow, task: Pick<TaskRow, "id" | "generation">) =>
   Breaker.opensOnFailure(b, b.policy, isProbe(b, task))
 
+/** Breaker row `b` as the core's `Breaker.step` reads it. */
+const cellOf = (b: BreakerRow): Breaker.Cell => ({
+  status: { state: b.state, failures: b.failures, opens: b.opens },
+  policy: b.policy,
+  shared: b.shared,
+  probe: b.probe ?? undefined,
+})
+
+/** Task row `row` as a breaker member (its resume slot is read only when it is held). */
+const memberOf = (row: TaskRow, now: number): Breaker.Member => {
+  const held = row.state === "paused" && row.pausedReason === "breaker"
+  return {
+    id: row.id,
+    state: row.state,
+    pausedReason: row.state === "paused" ? (row.pausedReason ?? undefined) : undefined,
+    pauseRequest: row.state === "running" ? (row.pausedReason ?? undefined) : undefined,
+    rank: row.priority,
+    // The window does not move a resume: the layer's is not needed here.
+    resumeAt: held ? Rules.resume(Rows.view(row, Number.POSITIVE_INFINITY), now).dueAt : 0,
+  }
+}
+
+/** The live task rows of breaker `key`, by id. */
+const liveRows = (tx: Tx, key: string) =>
+  Effect.map(
+    tx.sql<Raw>`SELECT * FROM tickwork_tasks WHERE breaker = ${key}
+      AND state IN ('scheduled', 'running', 'paused') ORDER BY id`,
+    (rows) => rows.map(decodeRow),
+  )
+
+/** Holds task `row` (reason `breaker`): paused when scheduled, asked to pause when running. */
+const holdTask = (
+  tx: Tx,
+  row: Pick<TaskRow, "id" | "generation" | "slot" | "fence" | "state">,
+  now: number,
+) =>
+  Effect.gen(function* () {
+    if (row.state === "scheduled") {
+      yield* tx.sql`UPDATE tickwork_tasks SET state = 'paused', paused_reason = 'breaker',
+        updated_at = ${now} WHERE id = ${row.id} AND state = 'scheduled'`
+      return [Events.make("paused", row, now, tx.owner, { cause: "breaker" })]
+    }
+    if (row.state === "running") {
+      yield* tx.sql`UPDATE tickwork_tasks SET paused_reason = 'breaker', updated_at = ${now}
+        WHERE id = ${row.id} AND state = 'running' AND paused_reason IS NULL`
+    }
+    return [] as Array<EventEntry>
+  })
+
+/** Unholds task `row`: resumed when held, its breaker's pause request withdrawn while it runs. */
+const unholdTask = (tx: Tx, row: TaskRow, now: number) =>
+  Effect.gen(function* () {
+    if (row.state === "running") {
+      yield* tx.sql`UPDATE tickwork_tasks SET paused_reason = NULL, updated_at = ${now}
+        WHERE id = ${row.id} AND state = 'running' AND paused_reason = 'breaker'`
+      return [] as Array<EventEntry>
+    }
+    return yield* resumeTask(tx, row, now)
+  })
+
 /**
- * Breaker `b` after a slot of `task` ended at `now` (`failed`: retries used up), as
- * `Breaker.afterSlot` decides: an opening holds its other tasks, a closing releases them.
- * Returns the events (the transition, tasks paused or resumed).
+ * Decides `event` on breaker row `b` with the core's `Breaker.step` and applies the plan: the
+ * breaker row, the transition's event (`task`: the task whose slot moved it, `detail`: why), the
+ * holds and unholds. `joining` is the joining task (a `Joined` step reads no other row).
+ */
+const step = (
+  tx: Tx,
+  b: BreakerRow,
+  event: Breaker.Event,
+  now: number,
+  options: {
+    readonly task?: Pick<TaskRow, "id" | "generation" | "slot" | "fence" | "state"> | undefined
+    readonly joining?: Pick<TaskRow, "id" | "generation" | "slot" | "fence" | "state"> | undefined
+    readonly detail?: ((plan: Breaker.Plan) => string) | undefined
+  } = {},
+): Effect.Effect<ReadonlyArray<EventEntry>, SqlError> =>
+  Effect.gen(function* () {
+    const cell = cellOf(b)
+    const rows = new Map<string, TaskRow>()
+    const members: Array<Breaker.Member> = []
+    const joining = options.joining
+    if (joining !== undefined) {
+      members.push({
+        id: joining.id,
+        state: joining.state,
+        pausedReason: undefined,
+        pauseRequest: undefined,
+        rank: 1,
+        resumeAt: 0,
+      })
+    } else if (Breaker.readsMembers(cell, event)) {
+      for (const row of yield* liveRows(tx, b.key)) {
+        rows.set(row.id, row)
+        members.push(memberOf(row, now))
+      }
+    }
+    const plan = Breaker.step(cell, event, members, now)
+    if (plan.drop) {
+      yield* tx.sql`DELETE FROM tickwork_breakers WHERE key = ${b.key}`
+      return []
+    }
+    const t = plan.transition
+    const probeRow =
+      plan.probe === undefined
+        ? undefined
+        : plan.probe === joining?.id
+          ? joining
+          : plan.probe === b.probe
+            ? { generation: b.probeGeneration as number }
+            : rows.get(plan.probe)
+    const saved: BreakerRow = {
+      ...b,
+      ...plan.status,
+      openedAt: t?.to === "open" ? now : b.openedAt,
+      halfOpenAt:
+        t === undefined ? b.halfOpenAt : t.to === "open" ? (t.halfOpenAt as number) : null,
+      probe: plan.probe ?? null,
+      probeGeneration: probeRow?.generation ?? null,
+    }
+    const changed =
+      t !== undefined ||
+      saved.failures !== b.failures ||
+      saved.probe !== b.probe ||
+      saved.probeGeneration !== b.probeGeneration
+    if (changed) yield* save(tx, saved, now)
+    const events: Array<EventEntry> = []
+    if (t !== undefined) {
+      const subject = t.to === "half-open" ? (probeRow as TaskRow | undefined) : options.task
+      events.push(
+        Events.breaker(b.name, t.from, t.to, subject, now, tx.owner, options.detail?.(plan) ?? ""),
+      )
+    }
+    for (const id of plan.hold) {
+      const row = id === joining?.id ? joining : rows.get(id)
+      if (row !== undefined) events.push(...(yield* holdTask(tx, row, now)))
+    }
+    for (const id of plan.unhold) {
+      const row = rows.get(id)
+      if (row !== undefined) events.push(...(yield* unholdTask(tx, row, now)))
+    }
+    return events
+  })
+
+/**
+ * Breaker `b` after a slot of `task` ended at `now` (`failed`: retries used up), as the core's
+ * `Breaker.step` decides: an opening holds its other tasks, a closing unholds them. Returns the
+ * events (the transition, tasks paused or resumed).
  */
 export const afterSlot = (
   tx: Tx,
@@ -115,80 +259,16 @@ export const afterSlot = (
   failed: boolean,
   now: number,
 ): Effect.Effect<ReadonlyArray<EventEntry>, unknown> =>
-  Effect.gen(function* () {
-    const after = Breaker.afterSlot(b, b.policy, isProbe(b, task), failed)
-    if (after.state === b.state) {
-      if (after.failures !== b.failures) yield* save(tx, { ...b, failures: after.failures }, now)
-      return []
-    }
-    if (after.state === "open") {
-      const { coolDown, halfOpenAt } = Breaker.opening(b.policy, after.opens, now)
-      yield* save(
-        tx,
-        { ...b, ...after, openedAt: now, halfOpenAt, probe: null, probeGeneration: null },
-        now,
-      )
-      const event = Events.breaker(
-        b.name,
-        b.state,
-        "open",
-        task,
-        now,
-        tx.owner,
-        `slot ${task.slot} of task ${task.id} failed; cool-down ${coolDown} ms, half-open at ${halfOpenAt}`,
-      )
-      return [event, ...(yield* hold(tx, b.key, task.id, now))]
-    }
-    yield* save(tx, { ...b, ...after, halfOpenAt: null, probe: null, probeGeneration: null }, now)
-    const event = Events.breaker(
-      b.name,
-      b.state,
-      after.state,
-      task,
-      now,
-      tx.owner,
-      `slot ${task.slot} of task ${task.id} succeeded`,
-    )
-    return [event, ...(yield* release(tx, b.key, task.id, now))]
-  })
-
-/**
- * Holds the live tasks of breaker `key` but `except` (`Rules.pause`): a scheduled one is paused
- * at once (reason `breaker`), a running one when its run ends; a task already paused (by hand,
- * its failure policy) stays as it is.
- */
-export const hold = (tx: Tx, key: string, except: string | null, now: number) =>
-  Effect.gen(function* () {
-    const rows = yield* tx.sql<Raw>`SELECT id, generation, slot, state, fence, paused_reason
-      FROM tickwork_tasks WHERE breaker = ${key} AND state IN ('scheduled', 'running')
-      ORDER BY id`
-    const events: Array<EventEntry> = []
-    for (const r of rows) {
-      const id = String(r.id)
-      if (id === except) continue
-      const state = String(r.state) as "scheduled" | "running"
-      const decision = Rules.pause(state, state === "running" && r.paused_reason !== null)
-      if (decision === "ignored") continue
-      if (decision === "paused") {
-        yield* tx.sql`UPDATE tickwork_tasks SET state = 'paused', paused_reason = 'breaker',
-          updated_at = ${now} WHERE id = ${id} AND state = 'scheduled'`
-        const subject = {
-          id,
-          generation: Number(r.generation),
-          slot: Number(r.slot),
-          fence: Number(r.fence),
-        }
-        events.push(Events.make("paused", subject, now, tx.owner, { cause: "breaker" }))
-      } else {
-        yield* tx.sql`UPDATE tickwork_tasks SET paused_reason = 'breaker', updated_at = ${now}
-          WHERE id = ${id} AND state = 'running' AND paused_reason IS NULL`
-      }
-    }
-    return events
+  step(tx, b, { _tag: "SlotEnded", task: task.id, failed }, now, {
+    task,
+    detail: (plan) =>
+      plan.transition?.to === "open"
+        ? `slot ${task.slot} of task ${task.id} failed; cool-down ${plan.transition.coolDown} ms, half-open at ${plan.transition.halfOpenAt}`
+        : `slot ${task.slot} of task ${task.id} succeeded`,
   })
 
 /** Resumes a task its breaker held (`Rules.resume`), recording the slots that passed. */
-export const releaseTask = (tx: Tx, row: TaskRow, now: number) =>
+export const resumeTask = (tx: Tx, row: TaskRow, now: number) =>
   Effect.gen(function* () {
     // The window does not move a resume: the layer's is not needed here.
     const r = Rules.resume(Rows.view(row, Number.POSITIVE_INFINITY), now)
@@ -202,45 +282,6 @@ export const releaseTask = (tx: Tx, row: TaskRow, now: number) =>
     )
     const written = yield* Write.row(tx.sql, row, Rows.resumed(row, r, now, tx.seq()))
     return written ? events : []
-  })
-
-/**
- * Releases the tasks breaker `key` holds but `except`: each paused one resumes where the rules
- * say, a running one's pending hold is withdrawn.
- */
-export const release = (tx: Tx, key: string, except: string | null, now: number) =>
-  Effect.gen(function* () {
-    const rows = yield* tx.sql<Raw>`SELECT * FROM tickwork_tasks WHERE breaker = ${key}
-      AND state IN ('paused', 'running') AND paused_reason = 'breaker' ORDER BY id`
-    const events: Array<EventEntry> = []
-    for (const raw of rows) {
-      const row = decodeRow(raw)
-      if (row.id === except) continue
-      if (row.state === "running") {
-        yield* tx.sql`UPDATE tickwork_tasks SET paused_reason = NULL, updated_at = ${now}
-          WHERE id = ${row.id} AND state = 'running' AND paused_reason = 'breaker'`
-      } else events.push(...(yield* releaseTask(tx, row, now)))
-    }
-    return events
-  })
-
-/**
- * Lets the held task of breaker `b` that would run first through as its probe
- * (`Breaker.probeBefore`, ties by id); returns it (or `undefined`) and its events.
- */
-const pickProbe = (tx: Tx, b: BreakerRow, now: number) =>
-  Effect.gen(function* () {
-    const rows = yield* tx.sql<Raw>`SELECT * FROM tickwork_tasks WHERE breaker = ${b.key}
-      AND state = 'paused' AND paused_reason = 'breaker' ORDER BY id`
-    let best: { row: TaskRow; dueAt: number; rank: number } | undefined
-    for (const raw of rows) {
-      const row = decodeRow(raw)
-      const dueAt = Rules.resume(Rows.view(row, Number.POSITIVE_INFINITY), now).dueAt
-      const candidate = { row, dueAt, rank: row.priority }
-      if (best === undefined || Breaker.probeBefore(candidate, best)) best = candidate
-    }
-    if (best === undefined) return { probe: undefined, events: [] as Array<EventEntry> }
-    return { probe: best.row, events: yield* releaseTask(tx, best.row, now) }
   })
 
 /**
@@ -258,33 +299,13 @@ export const halfOpen = (tx: Tx, now: number) =>
             WHERE state = 'open' AND half_open_at <= ${now} ORDER BY key`
     const events: Array<EventEntry> = []
     for (const raw of due) {
-      const b = decodeBreaker(raw)
-      const { probe, events: released } = yield* pickProbe(tx, b, now)
-      yield* save(
-        tx,
-        {
-          ...b,
-          state: "half-open",
-          halfOpenAt: null,
-          probe: probe?.id ?? null,
-          probeGeneration: probe?.generation ?? null,
-        },
-        now,
-      )
-      events.push(
-        Events.breaker(
-          b.name,
-          "open",
-          "half-open",
-          probe,
-          now,
-          tx.owner,
-          probe === undefined
+      const moved = yield* step(tx, decodeBreaker(raw), { _tag: "CoolDownEnded" }, now, {
+        detail: (plan) =>
+          plan.probe === undefined
             ? "cool-down ended; no held task to probe (the next task to come is the probe)"
-            : `cool-down ended; task ${probe.id} runs as the probe`,
-        ),
-        ...released,
-      )
+            : `cool-down ended; task ${plan.probe} runs as the probe`,
+      })
+      events.push(...moved)
     }
     return events
   })
@@ -300,8 +321,8 @@ export const nextHalfOpen = (sql: SqlClient) =>
   )
 
 /**
- * Task `task` (in `state`) joins breaker `key` (`Breaker.onJoin`): nothing while it is closed;
- * the probe of a half-open breaker that has none; otherwise held.
+ * Task `task` (in `state`) joins breaker `key` (`Breaker.step`, `Joined`): nothing while it is
+ * closed; the probe of a half-open breaker that has none; otherwise held.
  */
 export const join = (
   tx: Tx,
@@ -311,24 +332,8 @@ export const join = (
 ) =>
   Effect.gen(function* () {
     const b = yield* load(tx, key)
-    if (b === undefined) return [] as Array<EventEntry>
-    const decision = Breaker.onJoin(b.state, b.probe !== null, task.state === "scheduled")
-    if (decision === "none") return []
-    if (decision === "probe") {
-      yield* save(tx, { ...b, probe: task.id, probeGeneration: task.generation }, now)
-      return []
-    }
-    const pause = Rules.pause(task.state, false)
-    if (pause === "paused") {
-      yield* tx.sql`UPDATE tickwork_tasks SET state = 'paused', paused_reason = 'breaker',
-        updated_at = ${now} WHERE id = ${task.id} AND state = 'scheduled'`
-      return [Events.make("paused", task, now, tx.owner, { cause: "breaker" })]
-    }
-    if (pause === "requested") {
-      yield* tx.sql`UPDATE tickwork_tasks SET paused_reason = 'breaker', updated_at = ${now}
-        WHERE id = ${task.id} AND state = 'running' AND paused_reason IS NULL`
-    }
-    return []
+    if (b === undefined) return [] as ReadonlyArray<EventEntry>
+    return yield* step(tx, b, { _tag: "Joined", task: task.id }, now, { joining: task })
   })
 
 /**
@@ -339,12 +344,10 @@ export const join = (
 export const leave = (tx: Tx, key: string, task: Pick<TaskRow, "id" | "generation">, now: number) =>
   Effect.gen(function* () {
     const b = yield* load(tx, key)
-    if (b === undefined) return [] as Array<EventEntry>
-    if (!b.shared) {
-      yield* tx.sql`DELETE FROM tickwork_breakers WHERE key = ${key}`
-      return []
-    }
-    return yield* replaceProbe(tx, b, task, now)
+    if (b === undefined) return [] as ReadonlyArray<EventEntry>
+    // The probe of an earlier generation of this id is not this task.
+    const probe = isProbe(b, task) ? b : { ...b, probe: null, probeGeneration: null }
+    return yield* step(tx, probe, { _tag: "Left", task: task.id }, now)
   })
 
 /**
@@ -359,29 +362,8 @@ export const unprobe = (
 ) =>
   Effect.gen(function* () {
     const b = yield* load(tx, key)
-    return b === undefined ? ([] as Array<EventEntry>) : yield* replaceProbe(tx, b, task, now)
-  })
-
-/** If `task` is `b`'s probe, another held task probes instead (none while not half-open). */
-const replaceProbe = (
-  tx: Tx,
-  b: BreakerRow,
-  task: Pick<TaskRow, "id" | "generation">,
-  now: number,
-) =>
-  Effect.gen(function* () {
-    if (!isProbe(b, task)) return [] as Array<EventEntry>
-    if (b.state !== "half-open") {
-      yield* save(tx, { ...b, probe: null, probeGeneration: null }, now)
-      return []
-    }
-    const { probe, events } = yield* pickProbe(tx, { ...b, probe: null }, now)
-    yield* save(
-      tx,
-      { ...b, probe: probe?.id ?? null, probeGeneration: probe?.generation ?? null },
-      now,
-    )
-    return events
+    if (b === undefined || !isProbe(b, task)) return [] as ReadonlyArray<EventEntry>
+    return yield* step(tx, b, { _tag: "PausedByHand", task: task.id }, now)
   })
 
 /** Every breaker row, by key. */

@@ -134,6 +134,8 @@ export const decodeRun = (r: Raw): RunEntry => ({
   delivery: num(r.delivery),
   state: String(r.state) as Task.TaskState,
   nextRunAt: numOrNull(r.next_run_at),
+  result: strOrNull(r.result),
+  resultError: strOrNull(r.result_error),
 })
 
 /** Reads a row of `tickwork_events`. */
@@ -205,6 +207,8 @@ export const runRecord = (r: RunEntry) => ({
   delivery: r.delivery,
   state: r.state,
   next_run_at: r.nextRunAt,
+  result: r.result ?? null,
+  result_error: r.resultError ?? null,
 })
 
 /** The columns of an event. */

@@ -2,7 +2,7 @@
  * @internal
  * The controls (SPEC §5, §15) on stored rows: pause, resume and update, one task each, and the
  * same over every task a filter matches. The store reads the row and writes what the core's rules
- * (`Rules.pause`, `Rules.resume`, `Rules.validateChanges`) decide, in one transaction.
+ * (`Rules.pauseStep`, `Rules.resume`, `Rules.validateChanges`) decide, in one transaction.
  */
 import {
   type Breaker,
@@ -28,8 +28,9 @@ import * as Rows from "./rows.ts"
 /**
  * Pauses a task by hand: a scheduled one at once (it keeps its slot), a running one when its run
  * ends. False for a task already paused (or going to be), final or unknown. A task its breaker
- * holds (or will hold when its run ends) that is paused by hand stays paused until resumed: the
- * breaker's closing no longer releases it. A half-open breaker whose probe is paused by hand
+ * or failure policy holds (or will hold when its run ends) that is paused by hand becomes paused
+ * by hand (`Rules.pauseStep`) and stays paused until resumed: the
+ * breaker's closing no longer unholds it. A half-open breaker whose probe is paused by hand
  * lets another held task through.
  */
 export const pause = (
@@ -43,25 +44,24 @@ export const pause = (
     env.store.modify(
       id,
       (row) => {
-        const decision = Rules.pause(
-          row.state,
-          row.state === "running" && row.pausedReason !== null,
+        // A running row's `pausedReason` is its pause request.
+        const step = Rules.pauseStep(
+          { state: row.state, pausedReason: row.pausedReason, pauseRequest: row.pausedReason },
+          "manual",
         )
-        if (decision === "ignored") {
-          // Already paused or going to be: a pause by hand outranks the breaker's (and, like the
-          // failure policy's, only resume releases it).
-          if (row.pausedReason !== "breaker") return undefined
+        if (step === "Ignored") return undefined
+        if (step === "Outranked") {
           outranked = true
           return row.state === "running"
             ? { update: Rows.requested(row, "manual", now), events: [] }
             : { update: Rows.paused(row, "manual", now), events: [] }
         }
         const event = Events.make("paused", row, now, null, { cause: "manual", origin })
-        return decision === "paused"
+        return step === "Paused"
           ? {
               update: Rows.paused(row, "manual", now),
               events: [event],
-              // A probe paused by hand: another held task probes instead.
+              // A probe paused by hand: the breaker's step picks another held task.
               breaker:
                 row.breaker === null
                   ? undefined
@@ -126,29 +126,21 @@ export interface Changes {
 }
 
 /** The keys of {@link Changes}. */
-export const updateKeys: ReadonlySet<string> = new Set([
-  "schedule",
-  "priority",
-  "retry",
-  "missedRuns",
-  "pauseAfterConsecutiveFailures",
-  "window",
-  "timeout",
-  "tags",
-  "breaker",
-  "payload",
-])
+export const updateKeys: ReadonlySet<string> = Rules.keysWith(Rules.updateKeys, {
+  without: ["job"],
+  with: ["timeout", "payload"],
+})
 
 /** An update's typed errors: the core's, and the durable ones a payload or schedule can cause. */
 export type UpdateError = Errors.ScheduleError | InvalidPayload | NotDurable | UnknownHandler
 
 /**
  * The update of `row` at `now` (SPEC §15), or the typed error of the first bad change. Nothing
- * here decides a rule: `Rules.validateChanges` checks the changes; a new schedule applies now
- * (as if scheduled now) unless the slot in progress — a run, a pending retry — must end first,
- * as in the kernel; then it waits as the row's `restart`, and `Rules.settle` starts it.
+ * here decides a rule: `Rules.validateChanges` checks the changes and `Rules.updateStep` plans
+ * the step (a new schedule now or waiting as the row's `restart`, a re-queue, a breaker move),
+ * as in the kernel.
  */
-const decideUpdate = (
+export const decideUpdate = (
   env: Env,
   row: TaskRow,
   changes: Changes,
@@ -165,12 +157,32 @@ const decideUpdate = (
   let schedule = row.schedule
   let restart = row.restart
   let slot: number | undefined
-  const waits = Rules.scheduleChangeWaits(row.state, row.attempt)
+  const breakerChange =
+    changes.breaker === undefined
+      ? undefined
+      : changes.breaker === null
+        ? null
+        : breakerOf(changes.breaker, row.id, env.options.breakers)
+  if (breakerChange instanceof Errors.InvalidOption) return reject(breakerChange)
+  const own = typeof changes.breaker === "object" && changes.breaker !== null
+  const step = Rules.updateStep(
+    { state: row.state, attempt: row.attempt, rank: row.priority, breaker: row.breaker !== null },
+    {
+      schedule: valid.resolved !== undefined && changes.schedule !== undefined,
+      rank: valid.rank,
+      breaker:
+        breakerChange === undefined || (breakerChange?.key === row.breaker && !own)
+          ? "keep"
+          : breakerChange === null
+            ? "remove"
+            : "change",
+    },
+  )
   if (valid.resolved !== undefined && changes.schedule !== undefined) {
     const encoded = Schedule.encode(changes.schedule, valid.resolved)
     if (Result.isFailure(encoded))
       return reject(notDurable(changes.schedule, encoded.failure.message))
-    if (waits) {
+    if (step.schedule === "waits") {
       const kept = storable(changes.schedule)
       if (kept === undefined) return reject(notDurable(changes.schedule))
       restart = kept
@@ -204,18 +216,15 @@ const decideUpdate = (
     if (typeof encoded !== "string") return reject(encoded)
     payload = encoded
   }
-  let breakerKey = row.breaker
-  let moves: Modification["breaker"]
-  if (changes.breaker === null) {
-    breakerKey = null
-    if (row.breaker !== null) moves = { leave: row.breaker, join: null }
-  } else if (changes.breaker !== undefined) {
-    const b = breakerOf(changes.breaker, row.id, env.options.breakers)
-    if (b instanceof Errors.InvalidOption) return reject(b)
-    breakerKey = b.key
-    const own = typeof changes.breaker === "string" ? undefined : b
-    if (b.key !== row.breaker || own !== undefined) moves = { leave: row.breaker, join: b.key, own }
-  }
+  const breakerKey = breakerChange === undefined ? row.breaker : (breakerChange?.key ?? null)
+  const moves: Modification["breaker"] =
+    step.leave || step.join
+      ? {
+          leave: step.leave ? row.breaker : null,
+          join: step.join ? breakerKey : null,
+          own: own && breakerChange !== null ? breakerChange : undefined,
+        }
+      : undefined
   const priority = valid.rank ?? row.priority
   const define: Definition = {
     payload,
@@ -235,10 +244,8 @@ const decideUpdate = (
           : valid.windowMs,
     breaker: breakerKey,
   }
-  // A scheduled task moved to a new slot or priority is pushed again (SPEC §4).
-  const repush = row.state === "scheduled" && (slot !== undefined || priority !== row.priority)
   return {
-    update: Rows.updated(row, now, { slot, seq: repush ? env.nextSeq() : undefined }, define),
+    update: Rows.updated(row, now, { slot, seq: step.requeue ? env.nextSeq() : undefined }, define),
     events: [],
     breaker: moves,
   }

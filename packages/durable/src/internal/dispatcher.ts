@@ -16,6 +16,7 @@ import type { Env } from "./env.ts"
 import * as Events from "./events.ts"
 import type { Held } from "./held.ts"
 import * as Payload from "./payload.ts"
+import * as KeptResult from "./result.ts"
 import * as Rows from "./rows.ts"
 
 /** The longest single sleep: Node timers overflow above 2^31-1 ms (the runtime's bound). */
@@ -139,7 +140,10 @@ const start = (
       h.started = true
       env.progress.lastStartedAt = env.now()
       return Effect.flatMap(Payload.decode(handler, row.id, row.payload), (payload) =>
-        handler.run(payload, run),
+        // Encoded here, on the run's worker: the commit only writes the text (SPEC §19.3).
+        Effect.map(handler.run(payload, run), (value) =>
+          KeptResult.encode(handler, row.id, value, env.options.maxResultBytes),
+        ),
       )
     })
     env.pool.start(h, run, {

@@ -238,3 +238,31 @@ export const overdue = (
             : num(rows[0].since),
     }),
   )
+
+/**
+ * The kept result of the latest run of task `id`'s `generation` (SPEC §19.3): its JSON text or
+ * why none was kept; `undefined` when that run kept neither (or there is none). `SELECT *`: a
+ * store not yet at migration 0006 has no result columns, and reads as keeping none.
+ */
+export const lastResult = (
+  sql: SqlClient,
+  id: string,
+  generation: number,
+): Effect.Effect<
+  | { readonly finishedAt: number; readonly json: string | null; readonly error: string | null }
+  | undefined,
+  SqlError
+> =>
+  Effect.map(
+    sql<Raw>`SELECT * FROM tickwork_runs WHERE task_id = ${id} AND generation = ${generation}
+      ORDER BY finished_at DESC, fence DESC LIMIT 1`,
+    (rows) => {
+      const run = rows[0] === undefined ? undefined : decodeRun(rows[0])
+      if (run === undefined || (run.result == null && run.resultError == null)) return undefined
+      return {
+        finishedAt: run.finishedAt,
+        json: run.result ?? null,
+        error: run.resultError ?? null,
+      }
+    },
+  )

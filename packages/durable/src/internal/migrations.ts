@@ -196,6 +196,13 @@ export const migrations = {
     // other event and for controls called through the scheduler's API, so older rows stay valid.
     yield* sql`ALTER TABLE tickwork_events ADD COLUMN origin TEXT`
   }),
+  "0006_results": Effect.gen(function* () {
+    const sql = yield* SqlClient
+    // SPEC §19.3: a run's kept value (JSON text, bounded by `maxResultBytes`) and why a value
+    // was not kept. NULL for every run before, and for handlers that declare no result schema.
+    yield* sql`ALTER TABLE tickwork_runs ADD COLUMN result TEXT`
+    yield* sql`ALTER TABLE tickwork_runs ADD COLUMN result_error TEXT`
+  }),
 }
 
 /** Runs the migrations (of `record`, all by default) not yet recorded. */

@@ -227,6 +227,17 @@ export interface RunEntry {
   readonly state: Task.TaskState
   /** Where the task went next: a retry's time or the next slot; `null` when final. */
   readonly nextRunAt: number | null
+  /**
+   * The run's value as JSON text, encoded by its handler's `result` schema and at most the
+   * layer's `maxResultBytes` (SPEC §19.3); `null` when none is kept. Absent on rows read from a
+   * store before migration 0006.
+   */
+  readonly result?: string | null | undefined
+  /**
+   * Why the run's value was not kept (`ResultTooLarge: …`, `ResultEncodeError: …`), or `null`.
+   * The run's outcome is unchanged by it.
+   */
+  readonly resultError?: string | null | undefined
 }
 
 /**
@@ -258,6 +269,8 @@ export type EventKind =
   | "resumed"
   | "expired"
   | "breaker"
+  /** A declared task changed in place by `ensure` (SPEC §18); `detail` names the fields. */
+  | "updated"
 
 /**
  * One ledger event.

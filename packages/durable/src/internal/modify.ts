@@ -94,11 +94,11 @@ export const modify = <E>(
             yield* writeEvents(yield* Breakers.join(tx, moves.join, task, now))
           }
           // Held by the breaker it left, and the one it joined does not hold it: unheld.
-          if (Breaker.releasedOnLeave(joined?.state)) {
+          if (Breaker.unheldOnLeave(joined?.state)) {
             const current = yield* sql<Raw>`SELECT * FROM tickwork_tasks WHERE id = ${id}`
             const now2 = decodeRow(current[0] as Raw)
             if (now2.pausedReason === "breaker" && moves.leave !== null) {
-              yield* writeEvents(yield* Breakers.releaseTask(tx, now2, now))
+              yield* writeEvents(yield* Breakers.resumeTask(tx, now2, now))
             }
           }
         }

@@ -7,8 +7,9 @@
 
 import { randomUUID } from "node:crypto"
 import { hostname } from "node:os"
-import { Breaker, Options as CoreOptions, Errors, type Time } from "@tickwork/core"
+import { Breaker, Options as CoreOptions, Errors, Results, type Time } from "@tickwork/core"
 import type { Scheduler } from "@tickwork/runtime"
+import { Schema } from "effect"
 import type * as Handler from "../Handler.ts"
 import * as Ids from "./ids.ts"
 
@@ -142,6 +143,12 @@ export interface LayerOptions {
    * replaces the stored policy, not the breaker's state.
    */
   readonly breakers?: Readonly<Record<string, Breaker.BreakerPolicy>> | undefined
+  /**
+   * The bound of a kept result (SPEC §19.3): UTF-8 bytes of the JSON text a handler's `result`
+   * schema encodes. Default 64 KiB, at most 8 MiB; a larger value is not kept and the run
+   * records `ResultTooLarge`.
+   */
+  readonly maxResultBytes?: number | undefined
 }
 
 const layerKeys: ReadonlySet<string> = new Set([
@@ -164,12 +171,13 @@ const layerKeys: ReadonlySet<string> = new Set([
   "streamCapacity",
   "runtime",
   "breakers",
+  "maxResultBytes",
 ])
 
 const healthKeys: ReadonlySet<string> = new Set(["stall", "storeFailure", "background"])
 
 /** The keys of a handler made by `Handler.make`. */
-const handlerKeys: ReadonlySet<string> = new Set(["name", "payload", "run"])
+const handlerKeys: ReadonlySet<string> = new Set(["name", "payload", "run", "result"])
 
 /** The layer options checked, with their defaults. Times are ms; +Infinity means none. */
 export interface Resolved {
@@ -203,6 +211,8 @@ export interface Resolved {
   readonly defaultTimeoutMs: number
   /** Circuit breakers shared by name (`breaker: "smtp"`), validated. */
   readonly breakers: ReadonlyMap<string, Breaker.Resolved>
+  /** See `maxResultBytes`. */
+  readonly maxResultBytes: number
 }
 
 /**
@@ -264,7 +274,7 @@ export const resolve = (
   if (typeof takeoverMs !== "number") return takeoverMs
   if (!Number.isFinite(takeoverMs) || takeoverMs < 1)
     return optionError("takeoverInterval", options.takeoverInterval, "must be at least 1 ms")
-  const windowMs = millis("catchUpWindow", options.catchUpWindow, DAY)
+  const windowMs = millis("catchUpWindow", options.catchUpWindow, CoreOptions.defaultCatchUpWindow)
   if (typeof windowMs !== "number") return windowMs
   const shutdownMs =
     options.shutdownTimeout === undefined && options.runtime?.shutdownTimeout !== undefined
@@ -318,6 +328,13 @@ export const resolve = (
     if (!("failures" in resolvedPolicy)) return resolvedPolicy
     breakers.set(name, resolvedPolicy)
   }
+  const maxResultBytes = Results.maxBytes("maxResultBytes", options.maxResultBytes)
+  if (typeof maxResultBytes !== "number") return maxResultBytes
+  for (const h of handlers.values()) {
+    if (h.result !== undefined && !Schema.isSchema(h.result)) {
+      return optionError(`handlers[${Errors.show(h.name)}].result`, h.result, "must be a Schema")
+    }
+  }
   const defaultTimeout = options.runtime?.defaultTimeout
   const defaultTimeoutMs = millis("runtime.defaultTimeout", defaultTimeout, 0)
   if (typeof defaultTimeoutMs !== "number") return defaultTimeoutMs
@@ -345,5 +362,6 @@ export const resolve = (
     runtime: options.runtime,
     defaultTimeoutMs: Number.isFinite(defaultTimeoutMs) ? defaultTimeoutMs : 0,
     breakers,
+    maxResultBytes,
   }
 }

@@ -44,7 +44,7 @@ const fieldOf = (path: ReadonlyArray<PropertyKey>): string =>
  * back as the same absent property, so it counts as kept. Cycles and bigints make
  * `JSON.stringify` throw, and are refused where it is called.
  */
-const lost = (
+export const lost = (
   value: unknown,
   path: ReadonlyArray<PropertyKey>,
 ): { readonly path: ReadonlyArray<PropertyKey>; readonly what: string } | undefined => {

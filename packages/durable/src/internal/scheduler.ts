@@ -7,6 +7,7 @@
  */
 import {
   type Errors as CoreErrors,
+  type Declared,
   type Kernel,
   type Schedule,
   Task,
@@ -163,6 +164,13 @@ export type DurableUpdateError = Controls.UpdateError | StoreError
  */
 export interface Ran extends RunEntry {
   readonly kind: "ran"
+  /**
+   * The kept result ({@link RunEntry.result}) decoded by its handler's `result` schema, when
+   * read through `ledger` by a process that registers the handler (SPEC §19.3); `undefined`
+   * when none was kept, the handler is not registered here, or its schema no longer decodes the
+   * stored text (`result` still holds it).
+   */
+  readonly value?: unknown
 }
 
 /**
@@ -244,6 +252,23 @@ export interface DurableSchedulerShape {
     options: ReadonlyArray<DurableTaskOptions>,
   ) => Effect.Effect<ReadonlyArray<Task.TaskId>, DurableScheduleError>
   /**
+   * Makes the stored tasks match a declaration (SPEC §18), as the application declares its
+   * recurring tasks at boot: each declared task (an id is required) is created when absent or
+   * final (the id's next generation), updated in place when an option differs — only those
+   * options, recorded as an `updated` event naming them; its id, generation, run count and
+   * ledger stay — and left as it is, nothing written, when it matches. With `set`, declared
+   * tasks are tagged with the set's name and the live tasks of that tag no longer declared are
+   * cancelled. A bad declaration (a repeated id, a changed handler) fails with the typed error
+   * naming its field and value before anything is written. Processes that boot at once converge:
+   * one creates, the others find the task; updates are decided on the locked row.
+   *
+   * @since 0.5.0
+   */
+  readonly ensure: (
+    tasks: ReadonlyArray<DurableTaskOptions & { readonly id: string }>,
+    options?: Declared.EnsureOptions,
+  ) => Effect.Effect<Declared.Report, DurableScheduleError | DurableUpdateError>
+  /**
    * Pauses a task (SPEC §15): a scheduled one at once, a running one when its run ends (its next
    * slot or retry is then held). Stored: it stays paused across restarts until {@link resume}.
    * False for a task already paused, final or unknown.
@@ -314,7 +339,10 @@ export interface DurableSchedulerShape {
   /** The task's state, or `"unknown"`. */
   readonly status: (id: string) => Effect.Effect<Task.TaskState | "unknown", StoreError>
   readonly info: (id: string) => Effect.Effect<Option.Option<DurableTaskInfo>, StoreError>
-  /** The task's runs and events, oldest first (ledger rows are kept for `retention`). */
+  /**
+   * The task's runs and events, oldest first (ledger rows are kept for `retention`); a run's
+   * kept result comes decoded as its `value` (SPEC §19.3).
+   */
   readonly ledger: (id: string) => Effect.Effect<ReadonlyArray<DurableOccurrence>, StoreError>
   /** Every run and event this process records, as it commits. */
   readonly occurrences: Stream.Stream<DurableOccurrence>

@@ -7,11 +7,12 @@
  * Both import this module: the data flows one way (completion → commit → here), and nothing
  * here reads a clock, a store or an environment.
  */
-import { Errors, type Random, Rules, Schedule, type Task } from "@tickwork/core"
+import { Errors, type Random, type Results, Rules, Schedule, type Task } from "@tickwork/core"
 import { Ledger } from "@tickwork/runtime"
 import { Result } from "effect"
 import * as Events from "./events.ts"
 import type { Decided, EventEntry, Redecision, RunEntry, TaskRow } from "./model.ts"
+import * as KeptResult from "./result.ts"
 import * as Rows from "./rows.ts"
 
 /** A failure, rendered for the ledger; `null` for a success. */
@@ -69,6 +70,15 @@ export const replaying = (
 }
 
 /**
+ * What became of a succeeded run's value, when its handler keeps one (SPEC §19.3): the worker
+ * encoded it already (`KeptResult.Encoded`); the rule's verdict is only written here.
+ */
+const keptOf = (outcome: Task.Outcome): Results.Kept | undefined =>
+  outcome.kind === "succeeded" && outcome.value instanceof KeptResult.Encoded
+    ? outcome.value.kept
+    : undefined
+
+/**
  * The decision for a run described by `r` on `row` (as claimed, or as it is when the commit
  * re-reads it). `draws` is the jitter source; `breakerOpens` answers from the breaker's stored
  * state (`undefined`: no breaker, or not known yet).
@@ -81,6 +91,7 @@ export const decide = (
 ): Decided & { readonly run: RunEntry } => {
   const { outcome, finishedAt, startedAt, runNumber } = r
   const error = renderOutcome(outcome)
+  const kept = keptOf(outcome)
   const view = Rows.view(row, r.windowMs, runNumber)
   const settled = Rules.settle(view, outcome, finishedAt, { random: draws, breakerOpens })
   const record = Rules.record(
@@ -129,6 +140,8 @@ export const decide = (
       delivery: row.deliveries,
       state: settled.state,
       nextRunAt: settled.nextSlot ?? null,
+      result: kept?.kind === "kept" ? kept.json : null,
+      resultError: kept?.kind === "refused" ? `${kept.error._tag}: ${kept.error.message}` : null,
     },
     events,
     slot: { ended: settled.slotEnded, failed: outcome.kind !== "succeeded" },

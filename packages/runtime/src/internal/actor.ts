@@ -505,7 +505,7 @@ export class TimingActor {
       true,
       this.recordBuffer,
     ) as Task.RunRecord
-    this.recorder.finished(run.index, record, run.named)
+    this.recorder.finished(run.index, record, run.named, run.job.keepResult)
     // A failed slot may pause the task or open its breaker; after the run's own records.
     this.flush()
     const log = this.shutdownLog

@@ -10,7 +10,15 @@
  * The options every `schedule` and `update` call checks (the kernel's keys plus `timeout`, and
  * `job`) are here too, so the scheduler's module holds the service and no option rules.
  */
-import { type Breaker, Errors, Kernel, Options, type Task, type Time } from "@tickwork/core"
+import {
+  type Breaker,
+  Errors,
+  Kernel,
+  Options,
+  Results,
+  type Task,
+  type Time,
+} from "@tickwork/core"
 import { Effect } from "effect"
 import * as Health from "../Health.ts"
 import type { Listener } from "../Recorder.ts"
@@ -101,6 +109,11 @@ export interface SchedulerOptions {
   /** Buffer of the occurrence stream per subscriber. Default 10,000; at most 1,000,000. */
   readonly streamCapacity?: number
   /**
+   * The bound of a value kept by a task with `keepResult` (SPEC §19.3): UTF-8 bytes of its JSON.
+   * Default 64 KiB; at most 8 MiB.
+   */
+  readonly maxResultBytes?: number
+  /**
    * A root span per run (`tickwork.run`, linked to the span that scheduled the task, with the
    * task id, slot, due time, attempt, run number and lateness). `"auto"` (default): on when the
    * layer is built with a tracer other than Effect's built-in one (e.g. an OpenTelemetry
@@ -159,6 +172,7 @@ const schedulerOptionKeys: ReadonlySet<string> = new Set([
   "ledgerPerTask",
   "ledgerCapacity",
   "streamCapacity",
+  "maxResultBytes",
   "spans",
   "logAnnotations",
   "logFailures",
@@ -184,6 +198,8 @@ export interface Settings {
   readonly ledgerCapacity: number
   /** Occurrence stream buffer per subscriber, 1..`Options.bounds.streamCapacity`. */
   readonly streamCapacity: number
+  /** Bytes of JSON a kept result may have, 1..`Options.bounds.resultBytes` (SPEC §19.3). */
+  readonly maxResultBytes: number
   /** ms. */
   readonly shutdownTimeoutMs: number
   /** ms. */
@@ -249,6 +265,8 @@ export const parse = (options: SchedulerOptions): Settings | Errors.InvalidOptio
     Options.bounds.streamCapacity,
   )
   if (typeof streamCapacity !== "number") return streamCapacity
+  const maxResultBytes = Results.maxBytes("maxResultBytes", options.maxResultBytes)
+  if (typeof maxResultBytes !== "number") return maxResultBytes
   const shutdownTimeoutMs = millis("shutdownTimeout", options.shutdownTimeout, 30_000)
   if (typeof shutdownTimeoutMs !== "number") return shutdownTimeoutMs
   const shutdownGraceMs = millis("shutdownGrace", options.shutdownGrace, 5_000)
@@ -282,6 +300,7 @@ export const parse = (options: SchedulerOptions): Settings | Errors.InvalidOptio
     ledgerPerTask,
     ledgerCapacity,
     streamCapacity,
+    maxResultBytes,
     shutdownTimeoutMs,
     shutdownGraceMs,
     slowRunMs,
@@ -293,10 +312,11 @@ export const parse = (options: SchedulerOptions): Settings | Errors.InvalidOptio
   }
 }
 
-/** The keys `schedule` accepts: the kernel's task options and `timeout`. */
+/** The keys `schedule` accepts: the kernel's task options, `timeout` and `keepResult`. */
 export const scheduleOptionKeys: ReadonlySet<string> = new Set([
   ...Kernel.taskOptionKeys,
   "timeout",
+  "keepResult",
 ])
 
 /** The keys `update` accepts: the kernel's updatable options and `timeout`. */

@@ -5,7 +5,7 @@
 import * as Lifecycle from "../../Lifecycle.ts"
 import type { Dropped } from "../../MissedRun.ts"
 import * as MissedRun from "../../MissedRun.ts"
-import type { TaskState } from "../../Task.ts"
+import type { PauseReason, TaskState } from "../../Task.ts"
 import type { Row } from "./row.ts"
 
 /**
@@ -136,3 +136,51 @@ export const pause = (
 }
 
 const PAUSE_EVENT: Lifecycle.TaskEvent = { type: "PAUSE" }
+
+/**
+ * What a pause for `reason` does to a task (SPEC §5, §7, §15), as {@link pauseStep} decides it.
+ *
+ * - `Paused`: a scheduled task becomes `paused` for `reason` at once (its slot is kept);
+ * - `Requested`: a running task will be paused for `reason` when its run ends;
+ * - `Outranked`: a pause by hand of a task its breaker or failure policy holds (or will hold
+ *   when its run ends): its reason becomes `manual`, so the breaker's closing no longer unholds
+ *   it; nothing else moves;
+ * - `Ignored`: already paused or going to be for `reason` or by hand, or final.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export type PauseStep = "Paused" | "Requested" | "Outranked" | "Ignored"
+
+/**
+ * The pause of a task in `state` (with its current `pausedReason`, or the `pauseRequest` of a
+ * running one) for `reason`: a pause by hand outranks a breaker's or the failure policy's. Pure.
+ *
+ * **Example** (A task its breaker holds, paused by hand)
+ *
+ * ```ts
+ * import { Rules } from "@tickwork/core"
+ * Rules.pauseStep({ state: "paused", pausedReason: "breaker", pauseRequest: undefined }, "manual") // "Outranked"
+ * Rules.pauseStep({ state: "scheduled", pausedReason: undefined, pauseRequest: undefined }, "breaker") // "Paused"
+ * ```
+ *
+ * @category combinators
+ * @since 0.3.0
+ */
+export const pauseStep = (
+  task: {
+    readonly state: TaskState
+    readonly pausedReason: PauseReason | null | undefined
+    readonly pauseRequest: PauseReason | null | undefined
+  },
+  reason: PauseReason,
+): PauseStep => {
+  const requested = task.state === "running" ? task.pauseRequest : undefined
+  const decision = pause(task.state, requested !== undefined && requested !== null)
+  if (decision === "paused") return "Paused"
+  if (decision === "requested") return "Requested"
+  const current = task.state === "paused" ? task.pausedReason : requested
+  return reason === "manual" && (current === "breaker" || current === "failures")
+    ? "Outranked"
+    : "Ignored"
+}

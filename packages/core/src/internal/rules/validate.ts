@@ -22,24 +22,72 @@ const MAX_TAGS = 32
 const MAX_TAG_LENGTH = 64
 
 /**
- * The keys of a task's options the rules know. A store with options of its own (the runtime's
- * `timeout`, a durable task's handler) extends this set.
+ * How an update treats a task option: `"change"` (an update may set it), `"remove"` (it may set
+ * it, or remove it with `null`), `"fixed"` (only given when the task is scheduled: the id).
+ *
+ * @category models
+ * @since 0.4.0
+ */
+export type FieldUpdate = "change" | "remove" | "fixed"
+
+/**
+ * Every task option the core knows, declared once: the option and change types of the kernel
+ * (`Kernel.TaskOptions`, `Kernel.UpdateOptions`) are checked against it, and the key lists
+ * ({@link optionKeys}, {@link updateKeys}) derive from it. A store with options of its own (the
+ * runtime's `timeout`, a durable task's handler and payload) extends the lists with
+ * {@link keysWith}.
+ *
+ * @category models
+ * @since 0.4.0
+ */
+export const fields = {
+  job: "change",
+  schedule: "change",
+  id: "fixed",
+  priority: "change",
+  retry: "change",
+  missedRuns: "change",
+  pauseAfterConsecutiveFailures: "change",
+  window: "remove",
+  tags: "change",
+  breaker: "remove",
+} as const satisfies Record<string, FieldUpdate>
+
+/**
+ * The keys of a task's options the rules know (of {@link fields}). A store with options of its
+ * own (the runtime's `timeout`, a durable task's handler) extends this set.
  *
  * @category models
  * @since 0.3.0
  */
-export const optionKeys: ReadonlySet<string> = new Set([
-  "job",
-  "schedule",
-  "id",
-  "priority",
-  "retry",
-  "missedRuns",
-  "pauseAfterConsecutiveFailures",
-  "window",
-  "tags",
-  "breaker",
-])
+export const optionKeys: ReadonlySet<string> = new Set(Object.keys(fields))
+
+/**
+ * The keys an update may change: every option of {@link fields} but the fixed ones (the id).
+ *
+ * @category models
+ * @since 0.4.0
+ */
+export const updateKeys: ReadonlySet<string> = new Set(
+  Object.entries(fields).flatMap(([key, update]) => (update === "fixed" ? [] : [key])),
+)
+
+/**
+ * `keys` without `without` and with `extra`: how a store derives its own key lists from the
+ * core's (the durable store's task options have a handler and payload instead of a job). Pure.
+ *
+ * @category constructors
+ * @since 0.4.0
+ */
+export const keysWith = (
+  keys: ReadonlySet<string>,
+  change: { readonly without?: ReadonlyArray<string>; readonly with?: ReadonlyArray<string> },
+): ReadonlySet<string> => {
+  const out = new Set(keys)
+  for (const key of change.without ?? []) out.delete(key)
+  for (const key of change.with ?? []) out.add(key)
+  return out
+}
 
 /**
  * The options {@link validate} reads. The id and the breaker are the store's business (which
