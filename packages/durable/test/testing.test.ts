@@ -209,6 +209,27 @@ describe("TestDurable", () => {
     )
   })
 
+  it("runs the README's daily cron digest 365 times in a virtual year", async () => {
+    const { runs, handler } = recorder()
+    const status = await TestDurable.run(
+      Effect.gen(function* () {
+        const durable = yield* DurableScheduler.DurableScheduler
+        yield* durable.schedule({
+          id: "digest",
+          handler,
+          payload: {},
+          schedule: Schedule.cron("0 8 * * *", { timeZone: "UTC" }),
+        })
+        yield* TestDurable.advance("365 days")
+        return yield* durable.status("digest")
+      }),
+      { handlers: [handler], startAt: new Date("2026-01-01T00:00:00Z") },
+    )
+    expect(runs.length).toBe(365)
+    expect(new Date(runs[364]?.at ?? 0).toISOString()).toBe("2026-12-31T08:00:00.000Z")
+    expect(status).toBe("scheduled")
+  })
+
   it("moves with TestClock.setTime after the layer is built, forward and back", async () => {
     const { runs, handler } = recorder()
     const at = Date.UTC(2026, 0, 1)
