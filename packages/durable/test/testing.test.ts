@@ -28,9 +28,9 @@ const recorder = (fail: (attempt: number) => boolean = () => false) => {
  * The test layer's scheduler on a TestClock that counts the sleeps started on it: every
  * periodic fiber's wake-up is one sleep, so the count is what advancing the clock costs.
  */
-const counted = (
-  handler: Handler.Any,
-  options: Partial<DurableScheduler.DurableSchedulerOptions<Handler.Any>> = {},
+const counted = <H extends Handler.Any>(
+  handler: H,
+  options: Partial<DurableScheduler.DurableSchedulerOptions<H>> = {},
 ) => {
   const sleeps = { count: 0 }
   const clock = Layer.effect(
@@ -74,7 +74,9 @@ describe("TestDurable", () => {
 
   it("keeps production's periodic upkeep where it is on: health every 5 s, pruning", async () => {
     const { handler } = recorder()
-    const idleHour = (options: Partial<DurableScheduler.DurableSchedulerOptions<Handler.Any>>) => {
+    const idleHour = (
+      options: Partial<DurableScheduler.DurableSchedulerOptions<typeof handler>>,
+    ) => {
       const { sleeps, layer } = counted(handler, options)
       return Effect.runPromise(
         Effect.gen(function* () {

@@ -195,7 +195,7 @@ export class NotSettled extends Data.TaggedError("NotSettled")<{
  */
 export interface SettleOptions {
   /** Fiber turns to wait at most. Default 10,000 (a few milliseconds of real time). */
-  readonly maxTurns?: number | undefined
+  readonly maxTurns?: number
 }
 
 /**
