@@ -542,10 +542,13 @@ export const make = <H extends Handler.Any>(
       return health
     })
     // The gauge is kept current in the background, one store read every Health.refreshMs: a
-    // stall or a failing store shows with nobody calling `health`.
-    yield* Effect.forkScoped(
-      Effect.forever(Effect.andThen(Effect.sleep(Health.refreshMs), assessHealth)),
-    )
+    // stall or a failing store shows with nobody calling `health`. It wakes whether or not there
+    // is work (another process's insert is seen only by reading), so it is off where only calls
+    // read health: the test layer, where it would cost a wake per 5 virtual seconds.
+    if (resolved.healthBackground)
+      yield* Effect.forkScoped(
+        Effect.forever(Effect.andThen(Effect.sleep(Health.refreshMs), assessHealth)),
+      )
 
     const durable = DurableScheduler.of({
       owner: resolved.owner,
