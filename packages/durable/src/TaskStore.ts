@@ -383,14 +383,12 @@ export const make = (options: {
           : Effect.succeed(false),
       transaction: (self) =>
         deadline("apply a batch")(
-          sql
-            .withTransaction(self)
-            .pipe(
-              Effect.catchIf(
-                (e): e is SqlError => e instanceof SqlError,
-                (e) => Effect.fail(Failure.storeError("apply a batch", e)),
-              ),
+          sql.withTransaction(self).pipe(
+            Effect.catchIf(
+              (e): e is SqlError => e instanceof SqlError,
+              (e) => Effect.fail(Failure.storeError("apply a batch", e)),
             ),
+          ),
         ),
       lock: (ids) => {
         const storable = ids.filter(Ids.storable)

@@ -263,11 +263,13 @@ export const ensure = (
     })
     let applied: Effect.Success<typeof apply> | undefined
     for (let attempt = 1; applied === undefined; attempt++) {
-      applied = yield* env.store.transaction(apply).pipe(
-        Effect.catchTag("DuplicateTaskId", (e) =>
-          attempt < ATTEMPTS ? Effect.succeed(undefined) : Effect.fail(e),
-        ),
-      )
+      applied = yield* env.store
+        .transaction(apply)
+        .pipe(
+          Effect.catchTag("DuplicateTaskId", (e) =>
+            attempt < ATTEMPTS ? Effect.succeed(undefined) : Effect.fail(e),
+          ),
+        )
     }
     for (const e of applied.events) env.publish(e)
     // The report lists the declared ids in the order given.
