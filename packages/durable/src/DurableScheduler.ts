@@ -456,7 +456,6 @@ export const make = <H extends Handler.Any>(
               {
                 prepare: (o, t) => prepare(o as DurableTaskOptions, t),
                 insert: (task, t) => insert([task], t),
-                cancel: (id) => cancel(id),
               },
               list as ReadonlyArray<Accept.TaskOptions>,
               ensureOptions,

@@ -9,6 +9,7 @@
  * | `coalesced` | missed grid slots merged into one run (policy `coalesce`) |
  * | `skipped` | missed grid slots dropped (policy `skip`) |
  * | `cancelled` | the task was cancelled while scheduled or running |
+ * | `updated` | the task was changed in place, by `update` or by `ensure` (the fields changed) |
  *
  * A `coalesced`/`skipped` record covers a range of grid slots (`first`…`last`, `count` of them)
  * and says whether they passed while the task was late to start (`late`: the clock jumped, or
@@ -74,9 +75,25 @@ export interface Cancelled {
 }
 
 /**
+ * A live task changed in place (SPEC §15, §18): by `update` (the fields it was given) or by
+ * `ensure` (the fields that differed from the declaration). Id, generation and ledger are kept.
+ *
+ * @category models
+ * @since 0.5.0
+ */
+export interface Updated {
+  readonly kind: "updated"
+  readonly id: Task.TaskId
+  readonly generation: number
+  readonly fields: ReadonlyArray<string>
+  readonly cause: "update" | "ensure"
+  readonly at: number
+}
+
+/**
  * Any record of a task's ledger: its runs, slots missed by policy, a cancel, and the kernel's
  * control occurrences — slots skipped while paused, held by a breaker or past the catch-up
- * window, an expired one-shot, a pause and a resume (SPEC §3, §7, §15).
+ * window, an expired one-shot, a pause and a resume (SPEC §3, §7, §15) — and an update.
  *
  * @category models
  * @since 0.1.0
@@ -85,6 +102,7 @@ export type Occurrence =
   | Ran
   | Missed
   | Cancelled
+  | Updated
   | Task.Skipped
   | Task.Expired
   | Task.Paused

@@ -177,6 +177,11 @@ export class Recorder {
     if (f !== undefined) this.call("cancelled", () => f.call(this.listener, occurrence))
   }
 
+  /** A live task was changed in place (`update`, `ensure`). */
+  updated(row: number, occurrence: Ledger.Updated): void {
+    this.add(row, occurrence, false)
+  }
+
   /**
    * The kernel's control occurrences of one step, in order: each task's goes to its ledger (an
    * expired one-shot's is its last), a breaker's to the stream only. `rowOf` finds a task's row.

@@ -603,9 +603,12 @@ export const make = (
         },
       )
 
-    const update = <A = never, E = never, R = never>(
+    /** `update`, recorded as `cause` (`ensure` names the fields that differed). */
+    const updateAs = <A = never, E = never, R = never>(
       id: string,
       changes: UpdateChanges<A, E, R>,
+      cause: "update" | "ensure",
+      fields?: ReadonlyArray<string>,
     ): Effect.Effect<boolean, Errors.ScheduleError, Exclude<R, RunServices>> =>
       Effect.flatMap(
         Effect.context<never>(),
@@ -640,10 +643,24 @@ export const make = (
                     ),
                   }
           }
-          const done = actor.update(id, job === undefined ? rest : { ...rest, job })
+          const given =
+            fields ??
+            Object.keys(changes).filter(
+              (k) => (changes as Record<string, unknown>)[k] !== undefined,
+            )
+          const done = actor.update(id, job === undefined ? rest : { ...rest, job }, {
+            fields: given,
+            cause,
+          })
           return typeof done === "boolean" ? Effect.succeed(done) : Effect.fail(done)
         },
       )
+
+    const update = <A = never, E = never, R = never>(
+      id: string,
+      changes: UpdateChanges<A, E, R>,
+    ): Effect.Effect<boolean, Errors.ScheduleError, Exclude<R, RunServices>> =>
+      updateAs(id, changes, "update")
 
     const ensure = <A, E, R>(
       declared: ReadonlyArray<ScheduleOptions<A, E, R> & { readonly id: string }>,
@@ -682,7 +699,12 @@ export const make = (
             if (d._tag === "create") {
               created.push(yield* schedule(o))
             } else if (d._tag === "update") {
-              yield* update(id, Declared.changesOf(o, d.fields) as UpdateChanges<A, E, R>)
+              yield* updateAs(
+                id,
+                Declared.changesOf(o, d.fields) as UpdateChanges<A, E, R>,
+                "ensure",
+                d.fields,
+              )
               updated.push({ id, fields: d.fields })
             } else unchanged.push(id)
           }

@@ -270,9 +270,21 @@ export const update = (
     const unknown = unknownKey(changes, updateKeys)
     if (unknown !== undefined) return Effect.fail(unknown)
     const now = env.now()
+    // Recorded as the in-memory ledger records it (SPEC §18.1): the fields it was given.
+    const fields = Object.keys(changes).filter(
+      (k) => (changes as Record<string, unknown>)[k] !== undefined,
+    )
     return env.store.modify<UpdateError>(
       id,
-      (row) => decideUpdate(env, row, changes, now),
+      (row) => {
+        const m = decideUpdate(env, row, changes, now)
+        if ("rejected" in m) return m
+        const event = Events.make("updated", row, now, env.owner, {
+          detail: fields.join(", "),
+          cause: "update",
+        })
+        return { ...m, events: [...m.events, event] }
+      },
       env.publish,
     )
   })

@@ -258,9 +258,30 @@ export class TimingActor {
     return done
   }
 
-  /** Changes a live task in place (SPEC §15): true if it was live, or the typed error of a bad change. */
-  update(id: string, changes: Kernel.UpdateOptions<PoolJob>): boolean | Errors.ScheduleError {
-    const done = this.kernel.update(id, changes, this.now())
+  /**
+   * Changes a live task in place (SPEC §15): true if it was live, or the typed error of a bad
+   * change. A change made is recorded in the task's ledger as `updated`, naming `fields`.
+   */
+  update(
+    id: string,
+    changes: Kernel.UpdateOptions<PoolJob>,
+    record: { readonly fields: ReadonlyArray<string>; readonly cause: "update" | "ensure" },
+  ): boolean | Errors.ScheduleError {
+    const at = this.now()
+    const done = this.kernel.update(id, changes, at)
+    if (done === true) {
+      const info = this.kernel.info(id)
+      if (info !== undefined) {
+        this.recorder.updated(this.kernel.rowOf(id), {
+          kind: "updated",
+          id: info.id,
+          generation: info.generation,
+          fields: record.fields,
+          cause: record.cause,
+          at,
+        })
+      }
+    }
     this.flush()
     this.nudge()
     return done
