@@ -28,7 +28,14 @@
  */
 import * as Breaker from "./Breaker.ts"
 import type * as Declared from "./Declared.ts"
-import { DuplicateTaskId, InvalidOption, type ScheduleError, show, unknownKey } from "./Errors.ts"
+import {
+  DuplicateTaskId,
+  InvalidOption,
+  type ManualRunRefused,
+  type ScheduleError,
+  show,
+  unknownKey,
+} from "./Errors.ts"
 import { Breakers } from "./internal/breakers.ts"
 import { explainRow } from "./internal/explain.ts"
 import { HAS_EXTRA } from "./internal/finalRing.ts"
@@ -43,6 +50,7 @@ import type {
   UpdateOptions,
 } from "./internal/kernelTypes.ts"
 import { retentionKeys, taskOptionKeys, updateKeys } from "./internal/kernelTypes.ts"
+import { dropManual, endManual, retryRow, triggerRow } from "./internal/manual.ts"
 import { hold, pauseRow, resumeRow } from "./internal/pause.ts"
 import { type BreakerCell, Extras, NO_TAGS } from "./internal/records.ts"
 import { Rows } from "./internal/rows.ts"
@@ -156,7 +164,7 @@ export class Kernel<J> {
     if (typeof tooMany !== "number") throw tooMany
     this.rows = new Rows<J>(maxFinished, maxAgeMs)
     this.circuits = new Breakers(this.rows, {
-      pause: (i, reason, now) => pauseRow(this.rows, this.circuits, i, reason, now),
+      pause: (i, reason, now) => this.pauseAt(i, reason, now),
       resume: (i, now) => resumeRow(this.rows, i, now),
     })
     this.random = options.random ?? Random.seeded(0)
@@ -396,7 +404,55 @@ export class Kernel<J> {
    */
   pause(id: string, now: number): boolean {
     const i = this.rows.lookup(id)
-    return i >= 0 && pauseRow(this.rows, this.circuits, i, "manual", now)
+    return i >= 0 && this.pauseAt(i, "manual", now)
+  }
+
+  /**
+   * Runs a `scheduled` task once now, outside its schedule (SPEC §19.1): its pending run (next
+   * slot, or pending retry) is set aside and a manual run is pushed, due at `now` (taken in the
+   * usual order, §4). When the manual run ends — whatever its outcome — the pending run is put
+   * back as it was: no slot is moved, skipped or added, no retry is spent, and neither the
+   * failure policy nor the breaker counts it. A pause asked for while it runs takes effect then.
+   * A pause, or a new schedule, before it starts drops it.
+   *
+   * Refused (`ManualRunRefused` naming the id and its state; nothing changes) for a task that is
+   * running (no overlap, §6.6), paused, final, unknown, or that already has a manual run
+   * waiting. O(log n).
+   */
+  trigger(id: string, now: number): true | ManualRunRefused {
+    const i = this.rows.lookup(id)
+    const state = i < 0 ? "unknown" : (Lifecycle.states[this.rows.t.state(i)] as TaskState)
+    const pending = i >= 0 && this.rows.t.extra(i)?.manual !== undefined
+    const refused = Rules.manualRefusal("trigger", id, state, pending)
+    if (refused !== undefined) return refused
+    triggerRow(this.rows, i, now)
+    return true
+  }
+
+  /**
+   * Gives a `failed` task one more attempt (SPEC §19.2): it is `scheduled` again, due at `now`,
+   * its failed slot's next attempt (same slot, attempt + 1), with no automatic retry after it:
+   * if that attempt fails too, the task is `failed` again. Its id, generation, run count and
+   * failure stay; a catch-up window or deadline does not stop it. A task with a shared breaker
+   * rejoins it as it is (§7.8); its own breaker starts afresh.
+   *
+   * Refused (`ManualRunRefused`; nothing changes) for any task that is not `failed`. O(log n).
+   */
+  retry(id: string, now: number): true | ManualRunRefused {
+    const i = this.rows.lookup(id)
+    const state = i < 0 ? "unknown" : (Lifecycle.states[this.rows.t.state(i)] as TaskState)
+    const refused = Rules.manualRefusal("retry", id, state)
+    if (refused !== undefined) return refused
+    // Out of the retention ring: it is live again and must not be evicted as final.
+    this.rows.ring.markStale(this.rows.t.ticket(i))
+    retryRow(this.rows, i, now)
+    const extra = this.rows.t.extra(i) as Extras
+    const cell = extra.breaker
+    if (cell !== undefined) {
+      extra.breaker = undefined
+      this.circuits.join(i, extra, cell.shared ? cell : cell.policy, this.rows.idOf(i), now)
+    }
+    return true
   }
 
   /**
@@ -470,6 +526,9 @@ export class Kernel<J> {
       extra.pauseAfter = changes.pauseAfterConsecutiveFailures
     if (tags !== undefined) extra.tags = tags
     if (windowMs !== undefined) extra.windowMs = windowMs
+    // A manual run that has not started gives way to the new schedule (SPEC §19.1).
+    if (resolved !== undefined && changes.schedule !== undefined && s === SCHEDULED)
+      dropManual(this.rows, i)
     const step = Rules.updateStep(
       {
         state: Lifecycle.states[s] as TaskState,
@@ -556,7 +615,7 @@ export class Kernel<J> {
 
   /** Pauses every task matching `filter` (see {@link pause}); returns the ids it paused. O(n). */
   pauseAll(filter: TaskFilter, now: number): Array<TaskId> {
-    return this.changeAll(filter, (i) => pauseRow(this.rows, this.circuits, i, "manual", now))
+    return this.changeAll(filter, (i) => this.pauseAt(i, "manual", now))
   }
 
   /** Resumes every task matching `filter` (see {@link resume}); returns the ids it resumed. O(n). */
@@ -665,13 +724,17 @@ export class Kernel<J> {
         this.rows.dead--
         continue
       }
+      // A manual run (SPEC §19) is neither skipped by a window nor coalesced.
+      const manual = extra?.manual
       if (
         extra !== undefined &&
+        manual === undefined &&
         (extra.windowMs !== NO_WINDOW || (slot < now && extra.missedRuns === "coalesce")) &&
         this.movedAtTake(i, g, extra, slot, now, limit)
       ) {
         continue
       }
+      if (manual === "retry") (extra as Extras).manual = undefined
       const ctx = this.rows.load(i, extra)
       Lifecycle.step(SCHEDULED, START, this.rows.args)
       t.setState(i, RUNNING)
@@ -699,13 +762,14 @@ export class Kernel<J> {
         extra?.id,
         job,
         // A retry keeps the slot it belongs to; its heap slot is its due time.
-        ctx.attempt > 1 && extra !== undefined ? extra.gridSlot : slot,
+        (ctx.attempt > 1 || manual === "retry") && extra !== undefined ? extra.gridSlot : slot,
         slot,
         startedAt,
         ctx.attempt,
         ctx.runNumber,
         merged,
         extra === undefined ? NO_TAGS : extra.tags,
+        manual === "trigger",
       )
     }
   }
@@ -736,6 +800,7 @@ export class Kernel<J> {
       const state = kept ? (Lifecycle.states[this.rows.t.state(i)] as TaskState) : "cancelled"
       return Rules.finalRecord(run, outcome, finishedAt, state)
     }
+    if (run.manual) return endManual(this.rows, run, outcome, finishedAt, record)
     const failed = outcome.kind !== "succeeded"
     let extra = this.rows.t.extra(i)
     this.settling = i
@@ -757,6 +822,7 @@ export class Kernel<J> {
         this.rows.t.setExtra(i, extra)
       }
       extra.lastFailure = outcome
+      if (target === FAILED) extra.failedAttempt = run.attempt
     }
     if (extra !== undefined) {
       extra.consecutiveFailures = settled.consecutiveFailures
@@ -887,15 +953,23 @@ export class Kernel<J> {
     const t = this.rows.t
     const hasExtra = t.hasExtra(i)
     t.setTicket(i, this.rows.ring.push(i, t.state(i) | (hasExtra ? HAS_EXTRA : 0), now))
-    t.setJob(i, undefined)
+    // A failed task keeps its job while retained: `retry` runs it again (SPEC §19.2).
+    if (t.state(i) !== FAILED) t.setJob(i, undefined)
     if (hasExtra) {
       const extra = t.extra(i) as Extras
       extra.pausedReason = undefined
       extra.pauseRequest = undefined
+      extra.manual = undefined
+      extra.kept = undefined
       if (extra.breaker !== undefined) this.circuits.leave(i, extra.breaker, now)
     }
   }
   // ------------------------------------------------------------------ controls: internals
+  /** PAUSE for row `i`; a manual run not yet started is dropped first (SPEC §19.1). */
+  private pauseAt(i: number, reason: PauseReason, now: number): boolean {
+    if (this.rows.t.state(i) === SCHEDULED) dropManual(this.rows, i)
+    return pauseRow(this.rows, this.circuits, i, reason, now)
+  }
   private changeAll(filter: TaskFilter, change: (i: number) => boolean): Array<TaskId> {
     const rows: Array<number> = []
     this.rows.forEachMatch(filter, (i) => rows.push(i))

@@ -28,7 +28,7 @@ import type { Breaker, Errors, Task } from "@tickwork/core"
 import { type Array as Arr, Context, Effect, Option, type Queue, type Scope } from "effect"
 import type * as Migrator from "effect/sql/Migrator"
 import { SqlClient } from "effect/sql/SqlClient"
-import type { SqlError } from "effect/sql/SqlError"
+import { SqlError } from "effect/sql/SqlError"
 import type { StoreError } from "./Errors.ts"
 import * as BreakerOps from "./internal/breakerOps.ts"
 import * as Cancel from "./internal/cancel.ts"
@@ -63,6 +63,7 @@ import type {
 import * as Modify from "./internal/modify.ts"
 import * as Prune from "./internal/prune.ts"
 import * as Recover from "./internal/recover.ts"
+import * as ManualRetry from "./internal/retry.ts"
 
 /**
  * The store's models (rows, ledger entries, changes and their results), kept in their own module
@@ -154,10 +155,41 @@ export interface TaskStoreShape {
     committed?: (event: EventEntry) => void,
   ) => Effect.Effect<boolean, StoreError | E>
   /**
+   * Runs `self` as one transaction: the store's operations it calls (their own transactions
+   * nested as savepoints) commit together, or, when `self` fails or is interrupted, none of
+   * them is kept. A declaration applied by `ensure` is one (SPEC §18.2).
+   *
+   * @since 0.5.0
+   */
+  readonly transaction: <A, E, R>(
+    self: Effect.Effect<A, E, R>,
+  ) => Effect.Effect<A, E | StoreError, R>
+  /**
+   * Inside a {@link transaction}, on PostgreSQL: locks the breakers of these tasks (by key)
+   * and then their rows (by id), each in that fixed order, and holds them until it ends — so
+   * that transactions locking overlapping sets of tasks wait for each other instead of
+   * deadlocking. Ids without a row lock nothing. Nothing on SQLite, whose transaction holds
+   * the whole file.
+   *
+   * @since 0.5.0
+   */
+  readonly lock: (ids: ReadonlyArray<string>) => Effect.Effect<void, StoreError>
+  /**
    * Tasks matching `query`, live and retained final ones, by id, at most `query.limit` of them
    * after `query.after`: one indexed statement (by tag through `tickwork_tags`), O(limit) rows.
    */
   readonly list: (query: Query) => Effect.Effect<ReadonlyArray<TaskRow>, StoreError>
+  /**
+   * Retries a `failed` task by hand at `now` (SPEC §19.2): it is `scheduled` again, due at once,
+   * pushed as `seq`, with a `manual-retry` event (carrying `origin`). `Refused` with the task's
+   * state (`unknown` for none) when it is not failed; nothing changes then.
+   */
+  readonly retry: (
+    id: string,
+    now: number,
+    seq: number,
+    origin?: string | undefined,
+  ) => Effect.Effect<ManualRetry.Retried, StoreError>
   /** Creates the layer's shared breakers (a policy given again replaces the stored one). */
   readonly defineBreakers: (
     list: ReadonlyArray<{ readonly name: string; readonly policy: Breaker.Resolved }>,
@@ -361,7 +393,30 @@ export const make = (options: {
         Ids.storable(id)
           ? deadline("change a task")(Modify.modify(sql, dialect, id, decide, committed))
           : Effect.succeed(false),
+      transaction: (self) =>
+        deadline("apply a batch")(
+          sql.withTransaction(self).pipe(
+            Effect.catchIf(
+              (e): e is SqlError => e instanceof SqlError,
+              (e) => Effect.fail(Failure.storeError("apply a batch", e)),
+            ),
+          ),
+        ),
+      lock: (ids) => {
+        const storable = ids.filter(Ids.storable)
+        return dialect === "pg" && storable.length > 0
+          ? deadline("lock tasks")(Modify.lock(sql, storable))
+          : Effect.void
+      },
       list: (q) => deadline("list tasks")(List.list(sql, q)),
+      retry: (id, now, seq, origin) =>
+        Ids.storable(id)
+          ? deadline("retry a task")(
+              Effect.mapError(ManualRetry.retry(sql, dialect, id, now, seq, origin), (e) =>
+                e._tag === "StoreError" ? e : Failure.storeError("retry a task", e),
+              ),
+            )
+          : Effect.succeed({ _tag: "Refused", state: "unknown" } as const),
       defineBreakers: (shared, now) =>
         deadline("define breakers")(BreakerOps.defineBreakers(sql, dialect, shared, now)),
       breakers: deadline("read the breakers")(BreakerOps.breakers(sql)),

@@ -69,19 +69,22 @@ describe("Prometheus.layer", () => {
         expect(res.status).toBe(200)
         expect(res.headers.get("content-type")).toContain("text/plain; version=0.0.4")
         const text = await res.text()
-        const runs = /^tickwork_runs_total\{scheduler="text-format",outcome="succeeded"\} (\d+)$/m
+        const runs =
+          /^tickwork_runs_total\{scheduler="text-format",handler="default",outcome="succeeded"\} (\d+)$/m
         const count = Number(runs.exec(text)?.[1] ?? 0)
         return count >= 2 ? text : undefined
       })
       expect(body).toContain("# TYPE tickwork_runs_total counter")
       expect(body).toContain("# TYPE tickwork_run_lateness_seconds histogram")
       expect(body).toMatch(
-        /^tickwork_run_lateness_seconds_bucket\{scheduler="text-format",le="0.01"\} \d+$/m,
+        /^tickwork_run_lateness_seconds_bucket\{scheduler="text-format",handler="default",le="0.01"\} \d+$/m,
       )
       expect(body).toMatch(
-        /^tickwork_run_lateness_seconds_bucket\{scheduler="text-format",le="\+Inf"\} \d+$/m,
+        /^tickwork_run_lateness_seconds_bucket\{scheduler="text-format",handler="default",le="\+Inf"\} \d+$/m,
       )
       expect(body).toMatch(/^tickwork_tasks_pending\{scheduler="text-format"\} [01]$/m)
+      // Tasks by state: the one recurring task is scheduled or running.
+      expect(body).toMatch(/^tickwork_tasks\{scheduler="text-format",state="done"\} 0$/m)
       expect((await fetch(new URL("/other", endpoint.url))).status).toBe(404)
     } finally {
       await runtime.dispose()
@@ -278,6 +281,7 @@ describe("a real Prometheus", () => {
     expect(runs.map((s) => s.metric)).toEqual([
       {
         __name__: "tickwork_runs_total",
+        handler: "default",
         instance: `127.0.0.1:${scheduler?.endpoint.port}`,
         job: "tickwork",
         outcome: "succeeded",

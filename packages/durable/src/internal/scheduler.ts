@@ -282,6 +282,16 @@ export interface DurableSchedulerShape {
    */
   readonly resume: (id: string) => Effect.Effect<boolean, StoreError>
   /**
+   * Gives a `failed` task one more attempt of its failed slot, due now (SPEC §19.2): its row is
+   * `scheduled` again in one transaction, with a `manual-retry` event, and the run is claimed
+   * like any other — in a fleet by whichever process claims it first. If that attempt fails the
+   * task is `failed` again. Fails with `ManualRunRefused` (naming the id and its state; nothing
+   * changes) for a task that is not failed.
+   *
+   * @since 0.4.0
+   */
+  readonly retry: (id: string) => Effect.Effect<void, CoreErrors.ManualRunRefused | StoreError>
+  /**
    * Cancels a scheduled, running or paused task: true if it was one of those. A running run finishes
    * (its run is recorded, the task stays cancelled), unless `interrupt` is set and it runs in
    * this process: then its fiber is interrupted.
@@ -340,10 +350,12 @@ export interface DurableSchedulerShape {
   readonly status: (id: string) => Effect.Effect<Task.TaskState | "unknown", StoreError>
   readonly info: (id: string) => Effect.Effect<Option.Option<DurableTaskInfo>, StoreError>
   /**
-   * The task's runs and events, oldest first (ledger rows are kept for `retention`); a run's
-   * kept result comes decoded as its `value` (SPEC §19.3).
+   * The task's runs and events, oldest first (ledger rows are kept for `retention`): of every
+   * generation of the id, or of `options.generation` only (SPEC §27.4). A run's kept result
+   * comes decoded as its `value` (SPEC §19.3). A generation that is not a positive integer is
+   * an `InvalidOption` naming `generation`.
    */
-  readonly ledger: (id: string) => Effect.Effect<ReadonlyArray<DurableOccurrence>, StoreError>
+  readonly ledger: DurableLedgerRead
   /** Every run and event this process records, as it commits. */
   readonly occurrences: Stream.Stream<DurableOccurrence>
   readonly stats: Effect.Effect<DurableStats, StoreError>
@@ -356,4 +368,18 @@ export interface DurableSchedulerShape {
    * `TestClock.adjust`, only work woken by the clock).
    */
   readonly idle: Effect.Effect<boolean>
+}
+
+/**
+ * {@link DurableSchedulerShape.ledger}: a task's ledger, of all its generations or one.
+ *
+ * @category models
+ * @since 0.5.0
+ */
+export interface DurableLedgerRead {
+  (id: string): Effect.Effect<ReadonlyArray<DurableOccurrence>, StoreError>
+  (
+    id: string,
+    options: { readonly generation: number },
+  ): Effect.Effect<ReadonlyArray<DurableOccurrence>, StoreError | CoreErrors.InvalidOption>
 }
