@@ -556,6 +556,42 @@ describe("equivalence with the core kernel", () => {
     }).pipe(Effect.provide(TestClock.layer())),
   )
 
+  // The probe of a half-open breaker is its member due first (ties: priority, then id); paused
+  // before its slot, it is replaced by the next one, which closes the breaker (SPEC §7).
+  it.effect("a paused probe is replaced by the next member, as in the kernel", () =>
+    Effect.gen(function* () {
+      const member = (priority: Task.Priority): Controlled => ({
+        kind: "fixed-rate",
+        period: 400,
+        delay: 0,
+        policy: "skip",
+        priority,
+        window: undefined,
+        breaker: "shared",
+        fails: [true, false],
+        maxRetries: 0,
+        pauseAfter: 0,
+        onRun: undefined,
+      })
+      const specs = [member("normal"), member("high")]
+      // Both fail at 0: the breaker opens; at 100 it probes with t1 (high), due at 400; t1 is
+      // paused at 200, and t0 probes at 400.
+      const stretches = [
+        { runFor: 200, control: { target: 1, act: "pause" as const }, downFor: 0 },
+        { runFor: 300, control: undefined, downFor: 0 },
+      ]
+      // At 200, before the pause: half-open, probing with t1 (let go) while t0 is held.
+      const before = [{ runFor: 200, control: undefined, downFor: 0 }]
+      const halfOpen = yield* controlledDurableTrace(specs, before)
+      expect(halfOpen.breakers[0]).toMatch(/^shared half-open .* probe=t1 tasks=t0,t1 held=t0$/)
+      expect(halfOpen).toEqual(controlledKernelTrace(specs, before))
+      const actual = yield* controlledDurableTrace(specs, stretches)
+      expect(actual.trace).toEqual(["t1:0#1@0", "t0:0#1@0", 't1 "pause": true', "t0:400#1@400"])
+      expect(actual.breakers[0]).toMatch(/^shared closed /)
+      expect(actual).toEqual(controlledKernelTrace(specs, stretches))
+    }).pipe(Effect.provide(TestClock.layer())),
+  )
+
   it.effect(
     "breakers, catch-up windows, updates and cron: the durable trace is the kernel's",
     () =>
