@@ -582,7 +582,9 @@ describe("equivalence with the core kernel", () => {
       ]
       // At 200, before the pause: half-open, probing with t1 (let go) while t0 is held.
       const before = [{ runFor: 200, control: undefined, downFor: 0 }]
-      const halfOpen = yield* controlledDurableTrace(specs, before)
+      const halfOpen = yield* controlledDurableTrace(specs, before).pipe(
+        Effect.provide(TestClock.layer()),
+      )
       expect(halfOpen.breakers[0]).toMatch(/^shared half-open .* probe=t1 tasks=t0,t1 held=t0$/)
       expect(halfOpen).toEqual(controlledKernelTrace(specs, before))
       const actual = yield* controlledDurableTrace(specs, stretches)
