@@ -23,7 +23,7 @@ import { advance, sqlite, tempDir, withScheduler } from "./helpers.ts"
 import { freshDatabase } from "./pg.ts"
 
 /** One registry for both stories, served to the real Prometheus through one endpoint. */
-const registry: Metric.MetricRegistry["Service"] = new Map()
+const registry = new Map()
 let endpoint: ManagedRuntime.ManagedRuntime<Prometheus.Endpoint, unknown> | undefined
 let prometheus: RealPrometheus.Server | undefined
 
@@ -133,8 +133,8 @@ const story = (store: Store) => {
       { concurrency: "unbounded" },
     )
     for (const id of ["digest", "report"] as const) {
-      expect(first.filter((r) => r.created.includes(id)).length).toBe(1)
-      expect(first.filter((r) => r.unchanged.includes(id)).length).toBe(store.fleet - 1)
+      expect(first.filter((r) => r.created.includes(id as never)).length).toBe(1)
+      expect(first.filter((r) => r.unchanged.includes(id as never)).length).toBe(store.fleet - 1)
     }
 
     // Second boot, a changed declaration: updated in place, the change recorded.
