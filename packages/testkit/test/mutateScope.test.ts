@@ -26,7 +26,8 @@ const fixture = (): string => {
     "test/Schedule.test.ts": 'import {\n  Heap,\n  Schedule as S,\n} from "../src/index.ts"',
     "test/CronDialect.test.ts": 'import { c } from "../src/internal/cron.ts"',
     "test/Kernel.test.ts": 'import { Kernel, type Schedule } from "../src/index.ts"',
-    "test/spec/s03.test.ts": 'import type { Heap } from "../../src/index.ts"\nimport { Schedule } from "../../src/index.ts"',
+    "test/spec/s03.test.ts":
+      'import type { Heap } from "../../src/index.ts"\nimport { Schedule } from "../../src/index.ts"',
     "test/docs.test.ts": 'import { Schedule } from "../src/index.ts"',
   }
   for (const [path, text] of Object.entries(files)) {
