@@ -292,10 +292,81 @@ describe("encode / decode", () => {
     expect(Result.isFailure(Schedule.encode(s, r))).toBe(true)
   })
 
+  it("decode gives back each kind's encoded form and its plan", () => {
+    const decoded = (data: unknown) => Result.getOrThrow(Schedule.decode(data))
+    expect(decoded({ kind: "once", at: 10 })).toEqual({
+      encoded: { kind: "once", at: 10 },
+      plan: undefined,
+    })
+    expect(decoded({ kind: "fixed-delay", period: 9 })).toEqual({
+      encoded: { kind: "fixed-delay", period: 9 },
+      plan: { kind: "fixed-delay", period: 9 },
+    })
+    const rate = decoded({ kind: "fixed-rate", first: 105, period: 10 })
+    expect(rate.encoded).toEqual({ kind: "fixed-rate", first: 105, period: 10 })
+    expect(rate.plan?.kind === "fixed-rate" && rate.plan.period).toBe(10)
+    expect(rate.plan?.kind === "fixed-rate" && rate.plan.grid.after(105)).toBe(115)
+    for (const dayMatch of ["vixie", "either"] as const) {
+      const cron = decoded({ kind: "cron", expression: "0 0 */2 * 1", timeZone: "UTC", dayMatch })
+      expect(cron.plan?.kind).toBe("cron")
+      // 2026-03-02 is a Monday on an even day: a match only under "either" (vixie needs both
+      // fields to match when the day of month starts with `*`).
+      const monday = Date.UTC(2026, 2, 2)
+      const next = cron.plan?.kind === "cron" ? cron.plan.grid.after(monday - 1) : undefined
+      expect(next === monday).toBe(dayMatch === "either")
+    }
+  })
+
+  it("decode names what is wrong with data it did not write, and keeps the data", () => {
+    const cases: ReadonlyArray<readonly [unknown, string]> = [
+      ["x", "is not an encoded schedule"],
+      [null, "is not an encoded schedule"],
+      [{ kind: "once" }, "has no whole-ms `at`"],
+      [{ kind: "fixed-delay", period: 1.5 }, "has no positive whole-ms period"],
+      [{ kind: "fixed-rate", period: 10 }, "has no whole-ms `first`"],
+      [{ kind: "cron", expression: "0 * * * *" }, "has no cron expression and time zone"],
+      [{ kind: "cron", timeZone: "UTC" }, "has no cron expression and time zone"],
+      [
+        { kind: "cron", expression: "0 * * * *", timeZone: "UTC", dayMatch: "both" },
+        'has a dayMatch that is neither "vixie" nor "either"',
+      ],
+      [{ kind: "cron", expression: "bogus", timeZone: "UTC" }, "is invalid: "],
+      [{ kind: "x" }, "is of no known kind"],
+    ]
+    for (const [data, why] of cases) {
+      const r = Schedule.decode(data)
+      if (Result.isSuccess(r)) throw new Error(`decoded ${JSON.stringify(data)}`)
+      expect(r.failure.field).toBe("schedule")
+      expect(r.failure.value).toBe(data)
+      expect(r.failure.message).toMatch(/^stored schedule /)
+      expect(r.failure.message).toContain(why)
+    }
+  })
+
   it("data it did not write is an InvalidOption on schedule", () => {
     for (const bad of [null, 1, { kind: "fixed-rate", period: 0, first: 0 }, { kind: "x" }]) {
       const r = Schedule.decode(bad)
       expect(Result.isFailure(r) && r.failure.field).toBe("schedule")
     }
+  })
+})
+
+describe("preview: bad options", () => {
+  const s = Schedule.fixedRate(10)
+
+  it("a missing or fractional count is an InvalidOption on count, not an empty preview", () => {
+    for (const count of [undefined, -1, 1.5]) {
+      const r = Schedule.preview(s, { from: 0, count: count as number })
+      expect(!Array.isArray(r) && r).toMatchObject({
+        field: "count",
+        value: count,
+        message: `count must be a non-negative integer, got ${count}`,
+      })
+    }
+  })
+
+  it("missing options are an InvalidOption on from", () => {
+    const r = Schedule.preview(s, undefined as never)
+    expect(!Array.isArray(r) && r).toMatchObject({ field: "from" })
   })
 })
