@@ -370,3 +370,80 @@ describe("preview: bad options", () => {
     expect(!Array.isArray(r) && r).toMatchObject({ field: "from" })
   })
 })
+
+describe("custom and bounded schedules: each failure names its field and cause", () => {
+  it("a next that is no function, throws, or gives no first slot is refused at resolve", () => {
+    expect(Schedule.resolve(Schedule.custom("x" as never), 0)).toMatchObject({
+      field: "schedule.next",
+      value: "x",
+      message: 'schedule.next must be a function, got "x"',
+    })
+    const boom = new Error("boom")
+    expect(
+      Schedule.resolve(
+        Schedule.custom(() => {
+          throw boom
+        }),
+        5,
+      ),
+    ).toMatchObject({
+      field: "next()",
+      value: boom,
+      message: "a custom schedule's next(undefined, 5) threw: Error: boom",
+    })
+    // null reads as "no slot", like undefined, not as an invalid instant.
+    for (const none of [undefined, null]) {
+      expect(Schedule.resolve(Schedule.custom(() => none as never), 0)).toMatchObject({
+        field: "next()",
+        message:
+          "a custom schedule's next(undefined, now) must return a first slot, got undefined",
+      })
+    }
+  })
+
+  it("after a run, a custom next that throws is an InvalidTime; one that ends is undefined", () => {
+    const plan = (next: Schedule.NextSlot): Schedule.Plan => ({ kind: "custom", next })
+    expect(
+      Schedule.nextAfterRun(
+        plan(() => {
+          throw new Error("late")
+        }),
+        "catch-up",
+        10,
+        12,
+      ),
+    ).toMatchObject({
+      field: "next()",
+      message: "a custom schedule's next(10, 12) threw: Error: late",
+    })
+    expect(Schedule.nextAfterRun(plan(() => undefined), "catch-up", 10, 12)).toBeUndefined()
+  })
+
+  it("a fixed delay may land on 2^53-1 ms exactly, and no further", () => {
+    const plan: Schedule.Plan = { kind: "fixed-delay", period: 10 }
+    const max = Number.MAX_SAFE_INTEGER
+    expect(Schedule.nextAfterRun(plan, "catch-up", 0, max - 10)).toEqual({
+      slot: max,
+      dropped: undefined,
+    })
+    expect(Schedule.nextAfterRun(plan, "catch-up", 0, max - 9)).toBeUndefined()
+  })
+
+  it("a first delay past 2^53-1 ms is an InvalidDelay on delay", () => {
+    const max = Number.MAX_SAFE_INTEGER
+    expect(Schedule.resolve(Schedule.fixedDelay(10, { delay: 20 }), max - 10)).toMatchObject({
+      field: "delay",
+      value: 20,
+    })
+  })
+
+  it("a custom schedule cannot be encoded, and says why", () => {
+    const s = Schedule.custom(() => 1)
+    const r = Schedule.encode(s, Schedule.resolve(s, 0) as Schedule.Resolved)
+    expect(Result.isFailure(r) && r.failure).toMatchObject({
+      field: "schedule",
+      value: s,
+      message: "schedule: a custom schedule's next() is a function and cannot be stored",
+    })
+  })
+})
