@@ -393,10 +393,14 @@ describe("custom and bounded schedules: each failure names its field and cause",
     })
     // null reads as "no slot", like undefined, not as an invalid instant.
     for (const none of [undefined, null]) {
-      expect(Schedule.resolve(Schedule.custom(() => none as never), 0)).toMatchObject({
+      expect(
+        Schedule.resolve(
+          Schedule.custom(() => none as never),
+          0,
+        ),
+      ).toMatchObject({
         field: "next()",
-        message:
-          "a custom schedule's next(undefined, now) must return a first slot, got undefined",
+        message: "a custom schedule's next(undefined, now) must return a first slot, got undefined",
       })
     }
   })
@@ -416,7 +420,14 @@ describe("custom and bounded schedules: each failure names its field and cause",
       field: "next()",
       message: "a custom schedule's next(10, 12) threw: Error: late",
     })
-    expect(Schedule.nextAfterRun(plan(() => undefined), "catch-up", 10, 12)).toBeUndefined()
+    expect(
+      Schedule.nextAfterRun(
+        plan(() => undefined),
+        "catch-up",
+        10,
+        12,
+      ),
+    ).toBeUndefined()
   })
 
   it("a fixed delay may land on 2^53-1 ms exactly, and no further", () => {
