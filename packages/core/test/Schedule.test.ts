@@ -1,4 +1,4 @@
-import { Duration, Result } from "effect"
+import { Cron, Duration, Result } from "effect"
 import { describe, expect, it } from "vitest"
 import { Clock, Driver, MissedRun, Schedule } from "../src/index.ts"
 
@@ -455,6 +455,43 @@ describe("custom and bounded schedules: each failure names its field and cause",
       field: "schedule",
       value: s,
       message: "schedule: a custom schedule's next() is a function and cannot be stored",
+    })
+  })
+})
+
+describe("parseCron and cron data: refusals and defaults", () => {
+  it("a zone that is no IANA name is an InvalidTimeZone, before the expression is read", () => {
+    for (const timeZone of ["Mars/Olympus", 123 as never]) {
+      expect(Schedule.parseCron("not cron", timeZone)).toMatchObject({
+        _tag: "InvalidTimeZone",
+        field: "timeZone",
+        value: timeZone,
+      })
+    }
+  })
+
+  it("an expression that is no string, or wrong as a whole, says so without a field", () => {
+    expect(Schedule.parseCron(123 as never, "UTC")).toMatchObject({
+      _tag: "InvalidCronExpression",
+      field: "expression",
+      message: "expression 123 is not a valid cron expression",
+    })
+    const whole = Schedule.parseCron("* *", "UTC")
+    expect(whole).toMatchObject({ _tag: "InvalidCronExpression", field: "expression" })
+    expect("message" in whole && whole.message).toMatch(
+      /^expression "\* \*" is not a valid cron expression: it /,
+    )
+  })
+
+  it("an Effect Cron without a zone is read in UTC, and cannot be encoded", () => {
+    const parsed = Cron.parseUnsafe("0 * * * *")
+    const s = Schedule.cron(parsed)
+    expect(s.timeZone).toBe("UTC")
+    const r = Schedule.encode(s, Schedule.resolve(s, 0) as Schedule.Resolved)
+    expect(Result.isFailure(r) && r.failure).toMatchObject({
+      field: "schedule",
+      message:
+        "schedule: a parsed Cron object cannot be stored; give the cron expression as a string",
     })
   })
 })
