@@ -495,3 +495,34 @@ describe("parseCron and cron data: refusals and defaults", () => {
     })
   })
 })
+
+describe("dstNote on an Effect Cron", () => {
+  const zone = "America/New_York"
+  it("notes the spring gap and the autumn fold as the parsed form does, and nothing without a zone", () => {
+    const gap = Cron.parseUnsafe("30 2 * * *", zone)
+    // 2026-03-08 02:30 does not exist in New York: the slot is 03:30 EDT, 07:30Z.
+    const shifted = Date.UTC(2026, 2, 8, 7, 30)
+    expect(Schedule.dstNote(gap, shifted)).toEqual({ kind: "gap", shiftedBy: 3_600_000 })
+    const fold = Cron.parseUnsafe("30 1 * * *", zone)
+    // 2026-11-01 01:30 happens twice: 05:30Z (EDT) and 06:30Z (EST).
+    const first = Date.UTC(2026, 10, 1, 5, 30)
+    const second = Date.UTC(2026, 10, 1, 6, 30)
+    expect(Schedule.dstNote(fold, first)).toEqual({ kind: "fold", occurrence: "first" })
+    expect(Schedule.dstNote(fold, second)).toEqual({ kind: "fold", occurrence: "second" })
+    const ordinary = Date.UTC(2026, 5, 1, 5, 30)
+    expect(Schedule.dstNote(fold, ordinary)).toBeUndefined()
+    for (const [expression, slot] of [
+      ["30 2 * * *", shifted],
+      ["30 1 * * *", first],
+      ["30 1 * * *", second],
+      ["30 1 * * *", ordinary],
+    ] as const) {
+      const parsed = Schedule.parseCron(expression, zone)
+      if (!("spec" in parsed)) throw new Error(parsed.message)
+      expect(Schedule.dstNote(Cron.parseUnsafe(expression, zone), slot)).toEqual(
+        Schedule.dstNote(parsed, slot),
+      )
+    }
+    expect(Schedule.dstNote(Cron.parseUnsafe("30 1 * * *"), first)).toBeUndefined()
+  })
+})
