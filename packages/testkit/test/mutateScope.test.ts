@@ -13,15 +13,20 @@ const fixture = (): string => {
       'export * as Heap from "./Heap.ts"',
       'export * as Schedule from "./Schedule.ts"',
       'export * as Kernel from "./Kernel.ts"',
+      'export * as Recorder from "./Recorder.ts"',
+      'export * as Driver from "./Driver.ts"',
     ].join("\n"),
     "src/internal/zone.ts": "export const z = 1",
     "src/internal/cron.ts": 'import { z } from "./zone.ts"\nexport const c = z',
     "src/Schedule.ts": 'import { c } from "./internal/cron.ts"\nexport const s = c',
     "src/Heap.ts": "export const h = 1",
+    "src/Recorder.ts": "export const r = 1",
+    "src/Driver.ts": 'import { r } from "./Recorder.ts"\nexport const d = r',
     "src/internal/table.ts": 'import { s } from "../Schedule.ts"\nexport const t = s',
     "src/Kernel.ts": 'import { t } from "./internal/table.ts"\nexport const k = t',
     "test/support.ts": 'import { Heap } from "../src/index.ts"\nexport const heap = Heap',
     "test/Heap.test.ts": 'import { Heap } from "../src/index.ts"',
+    "test/Driver.test.ts": 'import { Driver } from "../src/index.ts"',
     "test/Task.test.ts": 'import { heap } from "./support.ts"',
     "test/Schedule.test.ts": 'import {\n  Heap,\n  Schedule as S,\n} from "../src/index.ts"',
     "test/CronDialect.test.ts": 'import { c } from "../src/internal/cron.ts"',
@@ -62,6 +67,10 @@ describe("testFilesFor", () => {
       "test/Schedule.test.ts",
       "test/spec/s03.test.ts",
     ])
+  })
+
+  it("an exported module no test imports is reached through its importers", () => {
+    expect(testFilesFor(root, "src/Recorder.ts")).toEqual(["test/Driver.test.ts"])
   })
 
   it("own: only the tests named after a reached module or importing one by path", () => {
