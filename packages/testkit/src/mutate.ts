@@ -8,8 +8,8 @@
  * mutates only `src/<module>.ts`, ignores static mutants (`--ignoreStatic`: in place, a mutant in
  * a module-level definition is not reloaded, so it would survive falsely), and runs only the test
  * files that import the module (see `mutateScope.ts`), or with `--own` only the module's own test
- * files. The dry run then measures those files instead of the whole suite, which is most of a
- * module's cost. The narrowed score is a lower bound: the other tests could only kill more.
+ * files. The initial run then measures those files instead of the whole suite, and each mutant
+ * reruns fewer tests. The narrowed score is a lower bound: the other tests could only kill more.
  * Without modules, the package's whole configured scope and suite, for a final score.
  *
  * Not part of CI: a whole run takes hours on two cores. Each package's run is incremental
