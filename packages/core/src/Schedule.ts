@@ -259,7 +259,8 @@ const toPeriod = (input: DurationInput): number | InvalidPeriod => {
         message: `period ${reason}, got ${show(input)}`,
       }),
   )
-  return typeof ms === "number" && ms === 0
+  // `ms` is a number or an InvalidPeriod, and an error object is never === 0.
+  return ms === 0
     ? new InvalidPeriod({
         field: "period",
         value: input,
