@@ -38,13 +38,13 @@ import {
   Layer,
   Option,
   PubSub,
-  References,
   Scope,
   type Stream,
   Tracer,
 } from "effect"
 import * as Health from "./Health.ts"
 import { type Clocks, TimingActor } from "./internal/actor.ts"
+import { isRunSyncScheduler, withoutFiberLocals } from "./internal/context.ts"
 import * as Ensure from "./internal/ensure.ts"
 import { attach, combine, Inspection } from "./internal/inspection.ts"
 import {
@@ -254,41 +254,6 @@ export class Scheduler extends Context.Service<Scheduler, SchedulerShape>()(
 const optionError = Options.invalid
 const millis = (field: string, input: Time.DurationInput | undefined, fallback: number) =>
   Options.millis(field, input, fallback)
-
-/**
- * Fiber-local values a caller's context carries that must not follow a task into its runs
- * (SPEC §16): the caller's span and Scope, its log annotations and log spans, its span
- * annotations and links, and its stack frame.
- */
-const fiberLocals: ReadonlyArray<string> = [
-  Tracer.ParentSpan.key,
-  Scope.Scope.key,
-  References.CurrentLogAnnotations.key,
-  References.CurrentLogSpans.key,
-  References.CurrentStackFrame.key,
-  References.CurrentLogLevel.key,
-  References.TracerSpanAnnotations.key,
-  References.TracerSpanLinks.key,
-]
-
-/** `context` without its fiber-local values (a new context only when it has some). */
-const withoutFiberLocals = (context: Context.Context<never>): Context.Context<never> => {
-  const map = context.mapUnsafe
-  const runSync = isRunSyncScheduler(map.get(EffectScheduler.Scheduler.key))
-  if (!runSync && !fiberLocals.some((key) => map.has(key))) return context
-  const services = new Map(map)
-  for (const key of fiberLocals) services.delete(key)
-  if (runSync) services.delete(EffectScheduler.Scheduler.key)
-  return Context.makeUnsafe(services)
-}
-
-/**
- * Whether `scheduler` is the one `Effect.runSync` runs its effect with: its yields are
- * microtasks, meant for that one synchronous call. It must not follow a task into its runs (a
- * job that yields would hold the event loop until it ends) nor drive the actor.
- */
-const isRunSyncScheduler = (scheduler: unknown): boolean =>
-  scheduler instanceof EffectScheduler.MixedScheduler && scheduler.executionMode === "sync"
 
 /**
  * Builds a scheduler in the current scope: starts its timing actor, and on scope close applies
