@@ -38,7 +38,7 @@ import {
   Layer,
   Option,
   PubSub,
-  Scope,
+  type Scope,
   type Stream,
   Tracer,
 } from "effect"

@@ -38,7 +38,10 @@ describe("module size", () => {
     try {
       const body = "x\n".repeat(MAX_LINES + 1)
       writeFileSync(join(dir, "long.ts"), `/** Two concepts. */\n${body}`)
-      writeFileSync(join(dir, "whole.ts"), `/** The matcher: one algorithm, kept whole. */\n${body}`)
+      writeFileSync(
+        join(dir, "whole.ts"),
+        `/** The matcher: one algorithm, kept whole. */\n${body}`,
+      )
       writeFileSync(join(dir, "short.ts"), "/** Short. */\nx\n")
       expect(tooLong(dir)).toEqual([`long.ts: ${MAX_LINES + 3} lines`])
     } finally {
