@@ -236,6 +236,7 @@ const controls = (t) => {
   const out = []
   if ((t.state === "scheduled" || t.state === "running") && t.pausedReason === null) out.push("pause")
   if (t.state === "paused" || (t.state === "running" && t.pausedReason !== null)) out.push("resume")
+  if (t.state === "failed") out.push("retry")
   if (LIVE.has(t.state)) out.push("cancel")
   return out
 }

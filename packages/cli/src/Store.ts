@@ -1,5 +1,5 @@
 /**
- * The store commands: `tasks`, `status`, `ledger`, `pause`, `resume`, `cancel` and `stats`, over
+ * The store commands: `tasks`, `status`, `ledger`, `pause`, `resume`, `retry`, `cancel` and `stats`, over
  * a durable store named by `--store` (a SQLite file path or a `postgres://` URL). They open the
  * store with `@tickwork/durable`'s `StoreAdmin`, which runs no scheduler: nothing is claimed or
  * run, and the controls are the scheduler's own (the core's rules over the row, in one
@@ -285,12 +285,22 @@ export const ledgerTable = (
  * @since 0.1.0
  */
 export const controlText = (
-  operation: "pause" | "resume" | "cancel",
+  operation: "pause" | "resume" | "cancel" | "retry",
   r: StoreAdmin.ControlResult,
 ): string => {
-  const past = { pause: "paused", resume: "resumed", cancel: "cancelled" }[operation]
+  const past = { pause: "paused", resume: "resumed", cancel: "cancelled", retry: "retried" }[
+    operation
+  ]
   const id = Errors.show(r.id)
-  if (!r.changed) return `${id} was not ${past}: it is ${stateText(r)}`
+  if (!r.changed) {
+    // A failed task is not resumed but retried (SPEC §19.2): say so, and say why a retry is not.
+    if (operation === "resume" && r.state === "failed")
+      return `${id} was not resumed: it is failed; to run it again: tickwork retry ${id}`
+    if (operation === "retry")
+      return `${id} was not retried: it is ${stateText(r)}; only a failed task can be retried`
+    return `${id} was not ${past}: it is ${stateText(r)}`
+  }
+  if (operation === "retry") return `retried ${id}: its failed slot runs again now`
   return r.state === "running"
     ? `${past} ${id}: its run goes on; ${operation === "pause" ? "it is paused when the run ends" : operation === "resume" ? "the pause asked for is withdrawn" : "it never runs again"}`
     : `${past} ${id} (now ${stateText(r)})`
@@ -528,7 +538,7 @@ export const ledger = Command.make(
   ),
 )
 
-const control = (operation: "pause" | "resume" | "cancel", description: string) =>
+const control = (operation: "pause" | "resume" | "cancel" | "retry", description: string) =>
   Command.make(operation, { store: storeFlag, id: idArgument, json: jsonFlag }, (input) =>
     Effect.gen(function* () {
       const result = yield* withStore(input.store, true, (admin) =>
@@ -574,6 +584,18 @@ export const cancel = control(
 )
 
 /**
+ * `retry <id> --store <s> [--json]`: the scheduler's retry (SPEC §19.2): a failed task runs one
+ * more attempt of its failed slot, now, claimed by whichever worker of the fleet is free.
+ *
+ * @category constructors
+ * @since 0.4.0
+ */
+export const retry = control(
+  "retry",
+  "Retry a failed task: one more attempt of the slot it failed on, due now (any worker may claim it). A task that is not failed is left as it is.",
+)
+
+/**
  * `stats --store <s> [--json]`.
  *
  * @category constructors
@@ -596,4 +618,4 @@ export const stats = Command.make("stats", { store: storeFlag, json: jsonFlag },
  * @category models
  * @since 0.1.0
  */
-export const commands = [tasks, status, ledger, pause, resume, cancel, stats] as const
+export const commands = [tasks, status, ledger, pause, resume, retry, cancel, stats] as const

@@ -381,6 +381,39 @@ describe("pause, resume and cancel (SQLite)", () => {
     ),
   )
 
+  it.effect("SPEC §19.2: resume of a failed task points at retry; retry schedules it now", () =>
+    withSeeded((file) =>
+      Effect.gen(function* () {
+        const resumed = yield* tickwork("resume", "import-legacy", "--store", file)
+        expect(resumed.stdout).toBe(
+          '"import-legacy" was not resumed: it is failed; to run it again: tickwork retry "import-legacy"',
+        )
+        expect(resumed.code).toBe(0)
+        const retried = yield* tickwork("retry", "import-legacy", "--store", file)
+        expect(retried.stdout).toBe('retried "import-legacy": its failed slot runs again now')
+        const status = json<StoreAdmin.TaskDetails>(
+          yield* tickwork("status", "import-legacy", "--store", file, "--json"),
+        )
+        expect(status).toMatchObject({ state: "scheduled", attempt: 3 })
+        const again = yield* tickwork("retry", "import-legacy", "--store", file, "--json")
+        expect(json(again)).toEqual({
+          id: "import-legacy",
+          changed: false,
+          state: "scheduled",
+          pausedReason: null,
+        })
+        const notFailed = yield* tickwork("retry", "sync-crm", "--store", file)
+        expect(notFailed.stdout).toBe(
+          '"sync-crm" was not retried: it is scheduled; only a failed task can be retried',
+        )
+        const ledger = lines(yield* tickwork("ledger", "import-legacy", "--store", file))
+        expect(ledger.filter((l) => l.includes("manual-retry by cli"))).toHaveLength(1)
+        const missing = yield* tickwork("retry", "nope", "--store", file)
+        expect(missing.code).toBe(1)
+      }),
+    ),
+  )
+
   it.effect("reading commands change nothing and run nothing, even with work overdue", () =>
     withSeeded((file) =>
       Effect.gen(function* () {

@@ -424,6 +424,29 @@ describe("tickwork dashboard in headless Chromium", () => {
       const ledger = await cli("ledger", "sync-crm", "--store", file)
       expect(ledger).toMatch(/ paused by dashboard +\S+ +- +- +- +manual$/m)
 
+      // SPEC §19.2: the failed task offers retry (and nothing else); the seeder's worker claims
+      // the new attempt, which fails again, and the ledger says the dashboard asked for it.
+      expect(
+        await page.evaluate(
+          `[...document.querySelectorAll('.task[data-state="failed"] button')].map((b) => b.dataset.action)`,
+        ),
+      ).toEqual(["retry"])
+      expect(
+        await page.evaluate(
+          `[...document.querySelectorAll('.task[data-task="sync-crm"] button')].map((b) => b.dataset.action)`,
+        ),
+      ).not.toContain("retry")
+      await page.evaluate(
+        `document.querySelector('.task[data-state="failed"] button[data-action="retry"]').click()`,
+      )
+      await waitFor('#ledger li[data-kind="manual-retry"][data-origin="dashboard"]')
+      expect(await text('#ledger li[data-kind="manual-retry"] .what')).toBe(
+        "manual-retry by dashboard",
+      )
+      expect(await cli("ledger", HOSTILE.id, "--store", file)).toContain(
+        "manual-retry by dashboard",
+      )
+
       // Now paused, the page offers resume; a wrong token from the page itself is refused and
       // changes nothing.
       await waitFor('.task[data-task="sync-crm"] button[data-action="resume"]')

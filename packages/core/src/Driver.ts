@@ -24,7 +24,13 @@
  */
 import { Result } from "effect"
 import { type Clock, isManual, type ManualClock } from "./Clock.ts"
-import { InvalidOption, InvalidTime, type ScheduleError, show } from "./Errors.ts"
+import {
+  InvalidOption,
+  InvalidTime,
+  type ManualRunRefused,
+  type ScheduleError,
+  show,
+} from "./Errors.ts"
 import {
   type BreakerInfo,
   type Explanation,
@@ -147,6 +153,27 @@ export class Driver {
    */
   resume(id: string): boolean {
     return this.flush(this.kernel.resume(id, this.clock.now()))
+  }
+
+  /**
+   * Runs a `scheduled` task once at the clock's time, outside its schedule (SPEC §19.1): the run
+   * is taken by the next {@link tick}; its pending run is put back when it ends. Fails with
+   * `ManualRunRefused` (nothing changes) for a task that is not `scheduled` or already has a
+   * manual run waiting. See {@link Kernel.trigger}.
+   */
+  trigger(id: string): Result.Result<true, ManualRunRefused> {
+    const r = this.flush(this.kernel.trigger(id, this.clock.now()))
+    return r === true ? Result.succeed(true) : Result.fail(r)
+  }
+
+  /**
+   * Gives a `failed` task one more attempt of its failed slot, due at the clock's time (SPEC
+   * §19.2). Fails with `ManualRunRefused` for any task that is not `failed`. See
+   * {@link Kernel.retry}.
+   */
+  retry(id: string): Result.Result<true, ManualRunRefused> {
+    const r = this.flush(this.kernel.retry(id, this.clock.now()))
+    return r === true ? Result.succeed(true) : Result.fail(r)
   }
 
   /**

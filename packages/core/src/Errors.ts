@@ -103,6 +103,26 @@ export class SchedulerClosed extends Data.TaggedError("SchedulerClosed")<{
 }> {}
 
 /**
+ * A manual run (SPEC §19) that the task's state does not allow: `trigger` of a task that is not
+ * `scheduled` (running, paused, final) or already has a manual run pending, `retry` of a task
+ * that is not `failed`, or either for an unknown id (`state` is then `"unknown"`). Nothing has
+ * changed.
+ *
+ * @category errors
+ * @since 0.4.0
+ */
+export class ManualRunRefused extends Data.TaggedError("ManualRunRefused")<{
+  /** `"trigger"` or `"retry"`. */
+  readonly action: "trigger" | "retry"
+  /** The task's id, as given. */
+  readonly id: string
+  /** The task's state when it was refused, or `"unknown"`. */
+  readonly state: string
+  /** A sentence naming the id, its state and what to do instead. */
+  readonly message: string
+}> {}
+
+/**
  * Every error a schedule call can fail with, other than {@link SchedulerClosed}.
  *
  * @category errors

@@ -28,10 +28,18 @@
  */
 import type * as Breaker from "./Breaker.ts"
 import type * as Declared from "./Declared.ts"
-import { DuplicateTaskId, InvalidOption, type ScheduleError, show, unknownKey } from "./Errors.ts"
+import {
+  DuplicateTaskId,
+  InvalidOption,
+  type ManualRunRefused,
+  type ScheduleError,
+  show,
+  unknownKey,
+} from "./Errors.ts"
+import { acceptRow } from "./internal/accept.ts"
 import { Breakers } from "./internal/breakers.ts"
 import { explainRow } from "./internal/explain.ts"
-import { finishRow } from "./internal/finish.ts"
+import { cancelRow, finishRow } from "./internal/finish.ts"
 import { checkInvariants } from "./internal/invariants.ts"
 import { breakersOf, retentionOf } from "./internal/kernelOptions.ts"
 import type {
@@ -44,20 +52,19 @@ import type {
   UpdateOptions,
 } from "./internal/kernelTypes.ts"
 import { taskOptionKeys, updateKeys } from "./internal/kernelTypes.ts"
+import { dropManual, endManual, retryTask, triggerRow } from "./internal/manual.ts"
 import { hold, pauseRow, resumeRow } from "./internal/pause.ts"
 import { breakerOf, definitionOf, infoOf, statsOf, taskIdsOf } from "./internal/queries.ts"
 import { type BreakerCell, Extras, NO_TAGS } from "./internal/records.ts"
 import { Rows } from "./internal/rows.ts"
-import { formatId, GENERATED, Run } from "./internal/run.ts"
+import { GENERATED, Run } from "./internal/run.ts"
 import { shiftRows } from "./internal/shift.ts"
 import { WALL_SLOT, WALL_TASK } from "./internal/table.ts"
 import { movedAtTake } from "./internal/take.ts"
 import { applyUpdate } from "./internal/update.ts"
 import * as Lifecycle from "./Lifecycle.ts"
 import type { Dropped } from "./MissedRun.ts"
-
 import * as Random from "./Random.ts"
-import * as Retry from "./Retry.ts"
 import * as Rules from "./Rules.ts"
 import type {
   Occurrence,
@@ -82,7 +89,7 @@ export type {
 export { taskOptionKeys, updateKeys } from "./internal/kernelTypes.ts"
 export { formatId, Run } from "./internal/run.ts"
 
-const { SCHEDULED, RUNNING, PAUSED, DONE, START, CANCEL, RESUME } = Lifecycle
+const { SCHEDULED, RUNNING, PAUSED, DONE, FAILED, START, RESUME } = Lifecycle
 const NO_WINDOW = Rules.NO_WINDOW
 
 /**
@@ -128,7 +135,7 @@ export class Kernel<J> {
     if (breakers instanceof InvalidOption) throw breakers
     this.rows = new Rows<J>(retention.maxFinished, retention.maxAgeMs)
     this.circuits = new Breakers(this.rows, {
-      pause: (i, reason, now) => pauseRow(this.rows, this.circuits, i, reason, now),
+      pause: (i, reason, now) => this.pauseAt(i, reason, now),
       resume: (i, now) => resumeRow(this.rows, i, now),
     })
     this.random = options.random ?? Random.seeded(0)
@@ -146,7 +153,6 @@ export class Kernel<J> {
   schedule(options: TaskOptions<J>, now: number): TaskId | ScheduleError {
     const accepted = Rules.validate(options, now, taskOptionKeys)
     if (!("first" in accepted)) return accepted
-    const { rank, retry, missedRuns, pauseAfter, tags, windowMs, first, plan } = accepted
     const breaker =
       options.breaker === undefined ? undefined : this.circuits.resolve(options.breaker)
     if (breaker instanceof InvalidOption) return breaker
@@ -173,55 +179,7 @@ export class Kernel<J> {
         replaced = existing
       }
     }
-    const schedule = options.schedule
-
-    // Accepted: from here on nothing can fail.
-    this.rows.expire(now)
-    // Expiring may just have evicted the final task that held this id: its row is then free and
-    // already uncounted, so replacing it would count its removal twice.
-    if (replaced >= 0 && !this.rows.present(replaced)) replaced = -1
-    const i = replaced >= 0 ? this.rows.replace(replaced) : this.rows.allocate()
-    let extra: Extras | undefined
-    if (
-      id !== undefined ||
-      plan !== undefined ||
-      retry !== Retry.none ||
-      pauseAfter !== 0 ||
-      missedRuns !== "catch-up" ||
-      tags.length !== 0 ||
-      windowMs !== NO_WINDOW ||
-      breaker !== undefined
-    ) {
-      extra = new Extras()
-      extra.id = id
-      extra.plan = plan
-      extra.gridSlot = first
-      extra.retry = retry
-      extra.missedRuns = missedRuns
-      extra.pauseAfter = pauseAfter
-      extra.tags = tags
-      extra.windowMs = windowMs
-      if (id !== undefined) this.rows.ids.set(id, i)
-    }
-    this.rows.t.setJob(i, options.job)
-    this.rows.t.setExtra(i, extra)
-    this.rows.t.setState(i, SCHEDULED)
-    this.rows.t.setRank(i, rank)
-    this.rows.t.setSlot(i, first)
-    this.rows.t.setAttempt(i, 1)
-    this.rows.t.setRuns(i, 0)
-    // `at`, cron and custom schedules name calendar instants; the rest count from a delay.
-    const tag = schedule?._tag
-    this.rows.t.setAnchor(
-      i,
-      tag === "At" || tag === "Cron" || tag === "Custom" ? WALL_TASK | WALL_SLOT : 0,
-    )
-    this.rows.push(i, first)
-    this.rows.bump(SCHEDULED, 1)
-    this.rows.accepted++
-    const taskId = (id ?? formatId(i, this.rows.t.gen(i))) as TaskId
-    if (breaker !== undefined) this.circuits.join(i, extra as Extras, breaker, taskId, now)
-    return taskId
+    return acceptRow(this.rows, this.circuits, options, accepted, breaker, replaced, now)
   }
 
   // ------------------------------------------------------------------ cancel and query
@@ -234,20 +192,7 @@ export class Kernel<J> {
    */
   cancel(id: string, now: number): boolean {
     const i = this.rows.lookup(id)
-    if (i < 0) return false
-    const s = this.rows.t.state(i)
-    const edge = Lifecycle.step(s, CANCEL, this.rows.args)
-    if (edge === undefined) return false
-    this.rows.t.setState(i, edge.target)
-    this.rows.bump(s, -1)
-    this.rows.bump(edge.target, 1)
-    if (s === SCHEDULED) {
-      this.rows.dead++
-      if (this.rows.dead * 2 > this.rows.heap.size) this.rows.compact()
-    }
-    finishRow(this.rows, this.circuits, i, now)
-    this.rows.expire(now)
-    return true
+    return i >= 0 && cancelRow(this.rows, this.circuits, i, now)
   }
 
   /** The task's state, or `"unknown"` for an id never seen or dropped by retention. O(1). */
@@ -303,7 +248,47 @@ export class Kernel<J> {
    */
   pause(id: string, now: number): boolean {
     const i = this.rows.lookup(id)
-    return i >= 0 && pauseRow(this.rows, this.circuits, i, "manual", now)
+    return i >= 0 && this.pauseAt(i, "manual", now)
+  }
+
+  /**
+   * Runs a `scheduled` task once now, outside its schedule (SPEC §19.1): its pending run (next
+   * slot, or pending retry) is set aside and a manual run is pushed, due at `now` (taken in the
+   * usual order, §4). When the manual run ends — whatever its outcome — the pending run is put
+   * back as it was: no slot is moved, skipped or added, no retry is spent, and neither the
+   * failure policy nor the breaker counts it. A pause asked for while it runs takes effect then.
+   * A pause, or a new schedule, before it starts drops it.
+   *
+   * Refused (`ManualRunRefused` naming the id and its state; nothing changes) for a task that is
+   * running (no overlap, §6.6), paused, final, unknown, or that already has a manual run
+   * waiting. O(log n).
+   */
+  trigger(id: string, now: number): true | ManualRunRefused {
+    const i = this.rows.lookup(id)
+    const state = i < 0 ? "unknown" : (Lifecycle.states[this.rows.t.state(i)] as TaskState)
+    const pending = i >= 0 && this.rows.t.extra(i)?.manual !== undefined
+    const refused = Rules.manualRefusal("trigger", id, state, pending)
+    if (refused !== undefined) return refused
+    triggerRow(this.rows, i, now)
+    return true
+  }
+
+  /**
+   * Gives a `failed` task one more attempt (SPEC §19.2): it is `scheduled` again, due at `now`,
+   * its failed slot's next attempt (same slot, attempt + 1), with no automatic retry after it:
+   * if that attempt fails too, the task is `failed` again. Its id, generation, run count and
+   * failure stay; a catch-up window or deadline does not stop it. A task with a shared breaker
+   * rejoins it as it is (§7.8); its own breaker starts afresh.
+   *
+   * Refused (`ManualRunRefused`; nothing changes) for any task that is not `failed`. O(log n).
+   */
+  retry(id: string, now: number): true | ManualRunRefused {
+    const i = this.rows.lookup(id)
+    const state = i < 0 ? "unknown" : (Lifecycle.states[this.rows.t.state(i)] as TaskState)
+    const refused = Rules.manualRefusal("retry", id, state)
+    if (refused !== undefined) return refused
+    retryTask(this.rows, this.circuits, i, now)
+    return true
   }
 
   /**
@@ -393,7 +378,7 @@ export class Kernel<J> {
 
   /** Pauses every task matching `filter` (see {@link pause}); returns the ids it paused. O(n). */
   pauseAll(filter: TaskFilter, now: number): Array<TaskId> {
-    return this.changeAll(filter, (i) => pauseRow(this.rows, this.circuits, i, "manual", now))
+    return this.changeAll(filter, (i) => this.pauseAt(i, "manual", now))
   }
 
   /** Resumes every task matching `filter` (see {@link resume}); returns the ids it resumed. O(n). */
@@ -498,13 +483,17 @@ export class Kernel<J> {
         this.rows.dead--
         continue
       }
+      // A manual run (SPEC §19) is neither skipped by a window nor coalesced.
+      const manual = extra?.manual
       if (
         extra !== undefined &&
+        manual === undefined &&
         (extra.windowMs !== NO_WINDOW || (slot < now && extra.missedRuns === "coalesce")) &&
         movedAtTake(this.rows, this.circuits, i, g, extra, slot, now, limit)
       ) {
         continue
       }
+      if (manual === "retry") (extra as Extras).manual = undefined
       const ctx = this.rows.load(i, extra)
       Lifecycle.step(SCHEDULED, START, this.rows.args)
       t.setState(i, RUNNING)
@@ -532,13 +521,14 @@ export class Kernel<J> {
         extra?.id,
         job,
         // A retry keeps the slot it belongs to; its heap slot is its due time.
-        ctx.attempt > 1 && extra !== undefined ? extra.gridSlot : slot,
+        (ctx.attempt > 1 || manual === "retry") && extra !== undefined ? extra.gridSlot : slot,
         slot,
         startedAt,
         ctx.attempt,
         ctx.runNumber,
         merged,
         extra === undefined ? NO_TAGS : extra.tags,
+        manual === "trigger",
       )
     }
   }
@@ -569,6 +559,7 @@ export class Kernel<J> {
       const state = kept ? (Lifecycle.states[this.rows.t.state(i)] as TaskState) : "cancelled"
       return Rules.finalRecord(run, outcome, finishedAt, state)
     }
+    if (run.manual) return endManual(this.rows, run, outcome, finishedAt, record)
     const failed = outcome.kind !== "succeeded"
     let extra = this.rows.t.extra(i)
     this.settling = i
@@ -590,6 +581,7 @@ export class Kernel<J> {
         this.rows.t.setExtra(i, extra)
       }
       extra.lastFailure = outcome
+      if (target === FAILED) extra.failedAttempt = run.attempt
     }
     if (extra !== undefined) {
       extra.consecutiveFailures = settled.consecutiveFailures
@@ -682,6 +674,11 @@ export class Kernel<J> {
   }
 
   // ------------------------------------------------------------------ controls: internals
+  /** PAUSE for row `i`; a manual run not yet started is dropped first (SPEC §19.1). */
+  private pauseAt(i: number, reason: PauseReason, now: number): boolean {
+    if (this.rows.t.state(i) === SCHEDULED) dropManual(this.rows, i)
+    return pauseRow(this.rows, this.circuits, i, reason, now)
+  }
   private changeAll(filter: TaskFilter, change: (i: number) => boolean): Array<TaskId> {
     const rows: Array<number> = []
     this.rows.forEachMatch(filter, (i) => rows.push(i))

@@ -103,6 +103,12 @@ export interface TaskInput {
  * held; the machine reads it only for a failed slot. `EXPIRE` is a one-shot's run found past its
  * catch-up window (a deadline, SPEC §3): the task ends `failed` without running.
  *
+ * The manual runs of SPEC §19: `TRIGGER` asks a `scheduled` task for one extra run now, its
+ * pending run kept aside (`scheduleManual`); `MANUAL_END` is that run's end, whatever its
+ * outcome: the kept run is pushed back (`scheduleKept`), or held when a pause was requested;
+ * `RETRY` gives a `failed` task one more attempt of its failed slot, due now (`scheduleNow`).
+ * `failed` is final for everything else: only an explicit retry brings it back.
+ *
  * @category models
  * @since 0.1.0
  */
@@ -118,6 +124,9 @@ export type TaskEvent =
   | { readonly type: "PAUSE" }
   | { readonly type: "RESUME" }
   | { readonly type: "EXPIRE" }
+  | { readonly type: "TRIGGER" }
+  | { readonly type: "MANUAL_END" }
+  | { readonly type: "RETRY" }
 
 /**
  * The event types in table order.
@@ -133,6 +142,9 @@ export const events: ReadonlyArray<TaskEvent["type"]> = [
   "PAUSE",
   "RESUME",
   "EXPIRE",
+  "TRIGGER",
+  "MANUAL_END",
+  "RETRY",
 ]
 
 /**
@@ -169,6 +181,15 @@ export const ops = {
   },
   /** A resumed task starts a fresh count for its failure policy. */
   resumed: (c: TaskContext): void => {
+    c.consecutiveFailures = 0
+  },
+  /**
+   * A failed task retried by hand (SPEC §19.2): one more attempt of its failed slot and no
+   * automatic retry after it, so a failure of that attempt ends it `failed` again. The kernel
+   * sets the attempt's number (the failed slot's last attempt + 1) after the step.
+   */
+  retriedByHand: (c: TaskContext): void => {
+    c.attempt = c.maxRetries + 1
     c.consecutiveFailures = 0
   },
 } as const
@@ -251,9 +272,13 @@ export const machine = setup({
     withdrawPause: assign(({ context }) => applied(context, ops.withdrawPause)),
     hold: assign(({ context }) => applied(context, ops.hold)),
     resumed: assign(({ context }) => applied(context, ops.resumed)),
+    retriedByHand: assign(({ context }) => applied(context, ops.retriedByHand)),
     scheduleNext: () => {},
     scheduleRetry: () => {},
     scheduleResume: () => {},
+    scheduleManual: () => {},
+    scheduleKept: () => {},
+    scheduleNow: () => {},
   },
 }).createMachine({
   id: "task",
@@ -273,6 +298,7 @@ export const machine = setup({
         CANCEL: { target: "cancelled" },
         PAUSE: { target: "paused" },
         EXPIRE: { target: "failed" },
+        TRIGGER: { actions: "scheduleManual" },
       },
     },
     running: {
@@ -300,6 +326,10 @@ export const machine = setup({
         CANCEL: { target: "cancelled" },
         PAUSE: { guard: "notPauseRequested", actions: "requestPause" },
         RESUME: { guard: "pauseRequested", actions: "withdrawPause" },
+        MANUAL_END: [
+          { guard: "pauseRequested", target: "paused", actions: ["hold", "scheduleKept"] },
+          { target: "scheduled", actions: "scheduleKept" },
+        ],
       },
     },
     paused: {
@@ -309,7 +339,11 @@ export const machine = setup({
       },
     },
     done: { type: "final" },
-    failed: { type: "final" },
+    // Final for every event but RETRY (SPEC §19.2), so not an XState final node: a final node
+    // would stop the actor and ignore the retry.
+    failed: {
+      on: { RETRY: { target: "scheduled", actions: ["retriedByHand", "scheduleNow"] } },
+    },
     cancelled: { type: "final" },
   },
 })
@@ -320,7 +354,14 @@ export const machine = setup({
  * @category models
  * @since 0.1.0
  */
-export type Effect = "none" | "scheduleNext" | "scheduleRetry" | "scheduleResume"
+export type Effect =
+  | "none"
+  | "scheduleNext"
+  | "scheduleRetry"
+  | "scheduleResume"
+  | "scheduleManual"
+  | "scheduleKept"
+  | "scheduleNow"
 
 /**
  * One edge of the compiled table, in the machine's guard order.
@@ -337,6 +378,15 @@ export interface Edge {
 }
 
 type ActionRef = string | { readonly type: string }
+
+const effectNames: ReadonlySet<string> = new Set([
+  "scheduleNext",
+  "scheduleRetry",
+  "scheduleResume",
+  "scheduleManual",
+  "scheduleKept",
+  "scheduleNow",
+])
 
 /**
  * Reads the transition table from the machine's definition: for every state and event, the
@@ -372,8 +422,7 @@ export const compile = (m: typeof machine = machine): ReadonlyArray<ReadonlyArra
           let effect: Effect = "none"
           const edgeOps: Array<(c: TaskContext) => void> = []
           for (const name of names) {
-            if (name === "scheduleNext" || name === "scheduleRetry" || name === "scheduleResume")
-              effect = name
+            if (name.startsWith("schedule") && effectNames.has(name)) effect = name as Effect
             else if (name in ops) edgeOps.push(ops[name as keyof typeof ops])
             else throw new Error(`unknown action ${name}`)
           }
@@ -445,3 +494,9 @@ export const PAUSE = 4
 export const RESUME = 5
 /** @internal */
 export const EXPIRE = 6
+/** @internal */
+export const TRIGGER = 7
+/** @internal */
+export const MANUAL_END = 8
+/** @internal */
+export const RETRY = 9

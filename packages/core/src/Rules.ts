@@ -8,7 +8,8 @@
  * - {@link start}: the START step (the run's number);
  * - {@link settle}: a run's outcome → the next state, slot or retry time and what to record,
  *   the failure policy pausing included;
- * - {@link resume}: a paused task → the slot it continues with and the slots it skipped.
+ * - {@link resume}: a paused task → the slot it continues with and the slots it skipped;
+ * - {@link manualRefusal}: whether a task's state allows a `trigger` or a `retry` (SPEC §19).
  *
  * A store's part is "load the row → decide → store the row". None of these functions reads a
  * clock or keeps state: `now` and the random source are arguments.
@@ -16,6 +17,7 @@
  * @since 0.3.0
  */
 
+export * from "./internal/rules/manual.ts"
 export * from "./internal/rules/resume.ts"
 export * from "./internal/rules/row.ts"
 export * from "./internal/rules/settle.ts"

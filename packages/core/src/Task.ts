@@ -63,6 +63,11 @@ export interface RunInfo {
   readonly runNumber: number
   /** The task's tags (SPEC §15); empty when it has none. */
   readonly tags?: ReadonlyArray<string>
+  /**
+   * `true` for a manual run (SPEC §19.1): one asked for by `trigger`, outside the schedule. Its
+   * `slot` and `scheduledFor` are when it was triggered; absent for every other run.
+   */
+  readonly manual?: boolean
 }
 
 /**

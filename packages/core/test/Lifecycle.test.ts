@@ -34,6 +34,9 @@ const eventsFor = (): Array<Lifecycle.TaskEvent> => [
   { type: "PAUSE" },
   { type: "RESUME" },
   { type: "EXPIRE" },
+  { type: "TRIGGER" },
+  { type: "MANUAL_END" },
+  { type: "RETRY" },
 ]
 
 describe("compiled table", () => {
@@ -84,6 +87,9 @@ const graphEvents: Array<Lifecycle.TaskEvent> = [
   { type: "PAUSE" },
   { type: "RESUME" },
   { type: "EXPIRE" },
+  { type: "TRIGGER" },
+  { type: "MANUAL_END" },
+  { type: "RETRY" },
 ]
 
 /** What the guards read, bounded so that traversal ends (runNumber and failures only grow). */
@@ -168,7 +174,8 @@ describe("paths from xstate/graph", () => {
           throw new Error(`path ${name}: ${String(error)}`)
         }
       }
-    })
+      // Hundreds of XState replays: seconds on a loaded machine, never a verdict on its speed.
+    }, 120_000)
 
     it("every reachable state × event edge of the adjacency map matches the compiled step", () => {
       const adjacency = getAdjacencyMap(Lifecycle.machine, {
@@ -250,20 +257,45 @@ describe("models", () => {
       "cancelled",
     ])
     expect(Lifecycle.states.filter(Lifecycle.isFinal)).toEqual(["done", "failed", "cancelled"])
-    for (const state of ["done", "failed", "cancelled"] as const) {
+    for (const state of ["done", "cancelled"] as const) {
       expect(Lifecycle.machine.root.states[state]?.type).toBe("final")
     }
+    // SPEC §19.2: `failed` answers RETRY, so XState must not treat it as a final node.
+    expect(Lifecycle.machine.root.states.failed?.type).toBe("atomic")
   })
 
-  it("final states ignore every event", () => {
+  it("final states ignore every event, but a failed task takes RETRY (SPEC §19.2)", () => {
     for (const state of ["done", "failed", "cancelled"] as const) {
       for (const event of Lifecycle.events) {
         const s = Lifecycle.states.indexOf(state)
         const edges =
           Lifecycle.compiled[s * Lifecycle.events.length + Lifecycle.events.indexOf(event)]
-        expect(edges).toEqual([])
+        if (state === "failed" && event === "RETRY") {
+          expect(edges?.map((e) => [Lifecycle.states[e.target], e.effect])).toEqual([
+            ["scheduled", "scheduleNow"],
+          ])
+        } else expect(edges).toEqual([])
       }
     }
+  })
+
+  it("SPEC §19.1: TRIGGER only from scheduled; MANUAL_END keeps the run aside, or holds it", () => {
+    const at = (state: Lifecycle.TaskState, event: Lifecycle.TaskEvent["type"]) =>
+      (
+        Lifecycle.compiled[
+          Lifecycle.states.indexOf(state) * Lifecycle.events.length +
+            Lifecycle.events.indexOf(event)
+        ] ?? []
+      ).map((e) => [Lifecycle.states[e.target], e.effect])
+    expect(at("scheduled", "TRIGGER")).toEqual([["scheduled", "scheduleManual"]])
+    for (const state of ["running", "paused", "done", "failed", "cancelled"] as const)
+      expect(at(state, "TRIGGER")).toEqual([])
+    expect(at("running", "MANUAL_END")).toEqual([
+      ["paused", "scheduleKept"],
+      ["scheduled", "scheduleKept"],
+    ])
+    for (const state of ["scheduled", "running", "paused", "done", "cancelled"] as const)
+      expect(at(state, "RETRY")).toEqual([])
   })
 })
 

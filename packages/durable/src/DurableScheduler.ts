@@ -63,6 +63,7 @@ import * as Liveness from "./internal/liveness.ts"
 import * as Options from "./internal/options.ts"
 import * as Outage from "./internal/outage.ts"
 import * as KeptResult from "./internal/result.ts"
+import * as ManualRetry from "./internal/retry.ts"
 import type {
   DurableSchedulerShape,
   DurableTaskFilter,
@@ -479,6 +480,8 @@ export const make = <H extends Handler.Any>(
       pause: (id) => Controls.pause(env, id),
       resume: (id) =>
         Effect.tap(Controls.resume(env, id), (ok) => Effect.sync(() => ok && env.wakeup.wake())),
+      retry: (id) =>
+        Effect.tap(ManualRetry.retryTask(env, id), () => Effect.sync(() => env.wakeup.wake())),
       update: (id, changes) =>
         Effect.tap(Controls.update(env, id, changes as Controls.Changes), (ok) =>
           Effect.sync(() => ok && env.wakeup.wake()),

@@ -61,6 +61,7 @@ import * as Ids from "./internal/ids.ts"
 import * as Inspect from "./internal/inspect.ts"
 import * as Ledger from "./internal/ledger.ts"
 import * as Options from "./internal/options.ts"
+import * as ManualRetry from "./internal/retry.ts"
 import * as Rows from "./internal/rows.ts"
 import { type DurableOccurrence, type DurableTaskInfo, infoOf } from "./internal/scheduler.ts"
 import { type Counts, make as makeStore, type TaskRow, type TaskStoreShape } from "./TaskStore.ts"
@@ -307,6 +308,21 @@ export interface StoreAdminShape {
     ControlResult,
     UnknownTask | ReadOnlyStore | CoreErrors.InvalidOption | StoreError
   >
+  /**
+   * The scheduler's `retry` (SPEC §19.2): a `failed` task is scheduled again, due at once, and
+   * the workers are told (`NOTIFY` on PostgreSQL); the run is claimed like any other. A task
+   * that is not failed is not changed (`changed: false`, with its state): `Rules.manualRefusal`
+   * says why.
+   *
+   * @since 0.4.0
+   */
+  readonly retry: (
+    id: string,
+    options?: ControlOptions,
+  ) => Effect.Effect<
+    ControlResult,
+    UnknownTask | ReadOnlyStore | CoreErrors.InvalidOption | StoreError
+  >
   /** The scheduler's `cancel` (cooperative: a running run finishes and is recorded). */
   readonly cancel: (
     id: string,
@@ -318,7 +334,7 @@ export interface StoreAdminShape {
 }
 
 /**
- * Options of a control (`pause`, `resume`, `cancel`).
+ * Options of a control (`pause`, `resume`, `cancel`, `retry`).
  *
  * @category models
  * @since 0.4.0
@@ -601,7 +617,7 @@ export const open = (
     /** A control: refused when read-only; the task must exist; its state is read back after. */
     const control =
       (
-        operation: "pause" | "resume" | "cancel",
+        operation: "pause" | "resume" | "cancel" | "retry",
         write: (id: string, origin: string | undefined) => Effect.Effect<boolean, StoreError>,
       ) =>
       (id: string, options: ControlOptions = {}) =>
@@ -645,6 +661,13 @@ export const open = (
       pause: control("pause", (id, origin) => Controls.pause(env, id, origin)),
       resume: control("resume", (id, origin) =>
         Effect.tap(Controls.resume(env, id, origin), (ok) => (ok ? notify : Effect.void)),
+      ),
+      retry: control("retry", (id, origin) =>
+        Effect.matchEffect(ManualRetry.retryTask(env, id, origin), {
+          onFailure: (e) =>
+            e._tag === "ManualRunRefused" ? Effect.succeed(false) : Effect.fail(e),
+          onSuccess: () => Effect.as(notify, true),
+        }),
       ),
       cancel: control("cancel", (id, origin) =>
         Effect.map(taskStore.cancel(id, now(), origin), (found) => Option.isSome(found)),

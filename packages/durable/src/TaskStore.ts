@@ -63,6 +63,7 @@ import type {
 import * as Modify from "./internal/modify.ts"
 import * as Prune from "./internal/prune.ts"
 import * as Recover from "./internal/recover.ts"
+import * as ManualRetry from "./internal/retry.ts"
 
 /**
  * The store's models (rows, ledger entries, changes and their results), kept in their own module
@@ -158,6 +159,17 @@ export interface TaskStoreShape {
    * after `query.after`: one indexed statement (by tag through `tickwork_tags`), O(limit) rows.
    */
   readonly list: (query: Query) => Effect.Effect<ReadonlyArray<TaskRow>, StoreError>
+  /**
+   * Retries a `failed` task by hand at `now` (SPEC §19.2): it is `scheduled` again, due at once,
+   * pushed as `seq`, with a `manual-retry` event (carrying `origin`). `Refused` with the task's
+   * state (`unknown` for none) when it is not failed; nothing changes then.
+   */
+  readonly retry: (
+    id: string,
+    now: number,
+    seq: number,
+    origin?: string | undefined,
+  ) => Effect.Effect<ManualRetry.Retried, StoreError>
   /** Creates the layer's shared breakers (a policy given again replaces the stored one). */
   readonly defineBreakers: (
     list: ReadonlyArray<{ readonly name: string; readonly policy: Breaker.Resolved }>,
@@ -362,6 +374,14 @@ export const make = (options: {
           ? deadline("change a task")(Modify.modify(sql, dialect, id, decide, committed))
           : Effect.succeed(false),
       list: (q) => deadline("list tasks")(List.list(sql, q)),
+      retry: (id, now, seq, origin) =>
+        Ids.storable(id)
+          ? deadline("retry a task")(
+              Effect.mapError(ManualRetry.retry(sql, dialect, id, now, seq, origin), (e) =>
+                e._tag === "StoreError" ? e : Failure.storeError("retry a task", e),
+              ),
+            )
+          : Effect.succeed({ _tag: "Refused", state: "unknown" } as const),
       defineBreakers: (shared, now) =>
         deadline("define breakers")(BreakerOps.defineBreakers(sql, dialect, shared, now)),
       breakers: deadline("read the breakers")(BreakerOps.breakers(sql)),

@@ -146,11 +146,13 @@ describe("the packed packages", () => {
       expect(files).toContain("package/dist/src/index.d.ts")
       expect(files).toContain("package/src/index.ts")
       expect(files).toContain("package/README.md")
-      // Nothing but the manifest, the README, the sources and their build (and the cli's bin).
+      if (pkg === "core") expect(files).toContain("package/SPEC.md")
+      // Nothing but the manifest, the README, the sources and their build (and the cli's bin, and
+      // core's behaviour contract, SPEC.md, which the others' docs cite).
       expect(
         files.filter(
           (f) =>
-            !/^package\/(package\.json|README\.md|src\/.+|dist\/src\/.+|bin\/tickwork\.js)$/.test(
+            !/^package\/(package\.json|README\.md|SPEC\.md|src\/.+|dist\/src\/.+|bin\/tickwork\.js)$/.test(
               f,
             ),
         ),

@@ -102,9 +102,12 @@ export class Recorder {
     if (f !== undefined) this.call("accepted", () => f.call(this.listener, id, info(), options))
   }
 
-  /** A run started: its lateness is measured now. */
+  /**
+   * A run started: its lateness is measured now, except a manual run's (SPEC §19.1): it was not
+   * scheduled, so its wait says nothing about the scheduler.
+   */
   started(run: Task.RunInfo): void {
-    this.series.lateness.add((run.startedAt - run.scheduledFor) / 1000)
+    if (run.manual !== true) this.series.lateness.add((run.startedAt - run.scheduledFor) / 1000)
     const f = this.listener?.started
     if (f !== undefined) this.call("started", () => f.call(this.listener, run))
   }

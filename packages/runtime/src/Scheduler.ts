@@ -48,10 +48,10 @@ import { isRunSyncScheduler, withoutFiberLocals } from "./internal/context.ts"
 import * as Ensure from "./internal/ensure.ts"
 import { attach, combine, Inspection } from "./internal/inspection.ts"
 import {
+  checkSchedule,
   jobError,
   parse,
   type SchedulerOptions,
-  scheduleOptionKeys,
   updateKeys,
 } from "./internal/options.ts"
 import * as Ledger from "./Ledger.ts"
@@ -180,6 +180,25 @@ export interface SchedulerShape {
   readonly pause: (id: string) => Effect.Effect<boolean>
   /** Resumes a paused task at its next slot `>= now` (SPEC §15): true if it was paused. */
   readonly resume: (id: string) => Effect.Effect<boolean>
+  /**
+   * Runs a `scheduled` task once now, outside its schedule (SPEC §19.1): a manual run, due at
+   * once and taken by the next free worker; when it ends the task's pending run (next slot or
+   * retry) goes on as it was, and neither the failure policy nor the breaker counts it. Its run
+   * info has `manual: true` and its lateness is not measured. Fails with `ManualRunRefused`
+   * (naming the id and its state; nothing changes) for a task that is running, paused, final,
+   * unknown, or already has a manual run waiting (SPEC §19.4).
+   *
+   * @since 0.4.0
+   */
+  readonly trigger: (id: string) => Effect.Effect<void, Errors.ManualRunRefused>
+  /**
+   * Gives a `failed` task one more attempt of its failed slot, due now (SPEC §19.2): it is
+   * `scheduled` again, its ledger kept; if the attempt fails, it is `failed` again. Fails with
+   * `ManualRunRefused` for any task that is not `failed`.
+   *
+   * @since 0.4.0
+   */
+  readonly retry: (id: string) => Effect.Effect<void, Errors.ManualRunRefused>
   /**
    * Changes a live task in place — schedule, priority, retry, missed-run policy, window,
    * timeout, tags, breaker, job — keeping its id, generation, run count and ledger (SPEC §15).
@@ -476,20 +495,10 @@ export const make = (
           callerContext,
         ): Effect.Effect<Task.TaskId, Errors.ScheduleError | Errors.SchedulerClosed> => {
           if (actor.closed) return Effect.fail(closedError)
-          if (typeof o !== "object" || o === null) {
-            return Effect.fail(optionError("options", o, "must be an object"))
-          }
-          const unknownOption = Errors.unknownKey(o, scheduleOptionKeys)
-          if (unknownOption !== undefined) return Effect.fail(unknownOption)
+          const checked = checkSchedule(o, defaultTimeoutMs, maxResultBytes)
+          if (checked instanceof Errors.InvalidOption) return Effect.fail(checked)
+          const { timeoutMs, keepResult } = checked
           const input = o.job
-          const timeoutMs = millis("timeout", o.timeout, defaultTimeoutMs)
-          if (typeof timeoutMs !== "number") return Effect.fail(timeoutMs)
-          const badJob = jobError(input)
-          if (badJob !== undefined) return Effect.fail(badJob)
-          if (o.keepResult !== undefined && typeof o.keepResult !== "boolean") {
-            return Effect.fail(optionError("keepResult", o.keepResult, "must be a boolean"))
-          }
-          const keepResult = o.keepResult === true ? maxResultBytes : undefined
           const context = contextFor(callerContext)
           const link = Context.getOrUndefined(callerContext, Tracer.ParentSpan)
           // Tasks scheduled in a row with the same job, context, timeout and link (a loop of
@@ -638,6 +647,8 @@ export const make = (
       tasks: (filter) => Effect.sync(() => kernel.tasks(filter)),
       pause: (id) => Effect.sync(() => actor.pause(id)),
       resume: (id) => Effect.sync(() => actor.resume(id)),
+      trigger: (id) => Effect.suspend(() => manualResult(actor.manual("trigger", id))),
+      retry: (id) => Effect.suspend(() => manualResult(actor.manual("retry", id))),
       update,
       pauseAll: (filter) => Effect.sync(() => actor.bulk("pause", filter)),
       resumeAll: (filter) => Effect.sync(() => actor.bulk("resume", filter)),
@@ -666,6 +677,10 @@ export const make = (
     if (inspection !== undefined) attach(service, inspection)
     return service
   })
+
+const manualResult = (
+  r: true | Errors.ManualRunRefused,
+): Effect.Effect<void, Errors.ManualRunRefused> => (r === true ? Effect.void : Effect.fail(r))
 
 /**
  * A layer providing {@link Scheduler}; closing its scope shuts the scheduler down.

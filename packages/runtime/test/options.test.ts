@@ -17,6 +17,7 @@ describe("parse", () => {
       shutdownGraceMs: 5_000,
       slowRunMs: 600_000,
       defaultTimeoutMs: 0,
+      maxResultBytes: 65_536,
       policy: "drain",
       stallMs: 60_000,
       background: true,

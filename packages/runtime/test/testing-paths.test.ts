@@ -21,12 +21,22 @@ const totalPaths = plans.reduce((n, p) => n + p.paths.length, 0)
 const totalEdges = plans.reduce((n, p) => n + p.edges.length, 0)
 const totalSteps = plans.reduce((n, p) => n + p.paths.reduce((m, q) => m + q.steps.length, 0), 0)
 
-/** Every transition of the machine, read from its definition, plus CANCEL ignored when final. */
+/**
+ * The manual runs' events (SPEC §19): asked for by `trigger` and `retry`, which the paths do not
+ * realise; `test/manual-runs.test.ts` and core's s19 suite walk them against the scheduler.
+ */
+const MANUAL: ReadonlySet<string> = new Set(["TRIGGER", "MANUAL_END", "RETRY"])
+
+/**
+ * Every transition of the machine but the manual ones, read from its definition, plus CANCEL
+ * ignored in each final state (`failed` included: it is final for every event but RETRY).
+ */
 const machineTransitions = (): Array<string> => {
   const out: Array<string> = []
   for (const [state, node] of Object.entries(Lifecycle.machine.root.states)) {
-    if (node.type === "final") out.push(`${state} --CANCEL--> (ignored)`)
+    if (Lifecycle.isFinal(state as Lifecycle.TaskState)) out.push(`${state} --CANCEL--> (ignored)`)
     for (const [event, defs] of node.transitions as Map<string, Array<AnyTransitionDefinition>>) {
+      if (MANUAL.has(event)) continue
       for (const d of defs) {
         const g = d.guard as string | { type: string } | undefined
         const guard = g === undefined ? "" : ` [${typeof g === "string" ? g : g.type}]`

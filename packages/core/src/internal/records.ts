@@ -52,6 +52,25 @@ export class Extras {
    * reached by a stepping driver ahead of its clock, let it through (it must not start earlier).
    */
   notBefore = -1
+  /**
+   * A manual run asked for and not yet ended (SPEC §19): `"trigger"` from `trigger` until its run
+   * ends, `"retry"` from `retry` until its run starts (a retried slot is not skipped or expired by
+   * its window). Undefined otherwise.
+   */
+  manual: "trigger" | "retry" | undefined = undefined
+  /** The pending run a trigger set aside, put back when the manual run ends (SPEC §19.1). */
+  kept: Kept | undefined = undefined
+  /** The last attempt of the slot a failed task failed on, for a retry's number (SPEC §19.2). */
+  failedAttempt = 0
+}
+
+/** @internal The pending run a trigger set aside: its due time, slot and attempt. */
+export interface Kept {
+  readonly dueAt: number
+  readonly gridSlot: number
+  readonly attempt: number
+  readonly merged: Dropped | undefined
+  readonly notBefore: number
 }
 
 /** @internal One circuit breaker's state; only the kernel changes it. */

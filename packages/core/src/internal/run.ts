@@ -25,6 +25,8 @@ export class Run<J> implements RunInfo {
   /** Grid slots that passed while this run's slot waited, merged into it (coalesce policy). */
   readonly merged: Dropped | undefined
   readonly tags: ReadonlyArray<string>
+  /** A manual run (SPEC §19.1): its end restores the task's kept run instead of settling a slot. */
+  readonly manual: boolean
   /** Whether the task has a caller-given id (not a generated `#<row>.<generation>`). */
   readonly named: boolean
   /** The id, formatted on first read for generated ids (most jobs never read it). */
@@ -42,6 +44,7 @@ export class Run<J> implements RunInfo {
     runNumber: number,
     merged: Dropped | undefined,
     tags: ReadonlyArray<string> = NO_TAGS,
+    manual = false,
   ) {
     this.index = index
     this.generation = generation
@@ -55,6 +58,7 @@ export class Run<J> implements RunInfo {
     this.runNumber = runNumber
     this.merged = merged
     this.tags = tags
+    this.manual = manual
   }
 
   get id(): TaskId {
@@ -73,6 +77,7 @@ export class Run<J> implements RunInfo {
       attempt: this.attempt,
       runNumber: this.runNumber,
       tags: this.tags,
+      ...(this.manual ? { manual: true } : {}),
     }
   }
 }

@@ -9,11 +9,12 @@ import * as Rules from "../Rules.ts"
 import type { TaskState } from "../Task.ts"
 import type { Breakers } from "./breakers.ts"
 import type { UpdateOptions } from "./kernelTypes.ts"
+import { dropManual } from "./manual.ts"
 import { resumeRow } from "./pause.ts"
 import type { BreakerCell } from "./records.ts"
 import type { Rows } from "./rows.ts"
 
-const { RUNNING, PAUSED, RESUME } = Lifecycle
+const { SCHEDULED, RUNNING, PAUSED, RESUME } = Lifecycle
 
 /**
  * @internal Writes `changes` (checked into `valid`; `breaker` the resolved new breaker, `null`
@@ -39,6 +40,9 @@ export const applyUpdate = <J>(
     extra.pauseAfter = changes.pauseAfterConsecutiveFailures
   if (tags !== undefined) extra.tags = tags
   if (windowMs !== undefined) extra.windowMs = windowMs
+  // A manual run that has not started gives way to the new schedule (SPEC §19.1).
+  if (resolved !== undefined && changes.schedule !== undefined && s === SCHEDULED)
+    dropManual(rows, i)
   const step = Rules.updateStep(
     {
       state: Lifecycle.states[s] as TaskState,

@@ -550,7 +550,12 @@ const interpret = (commands: ReadonlyArray<Command>, options: Options): Array<st
       const m = tasks.get(uid) as ModelTask
       if (m.state !== "paused" || m.pausedReason !== "breaker") continue
       const slot = resumeSlot(m, at).slot
-      if (best === undefined || slot < bestSlot || (slot === bestSlot && m.rank < best.rank)) {
+      // The one total order both stores use (Breaker.probeBefore): due slot, rank, id.
+      if (
+        best === undefined ||
+        slot < bestSlot ||
+        (slot === bestSlot && (m.rank < best.rank || (m.rank === best.rank && m.id < best.id)))
+      ) {
         best = m
         bestSlot = slot
       }

@@ -252,6 +252,8 @@ export interface RunEntry {
  *   resumed;
  * - `expired`: a one-shot taken past its deadline (its slot + its own window): it did not run
  *   and the task ended `failed`;
+ * - `manual-retry`: a failed task retried by hand (SPEC §19.2), due at once (`detail` gives the
+ *   attempt);
  * - `breaker`: a circuit breaker changed state (`cause` is the new state, {@link
  *   EventEntry.breaker} its name; the task is the one whose slot moved it, or the probe).
  *
@@ -271,6 +273,7 @@ export type EventKind =
   | "breaker"
   /** A declared task changed in place by `ensure` (SPEC §18); `detail` names the fields. */
   | "updated"
+  | "manual-retry"
 
 /**
  * One ledger event.

@@ -282,6 +282,16 @@ export interface DurableSchedulerShape {
    */
   readonly resume: (id: string) => Effect.Effect<boolean, StoreError>
   /**
+   * Gives a `failed` task one more attempt of its failed slot, due now (SPEC §19.2): its row is
+   * `scheduled` again in one transaction, with a `manual-retry` event, and the run is claimed
+   * like any other — in a fleet by whichever process claims it first. If that attempt fails the
+   * task is `failed` again. Fails with `ManualRunRefused` (naming the id and its state; nothing
+   * changes) for a task that is not failed.
+   *
+   * @since 0.4.0
+   */
+  readonly retry: (id: string) => Effect.Effect<void, CoreErrors.ManualRunRefused | StoreError>
+  /**
    * Cancels a scheduled, running or paused task: true if it was one of those. A running run finishes
    * (its run is recorded, the task stays cancelled), unless `interrupt` is set and it runs in
    * this process: then its fiber is interrupted.

@@ -247,6 +247,15 @@ export class TimingActor {
     return done
   }
 
+  /** A trigger or retry (SPEC §19): true when accepted, else the kernel's refusal. */
+  manual(action: "trigger" | "retry", id: string): true | Errors.ManualRunRefused {
+    const now = this.now()
+    const done = action === "trigger" ? this.kernel.trigger(id, now) : this.kernel.retry(id, now)
+    this.flush()
+    this.nudge()
+    return done
+  }
+
   /** Changes a live task in place (SPEC §15): true if it was live, or the typed error of a bad change. */
   update(id: string, changes: Kernel.UpdateOptions<PoolJob>): boolean | Errors.ScheduleError {
     const done = this.kernel.update(id, changes, this.now())

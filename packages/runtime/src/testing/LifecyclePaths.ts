@@ -3,7 +3,9 @@
  * (`Lifecycle.machine`) with `xstate/graph`, covering every transition the machine can take for
  * a task's retry policy, failure policy and catch-up window — not only every state — pauses and
  * resumes included, and a driver that plays a path against a real {@link Scheduler.Scheduler}
- * on the test clock, asserting the lifecycle after every step.
+ * on the test clock, asserting the lifecycle after every step. The manual runs' events
+ * (`TRIGGER`, `MANUAL_END`, `RETRY`, SPEC §19) are not generated: the paths give the scheduler's
+ * own events only.
  *
  * A path is a list of machine events. The driver realises each one with the scheduler's own
  * means: `START` lets the task's slot arrive (the clock moves to it), `SUCCEED` / `FAIL` make the

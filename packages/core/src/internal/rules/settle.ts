@@ -340,7 +340,9 @@ export const record = (
     dropped: settled.dropped,
     merged: run.merged,
   }
-  return settled.pausedReason === undefined ? r : { ...r, pausedReason: settled.pausedReason }
+  // A manual run (SPEC §19.1) says so; every other record keeps the common shape.
+  const m: RunRecord = run.manual === true ? { ...r, manual: true } : r
+  return settled.pausedReason === undefined ? m : { ...m, pausedReason: settled.pausedReason }
 }
 
 /**

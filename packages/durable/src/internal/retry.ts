@@ -1,0 +1,124 @@
+/**
+ * @internal
+ * A retry by hand (SPEC §19.2) of a stored `failed` task: in one transaction, the row is read,
+ * the core decides (`Rules.manualRefusal`, `Rules.retried`), and the row goes back to
+ * `scheduled`, due at once, with a `manual-retry` event. The run is then claimed like any other
+ * (SPEC §19.6): in a fleet, by whichever owner claims it first.
+ */
+import { type Errors, Rules } from "@tickwork/core"
+import { Effect, Option } from "effect"
+import type { SqlClient } from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
+import type { StoreError } from "../Errors.ts"
+import { decodeRow, num, type Raw } from "./codec.ts"
+import type { ControlEnv } from "./env.ts"
+import * as Events from "./events.ts"
+import type { EventEntry, RowUpdate, TaskRow } from "./model.ts"
+import * as Write from "./write.ts"
+
+/** What a retry found: the row it retried (as it was), or the state that refused it. */
+export type Retried =
+  | { readonly _tag: "Retried"; readonly row: TaskRow; readonly event: EventEntry }
+  | { readonly _tag: "Refused"; readonly state: string }
+
+/**
+ * The row of a `failed` task retried at `now` as the core decided (`retry`: the attempt and the
+ * window of `Rules.retried`), a new push (`seq`).
+ */
+export const retriedRow = (
+  row: TaskRow,
+  retry: { readonly attempt: number; readonly windowMs: number },
+  now: number,
+  seq: number,
+): RowUpdate => ({
+  state: "scheduled",
+  slot: row.slot,
+  runAt: now,
+  claimableAt: now,
+  attempt: retry.attempt,
+  runNumber: row.runNumber,
+  consecutiveFailures: 0,
+  deliveries: 0,
+  leaseOwner: null,
+  finishedAt: null,
+  lastError: row.lastError,
+  seq,
+  updatedAt: now,
+  pausedReason: null,
+  resumeFrom: row.resumeFrom,
+  define: {
+    payload: row.payload,
+    schedule: row.schedule,
+    priority: row.priority,
+    retry: row.retry,
+    missedRuns: row.missedRuns,
+    pauseAfter: row.pauseAfter,
+    timeoutMs: row.timeoutMs,
+    tags: row.tags,
+    windowMs: retry.windowMs === Rules.NO_WINDOW ? null : retry.windowMs,
+    breaker: row.breaker,
+    restart: row.restart,
+  },
+})
+
+/**
+ * Retries task `id` on `sql` at `now` if it is `failed`: one transaction, the row locked on
+ * PostgreSQL while it is decided. `origin` is recorded on the event.
+ */
+export const retry = (
+  sql: SqlClient,
+  dialect: "sqlite" | "pg",
+  id: string,
+  now: number,
+  seq: number,
+  origin: string | undefined,
+): Effect.Effect<Retried, StoreError | SqlError> =>
+  sql.withTransaction(
+    Effect.gen(function* () {
+      const rows =
+        dialect === "pg"
+          ? yield* sql<Raw>`SELECT * FROM tickwork_tasks WHERE id = ${id} FOR UPDATE`
+          : yield* sql<Raw>`SELECT * FROM tickwork_tasks WHERE id = ${id}`
+      const raw = Option.fromNullishOr(rows[0])
+      if (Option.isNone(raw)) return { _tag: "Refused", state: "unknown" } as const
+      const row = decodeRow(raw.value)
+      if (Rules.manualRefusal("retry", id, row.state) !== undefined)
+        return { _tag: "Refused", state: row.state } as const
+      // The failed slot's last attempt that ran: the ledger's (0 when none ran: it expired).
+      const last = yield* sql<{ readonly last: unknown }>`SELECT MAX(attempt) AS last
+        FROM tickwork_runs WHERE task_id = ${id} AND generation = ${row.generation}
+        AND slot = ${row.slot}`
+      const lastRan = last[0]?.last == null ? 0 : num(last[0].last)
+      const decided = Rules.retried(
+        lastRan,
+        row.attempt,
+        row.plan !== undefined,
+        row.windowMs ?? Rules.NO_WINDOW,
+      )
+      const update = retriedRow(row, decided, now, seq)
+      if (!(yield* Write.row(sql, row, update)))
+        return { _tag: "Refused", state: row.state } as const
+      const event = Events.make("manual-retry", row, now, null, {
+        detail: `attempt ${decided.attempt}, due at ${now}`,
+        origin,
+      })
+      yield* Write.events(sql, [event])
+      return { _tag: "Retried", row, event } as const
+    }),
+  )
+
+/**
+ * The retry control of a process (SPEC §19.2): the row retried through `env.store`, its event
+ * published; a refusal is core's `ManualRunRefused` naming the id and the state it found.
+ */
+export const retryTask = (
+  env: ControlEnv,
+  id: string,
+  origin?: string | undefined,
+): Effect.Effect<void, Errors.ManualRunRefused | StoreError> =>
+  Effect.flatMap(env.store.retry(id, env.now(), env.nextSeq(), origin), (r) => {
+    if (r._tag === "Refused") {
+      return Effect.fail(Rules.manualRefusal("retry", id, r.state) as Errors.ManualRunRefused)
+    }
+    return Effect.sync(() => env.publish(r.event))
+  })
