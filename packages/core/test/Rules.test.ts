@@ -179,6 +179,13 @@ describe("expire and schedule changes", () => {
     expect(Rules.expire()).toBe("failed")
   })
 
+  it("handBack: scheduled again, or held with the pause requested while it was claimed (SPEC §5.5)", () => {
+    expect(Rules.handBack(undefined)).toEqual({ state: "scheduled", pausedReason: undefined })
+    expect(Rules.handBack("manual")).toEqual({ state: "paused", pausedReason: "manual" })
+    expect(Rules.handBack("breaker")).toEqual({ state: "paused", pausedReason: "breaker" })
+    expect(Rules.unreadable()).toBe("failed")
+  })
+
   it("SPEC §15: a schedule change waits for a run or a pending retry; otherwise it starts now", () => {
     expect(Rules.scheduleChangeWaits("running", 1)).toBe(true)
     expect(Rules.scheduleChangeWaits("scheduled", 2)).toBe(true)

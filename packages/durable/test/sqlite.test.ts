@@ -565,6 +565,58 @@ describe("SQLite store under TestClock", () => {
   )
 
   it.effect(
+    "a run handed back by recovery is held when a pause was requested while it ran (SPEC §5.5)",
+    () =>
+      Effect.gen(function* () {
+        const t = tempDir()
+        try {
+          const store = sqlite(t.file())
+          const outcome = yield* Effect.gen(function* () {
+            const s = yield* TaskStore.TaskStore
+            const task = (id: string, seq: number) => ({
+              id,
+              handler: "record",
+              payload: "{}",
+              schedule: { kind: "fixed-rate", first: 5, period: 100 } as const,
+              priority: 1,
+              retry: Retry.none,
+              missedRuns: "catch-up" as const,
+              pauseAfter: 0,
+              timeoutMs: 0,
+              slot: 5,
+              seq,
+              now: 0,
+            })
+            yield* s.insert([task("asked", 1), task("plain", 2)])
+            yield* s.claim({
+              owner: "dead",
+              now: 10,
+              limit: 10,
+              leaseMs: 60_000,
+              handlers: ["record"],
+            })
+            // A pause asked for while the run is claimed: a running row's paused reason is the request.
+            const db = new Database(t.file())
+            db.prepare(
+              "UPDATE tickwork_tasks SET paused_reason = 'manual' WHERE id = 'asked'",
+            ).run()
+            db.close()
+            expect(yield* s.recover(20)).toBe(2)
+            const row = (id: string) =>
+              s.get(id).pipe(Effect.map(Option.map((r) => [r.state, r.pausedReason, r.slot])))
+            return [yield* row("asked"), yield* row("plain")]
+          }).pipe(Effect.provide(store))
+          expect(outcome).toEqual([
+            Option.some(["paused", "manual", 5]),
+            Option.some(["scheduled", null, 5]),
+          ])
+        } finally {
+          t.cleanup()
+        }
+      }),
+  )
+
+  it.effect(
     "a task cancelled while it runs keeps its lease: the run finishes however long it takes",
     () =>
       inStore((store) =>
