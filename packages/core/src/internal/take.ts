@@ -1,7 +1,7 @@
 /**
  * @internal
- * {@link movedAtTake}: the take-time decision (SPEC §3) applied to a kernel row whose live heap
- * entry surfaced: expire it, skip it by its window, or coalesce it to a later slot.
+ * {@link movedAtTake}: core's take plan (SPEC §3, `Rules.takePlan`) applied to a kernel row whose
+ * live heap entry surfaced: expire it, or move it through its window skips and coalesced slots.
  */
 import * as Lifecycle from "../Lifecycle.ts"
 import * as Rules from "../Rules.ts"
@@ -15,9 +15,9 @@ const { SCHEDULED, EXPIRE } = Lifecycle
 /**
  * @internal The take-time decision for a live entry of row `i` (generation `g`) due at `slot`,
  * taken at `now` by a driver stepping to `limit`: true when the run is not started — a one-shot
- * past its deadline expired (the task is `failed`), or the row moved to a later slot (skipped
- * by its window, or coalesced) and was pushed back there, so runs due before it still go first
- * (SPEC §4).
+ * past its deadline expired (the task is `failed`), or the row moved to a later slot (every
+ * window skip and coalesce of the plan at once, a `skipped` occurrence per skip) and was pushed
+ * back there, so runs due before it still go first (SPEC §4).
  */
 export const movedAtTake = <J>(
   rows: Rows<J>,
@@ -29,8 +29,8 @@ export const movedAtTake = <J>(
   now: number,
   limit: number,
 ): boolean => {
-  const take = Rules.take(rows.rowView(i, extra), now, limit, extra.notBefore)
-  switch (take._tag) {
+  const plan = Rules.takePlan(rows.rowView(i, extra), now, limit, extra.notBefore)
+  switch (plan._tag) {
     case "Start":
       return false
     case "Expire": {
@@ -47,42 +47,37 @@ export const movedAtTake = <J>(
         slot: extra.gridSlot,
         scheduledFor: slot,
         attempt: rows.t.attempt(i),
-        deadline: take.deadline,
+        deadline: plan.deadline,
         // When the run would have started: a stepping driver is behind the slot it takes.
         at: Math.max(slot, now, extra.notBefore),
       })
       finishRow(rows, breakers, i, Math.max(slot, now, extra.notBefore))
       return true
     }
-    case "Skip": {
-      rows.emit({
-        kind: "skipped",
-        id: rows.idOf(i),
-        generation: g,
-        cause: "window",
-        ...take.skipped,
-        nextSlot: take.slot,
-        at: Math.max(slot, now, extra.notBefore),
-      })
-      extra.merged = undefined
-      break
-    }
-    case "Coalesce": {
-      const merged = take.merged
+    case "Move": {
+      for (const step of plan.steps) {
+        if (step._tag !== "Skip") continue
+        rows.emit({
+          kind: "skipped",
+          id: rows.idOf(i),
+          generation: g,
+          cause: "window",
+          ...step.skipped,
+          nextSlot: step.slot,
+          at: Math.max(step.from, now, extra.notBefore),
+        })
+      }
+      // A skip drops what was merged before it; coalesced slots add to what is merged.
       extra.merged =
-        extra.merged === undefined
-          ? merged
-          : {
-              first: extra.merged.first,
-              last: merged.last,
-              count: extra.merged.count + merged.count,
-              exact: extra.merged.exact && merged.exact,
-            }
-      break
+        plan.merged === undefined
+          ? plan.skipped
+            ? undefined
+            : extra.merged
+          : Rules.mergeDropped(plan.skipped ? undefined : extra.merged, plan.merged)
+      extra.gridSlot = plan.slot
+      rows.t.setSlot(i, plan.slot)
+      rows.push(i, plan.slot)
+      return true
     }
   }
-  extra.gridSlot = take.slot
-  rows.t.setSlot(i, take.slot)
-  rows.push(i, take.slot)
-  return true
 }
