@@ -5,6 +5,7 @@ import Database from "better-sqlite3"
 import { Clock, Data, DateTime, Effect, Layer, Option, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import { DurableScheduler, Handler, TaskStore } from "../src/index.ts"
+import * as Rows from "../src/internal/rows.ts"
 import { advance, recording, sqlite, tempDir, withScheduler } from "./helpers.ts"
 
 class Boom extends Data.TaggedError("Boom")<{ readonly attempt: number }> {}
@@ -595,12 +596,11 @@ describe("SQLite store under TestClock", () => {
               leaseMs: 60_000,
               handlers: ["record"],
             })
-            // A pause asked for while the run is claimed: a running row's paused reason is the request.
-            const db = new Database(t.file())
-            db.prepare(
-              "UPDATE tickwork_tasks SET paused_reason = 'manual' WHERE id = 'asked'",
-            ).run()
-            db.close()
+            // A pause asked for while the run is claimed: what `pause` writes on a running row.
+            yield* s.modify("asked", (r) => ({
+              update: Rows.requested(r, "manual", 12),
+              events: [],
+            }))
             expect(yield* s.recover(20)).toBe(2)
             const row = (id: string) =>
               s.get(id).pipe(Effect.map(Option.map((r) => [r.state, r.pausedReason, r.slot])))
