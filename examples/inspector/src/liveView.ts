@@ -167,6 +167,13 @@ type OccurrenceView =
       readonly at: number
     }
   | {
+      readonly kind: "updated"
+      readonly id: string
+      readonly fields: ReadonlyArray<string>
+      readonly cause: string
+      readonly at: number
+    }
+  | {
       readonly kind: "expired"
       readonly id: string
       readonly scheduledFor: number
@@ -254,6 +261,8 @@ const toView = (o: Ledger.StreamItem): OccurrenceView => {
         interrupted: o.interrupted,
         at: o.at,
       }
+    case "updated":
+      return { kind: o.kind, id: o.id, fields: o.fields, cause: o.cause, at: o.at }
     case "expired":
       return {
         kind: o.kind,

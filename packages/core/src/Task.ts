@@ -95,6 +95,20 @@ export type Outcome =
 export const succeeded: Outcome = { kind: "succeeded" }
 
 /**
+ * A run's lateness, in ms (SPEC §6.8): how long after it could first have started it did start,
+ * counted from its due time, or from `acceptedAt` (when its task was accepted) if that is later.
+ * A one-shot whose `at` was already past when it was accepted runs at once and is not late.
+ * Never negative. `acceptedAt` is epoch ms; pass `-Infinity` when it is not known.
+ *
+ * @category getters
+ * @since 0.5.0
+ */
+export const lateness = (
+  run: Pick<RunInfo, "scheduledFor" | "startedAt">,
+  acceptedAt: number,
+): number => Math.max(0, run.startedAt - Math.max(run.scheduledFor, acceptedAt))
+
+/**
  * A `failed` outcome.
  *
  * @category constructors

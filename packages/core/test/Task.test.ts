@@ -55,3 +55,18 @@ describe("getters", () => {
     expect(driver.info(id)).toMatchObject({ state: "cancelled", finishedAt: 3, runNumber: 0 })
   })
 })
+
+describe("lateness (SPEC §6.8)", () => {
+  it("counts from the due time, or from acceptance when that is later; never negative", () => {
+    // Due after acceptance: from the due time.
+    expect(Task.lateness({ scheduledFor: 1_000, startedAt: 1_250 }, 500)).toBe(250)
+    // Due a day before acceptance (a past `at`): from acceptance only.
+    expect(Task.lateness({ scheduledFor: 0, startedAt: 86_400_030 }, 86_400_000)).toBe(30)
+    // Acceptance unknown: from the due time.
+    expect(Task.lateness({ scheduledFor: 0, startedAt: 40 }, Number.NEGATIVE_INFINITY)).toBe(40)
+    // Started at (or, by a clock step, before) the later of the two: 0.
+    expect(Task.lateness({ scheduledFor: 100, startedAt: 100 }, 0)).toBe(0)
+    expect(Task.lateness({ scheduledFor: 100, startedAt: 90 }, 0)).toBe(0)
+    expect(Task.lateness({ scheduledFor: 0, startedAt: 90 }, 100)).toBe(0)
+  })
+})

@@ -30,7 +30,7 @@
  *
  * @since 0.1.0
  */
-import { Errors as CoreErrors, type Kernel, type Task } from "@tickwork/core"
+import { Errors as CoreErrors, type Kernel, Task } from "@tickwork/core"
 import { Health, Metrics, Run, Scheduler, WorkerPool } from "@tickwork/runtime"
 import {
   Clock,
@@ -60,11 +60,13 @@ import * as Held from "./internal/held.ts"
 import * as Leases from "./internal/leases.ts"
 import * as Ledger from "./internal/ledger.ts"
 import * as Liveness from "./internal/liveness.ts"
+import type { Counts } from "./internal/model.ts"
 import * as Options from "./internal/options.ts"
 import * as Outage from "./internal/outage.ts"
 import * as KeptResult from "./internal/result.ts"
-import * as ManualRetry from "./internal/retry.ts"
+import * as RetryControl from "./internal/retryControl.ts"
 import type {
+  DurableLedgerRead,
   DurableSchedulerShape,
   DurableTaskFilter,
   DurableTaskOptions,
@@ -84,6 +86,7 @@ import { type BreakerView, type NewTask, TaskStore } from "./TaskStore.ts"
  */
 export type {
   DurableChanges,
+  DurableLedgerRead,
   DurableOccurrence,
   DurableSchedulerShape,
   DurableStats,
@@ -150,6 +153,25 @@ export type DurableShutdownReport = Options.ShutdownReport
 export const MIN_LEASE_MS = Options.MIN_LEASE_MS
 
 /**
+ * How often, at most, the durable gauges re-read the store's counts by state: after a change
+ * this process made or saw (an exclusive store), or every interval (a shared store, which other
+ * processes change). Each read is one `GROUP BY` over the tasks.
+ *
+ * @category models
+ * @since 0.5.0
+ */
+export const STORE_COUNTS_REFRESH_MS = 5_000
+
+const noCounts: Counts = {
+  scheduled: 0,
+  running: 0,
+  paused: 0,
+  done: 0,
+  failed: 0,
+  cancelled: 0,
+}
+
+/**
  * Builds a durable scheduler in the current scope on the {@link TaskStore.TaskStore} in context.
  * At start, an exclusive store (SQLite) makes the runs a crash cut off due again; then the
  * dispatcher starts claiming. Closing the scope stops claiming, lets runs in flight finish for
@@ -186,22 +208,47 @@ export const make = <H extends Handler.Any>(
     let onCorrupt: (e: StoreCorrupt) => Effect.Effect<void> = () => Effect.void
     const runtimeOptions = resolved.runtime ?? {}
     // The runtime's run series under the scheduler's name, in the registry the layer was built
-    // with: durable runs count as runs.
-    const runMetrics = Metrics.runSeries(
-      runtimeOptions.name ?? "default",
-      yield* Effect.context<never>(),
-    )
+    // with: durable runs count as runs, labelled with their handler. The label's values are
+    // the handlers this process declares (it claims only those) and "unknown" (slots skipped
+    // by a path that had not the task's row at hand).
+    const metricsName = runtimeOptions.name ?? "default"
+    const metricsContext = yield* Effect.context<never>()
+    const seriesByHandler = new Map<string, Metrics.RunSeries>()
+    const runSeries = (handler: string): Metrics.RunSeries => {
+      let series = seriesByHandler.get(handler)
+      if (series === undefined) {
+        series = Metrics.runSeries(metricsName, metricsContext, handler)
+        seriesByHandler.set(handler, series)
+      }
+      return series
+    }
+    // The whole store's tasks by state (SPEC §17.13), read by the gauges: refreshed after a
+    // change this process made or saw, and every STORE_COUNTS_REFRESH_MS on a shared store,
+    // but at most once per that interval.
+    let storeCounts: Counts | undefined
+    const countsWakeup = new Wakeup()
     const spans =
       runtimeOptions.spans === undefined || runtimeOptions.spans === "auto"
         ? (yield* Tracer.Tracer) !== Tracer.nativeTracer
         : runtimeOptions.spans
     // The parts a tool's controls share (StoreAdmin builds the same), then the running ones.
-    const basis = Env.base(store, resolved, clock, (o) => {
+    const basis = Env.base(store, resolved, clock, (o, handler) => {
       PubSub.publishUnsafe(occurrences, o)
+      const kind = o.kind
+      if ((kind === "skipped" || kind === "coalesced") && "taskId" in o) {
+        // As the runtime's recorder counts missed slots (one rule, in Metrics).
+        Metrics.countMissed(runSeries(handler ?? held.ofTask(o.taskId)?.row.handler ?? "unknown"), {
+          kind,
+          cause: o.cause,
+          count: o.count,
+        })
+      }
+      countsWakeup.wake()
     })
     const { now, mono } = basis
     const env: Env.Env = {
       ...basis,
+      runSeries,
       counters,
       held,
       outage: Outage.make(store, counters, (e) => onCorrupt(e), now),
@@ -212,15 +259,19 @@ export const make = <H extends Handler.Any>(
         workers: resolved.workers,
         spans,
         logAnnotations: runtimeOptions.logAnnotations ?? true,
-        // The durable scheduler reports its runs' outcomes itself (its ledger and events).
-        logFailures: runtimeOptions.logFailures ?? false,
+        // Failures are logged by default, as in memory (SPEC §16.5).
+        logFailures: runtimeOptions.logFailures ?? true,
         now,
         onEnd: (h, exit, finishedAt) => {
           h.finished = true
           h.finishedAt = mono()
           const outcome = Run.outcome(exit)
+          const runMetrics = runSeries(h.row.handler)
           runMetrics.ran(outcome.kind)
-          runMetrics.lateness.add(Math.max(0, h.startedAt - h.row.runAt) / 1000)
+          runMetrics.lateness.add(
+            Task.lateness({ scheduledFor: h.row.runAt, startedAt: h.startedAt }, h.row.createdAt) /
+              1000,
+          )
           runMetrics.duration.add(Math.max(0, finishedAt - h.startedAt) / 1000)
           Queue.offerUnsafe(finished, { held: h, outcome, startedAt: h.startedAt, finishedAt })
           // Its worker is free now, before its completion commits: the dispatcher may claim.
@@ -239,7 +290,6 @@ export const make = <H extends Handler.Any>(
     const runtimeMs = Options.runtimeShutdown(resolved)
     if (!("graceMs" in runtimeMs)) return yield* runtimeMs
     const runtime = yield* Scheduler.make({
-      logFailures: false,
       ...resolved.runtime,
       workers: resolved.workers,
       // Its gauge carries the same name as this scheduler's: only this one's background
@@ -293,6 +343,30 @@ export const make = <H extends Handler.Any>(
     else if (store.signal !== undefined && Number.isFinite(resolved.pollMs))
       yield* Effect.forkScoped(Upkeep.listener(env))
     if (Number.isFinite(resolved.retentionMs)) yield* Effect.forkScoped(Upkeep.pruner(env))
+    // This process's part of its name's gauges: the store's scheduled tasks and tasks by state
+    // (store-wide), and its own runs in flight.
+    const removeGauges = Metrics.contributeGauges(metricsName, metricsContext, {
+      get pending() {
+        return storeCounts?.scheduled ?? 0
+      },
+      get running() {
+        return held.size
+      },
+      states: () => storeCounts ?? noCounts,
+    })
+    yield* Effect.addFinalizer(() => Effect.sync(removeGauges))
+    const shared = Number.isFinite(resolved.pollMs)
+    yield* Effect.forkScoped(
+      Effect.forever(
+        Effect.gen(function* () {
+          yield* shared ? countsWakeup.wait(STORE_COUNTS_REFRESH_MS) : countsWakeup.wait()
+          const counts = yield* Effect.option(store.counts)
+          if (Option.isSome(counts)) storeCounts = counts.value
+          yield* Effect.sleep(STORE_COUNTS_REFRESH_MS)
+        }),
+      ),
+    )
+    countsWakeup.wake()
 
     // Finalizers run in reverse: this one runs before the fibers above are interrupted. The
     // runtime beside it closes inside it, at the same time: one budget for both.
@@ -343,6 +417,7 @@ export const make = <H extends Handler.Any>(
           store.insert(tasks, { notify }),
           Effect.sync(() => {
             env.wakeup.wakeIfBefore(earliest)
+            countsWakeup.wake()
           }),
         )
       })
@@ -381,7 +456,6 @@ export const make = <H extends Handler.Any>(
               {
                 prepare: (o, t) => prepare(o as DurableTaskOptions, t),
                 insert: (task, t) => insert([task], t),
-                cancel: (id) => cancel(id),
               },
               list as ReadonlyArray<Accept.TaskOptions>,
               ensureOptions,
@@ -467,10 +541,13 @@ export const make = <H extends Handler.Any>(
       return health
     })
     // The gauge is kept current in the background, one store read every Health.refreshMs: a
-    // stall or a failing store shows with nobody calling `health`.
-    yield* Effect.forkScoped(
-      Effect.forever(Effect.andThen(Effect.sleep(Health.refreshMs), assessHealth)),
-    )
+    // stall or a failing store shows with nobody calling `health`. It wakes whether or not there
+    // is work (another process's insert is seen only by reading), so it is off where only calls
+    // read health: the test layer, where it would cost a wake per 5 virtual seconds.
+    if (resolved.healthBackground)
+      yield* Effect.forkScoped(
+        Effect.forever(Effect.andThen(Effect.sleep(Health.refreshMs), assessHealth)),
+      )
 
     const durable = DurableScheduler.of({
       owner: resolved.owner,
@@ -481,7 +558,7 @@ export const make = <H extends Handler.Any>(
       resume: (id) =>
         Effect.tap(Controls.resume(env, id), (ok) => Effect.sync(() => ok && env.wakeup.wake())),
       retry: (id) =>
-        Effect.tap(ManualRetry.retryTask(env, id), () => Effect.sync(() => env.wakeup.wake())),
+        Effect.tap(RetryControl.retryTask(env, id), () => Effect.sync(() => env.wakeup.wake())),
       update: (id, changes) =>
         Effect.tap(Controls.update(env, id, changes as Controls.Changes), (ok) =>
           Effect.sync(() => ok && env.wakeup.wake()),
@@ -510,10 +587,27 @@ export const make = <H extends Handler.Any>(
           Option.getOrElse(() => "unknown" as const),
         ),
       info,
-      ledger: (id) =>
-        Effect.gen(function* () {
+      ledger: ((id: string, given?: { readonly generation: number }) => {
+        // Only an object is a read option: `Effect.forEach(ids, d.ledger)` passes an index.
+        const read = typeof given === "object" && given !== null ? given : undefined
+        const generation = read?.generation
+        if (
+          read !== undefined &&
+          (typeof generation !== "number" || !Number.isSafeInteger(generation) || generation < 1)
+        ) {
+          return Effect.fail(
+            new CoreErrors.InvalidOption({
+              field: "generation",
+              value: generation,
+              message: `generation must be a positive integer, got ${String(generation)}`,
+            }),
+          )
+        }
+        return Effect.gen(function* () {
           const [runs, events] = yield* Effect.all([store.runs(id), store.events(id)])
-          const merged = Ledger.merge(runs, events)
+          const all = Ledger.merge(runs, events)
+          const merged =
+            generation === undefined ? all : all.filter((o) => o.generation === generation)
           if (!runs.some((r) => typeof r.result === "string")) return merged
           // Kept results decode by the schema of the task's handler, when registered here.
           const row = yield* store.get(id)
@@ -523,7 +617,8 @@ export const make = <H extends Handler.Any>(
               ? { ...o, value: KeptResult.decode(handler, o.result) }
               : o,
           )
-        }),
+        })
+      }) as DurableLedgerRead,
       occurrences: Stream.fromPubSub(occurrences),
       stats: Effect.map(store.counts, (tasks) => ({
         tasks,

@@ -61,7 +61,7 @@ import * as Ids from "./internal/ids.ts"
 import * as Inspect from "./internal/inspect.ts"
 import * as Ledger from "./internal/ledger.ts"
 import * as Options from "./internal/options.ts"
-import * as ManualRetry from "./internal/retry.ts"
+import * as RetryControl from "./internal/retryControl.ts"
 import * as Rows from "./internal/rows.ts"
 import { type DurableOccurrence, type DurableTaskInfo, infoOf } from "./internal/scheduler.ts"
 import { type Counts, make as makeStore, type TaskRow, type TaskStoreShape } from "./TaskStore.ts"
@@ -181,7 +181,8 @@ export interface TaskPage {
 export type Owner = Inspect.Owner
 
 /**
- * Lateness (`startedAt - scheduledFor`, ms) of the latest runs: percentiles by the nearest-rank
+ * Lateness (core's `Task.lateness`: from the due time, or from acceptance when later; SPEC §6.8;
+ * ms) of the latest runs: percentiles by the nearest-rank
  * method; all `null` when there are no runs.
  *
  * @category models
@@ -663,7 +664,7 @@ export const open = (
         Effect.tap(Controls.resume(env, id, origin), (ok) => (ok ? notify : Effect.void)),
       ),
       retry: control("retry", (id, origin) =>
-        Effect.matchEffect(ManualRetry.retryTask(env, id, origin), {
+        Effect.matchEffect(RetryControl.retryTask(env, id, origin), {
           onFailure: (e) =>
             e._tag === "ManualRunRefused" ? Effect.succeed(false) : Effect.fail(e),
           onSuccess: () => Effect.as(notify, true),

@@ -28,7 +28,7 @@ import type { Breaker, Errors, Task } from "@tickwork/core"
 import { type Array as Arr, Context, Effect, Option, type Queue, type Scope } from "effect"
 import type * as Migrator from "effect/sql/Migrator"
 import { SqlClient } from "effect/sql/SqlClient"
-import type { SqlError } from "effect/sql/SqlError"
+import { SqlError } from "effect/sql/SqlError"
 import type { StoreError } from "./Errors.ts"
 import * as BreakerOps from "./internal/breakerOps.ts"
 import * as Cancel from "./internal/cancel.ts"
@@ -154,6 +154,26 @@ export interface TaskStoreShape {
     /** Hears every event the change wrote (its own and its breakers'), once it committed. */
     committed?: (event: EventEntry) => void,
   ) => Effect.Effect<boolean, StoreError | E>
+  /**
+   * Runs `self` as one transaction: the store's operations it calls (their own transactions
+   * nested as savepoints) commit together, or, when `self` fails or is interrupted, none of
+   * them is kept. A declaration applied by `ensure` is one (SPEC §18.2).
+   *
+   * @since 0.5.0
+   */
+  readonly transaction: <A, E, R>(
+    self: Effect.Effect<A, E, R>,
+  ) => Effect.Effect<A, E | StoreError, R>
+  /**
+   * Inside a {@link transaction}, on PostgreSQL: locks the breakers of these tasks (by key)
+   * and then their rows (by id), each in that fixed order, and holds them until it ends — so
+   * that transactions locking overlapping sets of tasks wait for each other instead of
+   * deadlocking. Ids without a row lock nothing. Nothing on SQLite, whose transaction holds
+   * the whole file.
+   *
+   * @since 0.5.0
+   */
+  readonly lock: (ids: ReadonlyArray<string>) => Effect.Effect<void, StoreError>
   /**
    * Tasks matching `query`, live and retained final ones, by id, at most `query.limit` of them
    * after `query.after`: one indexed statement (by tag through `tickwork_tags`), O(limit) rows.
@@ -373,6 +393,21 @@ export const make = (options: {
         Ids.storable(id)
           ? deadline("change a task")(Modify.modify(sql, dialect, id, decide, committed))
           : Effect.succeed(false),
+      transaction: (self) =>
+        deadline("apply a batch")(
+          sql.withTransaction(self).pipe(
+            Effect.catchIf(
+              (e): e is SqlError => e instanceof SqlError,
+              (e) => Effect.fail(Failure.storeError("apply a batch", e)),
+            ),
+          ),
+        ),
+      lock: (ids) => {
+        const storable = ids.filter(Ids.storable)
+        return dialect === "pg" && storable.length > 0
+          ? deadline("lock tasks")(Modify.lock(sql, storable))
+          : Effect.void
+      },
       list: (q) => deadline("list tasks")(List.list(sql, q)),
       retry: (id, now, seq, origin) =>
         Ids.storable(id)

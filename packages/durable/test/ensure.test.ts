@@ -82,8 +82,13 @@ describe("ensure on SQLite (SPEC §18)", () => {
               expect(after.generation).toBe(before2.generation)
               expect(after.schedule).toMatchObject({ kind: "fixed-rate", period: 30_000 })
               expect(Option.getOrThrow(yield* d.info("report")).payload).toEqual({ n: 2 })
+              // A plain update is recorded the same way (and as the in-memory ledger does).
+              expect(yield* d.update("sweep", { priority: "high" })).toBe(true)
               const events = (yield* d.ledger("sweep")).filter((o) => o.kind === "updated")
-              expect(events).toMatchObject([{ detail: "schedule", cause: "ensure" }])
+              expect(events).toMatchObject([
+                { detail: "schedule", cause: "ensure" },
+                { detail: "priority", cause: "update" },
+              ])
             }),
           )
         }),

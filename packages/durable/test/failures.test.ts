@@ -152,7 +152,7 @@ describe("store faults", () => {
               Effect.provideService(SqlClient, client),
             )
             const layer = Layer.succeed(TaskStore.TaskStore, store)
-            yield* withScheduler(layer, { handlers: [big] }, (d) =>
+            yield* withScheduler(layer, { handlers: [big], runtime: { logFailures: false } }, (d) =>
               Effect.gen(function* () {
                 yield* d.schedule({
                   id: "f",

@@ -198,7 +198,7 @@ describe("the packed packages", () => {
   it("resolve to the built JavaScript, with internals hidden", async () => {
     const script = `
       const out = {}
-      for (const s of ["@tickwork/core", "@tickwork/runtime", "@tickwork/runtime/testing", "@tickwork/durable", "@tickwork/cli"])
+      for (const s of ["@tickwork/core", "@tickwork/runtime", "@tickwork/runtime/testing", "@tickwork/durable", "@tickwork/durable/testing", "@tickwork/cli"])
         out[s] = import.meta.resolve(s)
       for (const s of ["@tickwork/core/internal/table", "@tickwork/runtime/internal/actor", "@tickwork/durable/bench", "@tickwork/cli/internal/x"])
         out[s] = await import(s).then(() => "loaded", (e) => e.code)
@@ -215,6 +215,7 @@ describe("the packed packages", () => {
       "@tickwork/runtime": at("runtime", "dist/src/index.js"),
       "@tickwork/runtime/testing": at("runtime", "dist/src/testing/index.js"),
       "@tickwork/durable": at("durable", "dist/src/index.js"),
+      "@tickwork/durable/testing": at("durable", "dist/src/testing/index.js"),
       "@tickwork/cli": at("cli", "dist/src/index.js"),
       "@tickwork/core/internal/table": "ERR_PACKAGE_PATH_NOT_EXPORTED",
       "@tickwork/runtime/internal/actor": "ERR_PACKAGE_PATH_NOT_EXPORTED",

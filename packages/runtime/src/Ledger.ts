@@ -9,6 +9,7 @@
  * | `coalesced` | missed grid slots merged into one run (policy `coalesce`) |
  * | `skipped` | missed grid slots dropped (policy `skip`) |
  * | `cancelled` | the task was cancelled while scheduled or running |
+ * | `updated` | the task was changed in place, by `update` or by `ensure` (the fields changed) |
  *
  * A `coalesced`/`skipped` record covers a range of grid slots (`first`…`last`, `count` of them)
  * and says whether they passed while the task was late to start (`late`: the clock jumped, or
@@ -74,9 +75,25 @@ export interface Cancelled {
 }
 
 /**
+ * A live task changed in place (SPEC §15, §18): by `update` (the fields it was given) or by
+ * `ensure` (the fields that differed from the declaration). Id, generation and ledger are kept.
+ *
+ * @category models
+ * @since 0.5.0
+ */
+export interface Updated {
+  readonly kind: "updated"
+  readonly id: Task.TaskId
+  readonly generation: number
+  readonly fields: ReadonlyArray<string>
+  readonly cause: "update" | "ensure"
+  readonly at: number
+}
+
+/**
  * Any record of a task's ledger: its runs, slots missed by policy, a cancel, and the kernel's
  * control occurrences — slots skipped while paused, held by a breaker or past the catch-up
- * window, an expired one-shot, a pause and a resume (SPEC §3, §7, §15).
+ * window, an expired one-shot, a pause and a resume (SPEC §3, §7, §15) — and an update.
  *
  * @category models
  * @since 0.1.0
@@ -85,6 +102,7 @@ export type Occurrence =
   | Ran
   | Missed
   | Cancelled
+  | Updated
   | Task.Skipped
   | Task.Expired
   | Task.Paused
@@ -226,6 +244,17 @@ export class Store {
   private finalHead = 0
   private finalTail = 0
 
+  /**
+   * Earlier generations' records (SPEC §27.4), by `"row/generation"`, in the order their rows
+   * went to a later generation: when a final task's id is scheduled again, its history moves
+   * here instead of being dropped. Bounded as the ring is: each holds at most `perTask`
+   * records; it leaves when the final-task ring evicts its task; and with the ring's records it
+   * stays within `capacity` in all (the earliest moved leaves first).
+   */
+  private readonly earlier = new Map<string, ReadonlyArray<Occurrence>>()
+  /** Records held in {@link earlier}. */
+  private earlierRecords = 0
+
   /** `initialSize`: the ring's first size, in records; it grows by doubling as records are held. */
   constructor(perTask: number, finalTasks: number, capacity: number, initialSize = 1024) {
     this.perTask = perTask
@@ -314,11 +343,12 @@ export class Store {
     if (record.continuation === "final") this.retire(row, record.generation)
   }
 
-  /** The records of the task in `row` with `generation`, oldest first. */
+  /** The records of the task in `row` with `generation` (the current or an earlier one), oldest first. */
   get(row: number, generation: number): ReadonlyArray<Occurrence> {
     const c = this.rowData
     const r = row * ROW
-    if (row < 0 || r >= c.length || c[r + COUNT] === 0 || c[r + GEN] !== (generation | 0)) return []
+    if (row < 0 || r >= c.length || c[r + COUNT] === 0 || c[r + GEN] !== (generation | 0))
+      return this.earlier.get(`${row}/${generation}`) ?? []
     const out: Array<Occurrence> = []
     for (let p = c[r + OLDEST] as number; p >= 0; p = this.ring.next[p] as number) {
       out.push(this.read(p))
@@ -366,7 +396,11 @@ export class Store {
     if (r >= this.rowData.length)
       this.reserveRows(Math.max(row + 1, (this.rowData.length / ROW) * 2))
     const data = this.rowData
-    if (data[r + COUNT] !== 0 && data[r + GEN] !== (generation | 0)) this.dropHistory(row)
+    if (data[r + COUNT] !== 0 && data[r + GEN] !== (generation | 0)) {
+      this.keepEarlier(row, (data[r + GEN] as number) >>> 0)
+    }
+    if (this.earlierRecords > 0 && this.held + 1 + this.earlierRecords > this.capacity)
+      this.trimEarlier(1)
     if (this.used === this.ring.size) this.makeRoom()
     // After making room: a compaction replaces the ring.
     const ring = this.ring
@@ -391,6 +425,41 @@ export class Store {
     data[r + COUNT] = count + 1
     if (count + 1 > this.perTask) this.dropOldest(row)
     return p
+  }
+
+  /** Moves the records of `row`'s task, at `generation`, out of the ring: its row goes to a later one. */
+  private keepEarlier(row: number, generation: number): void {
+    const records = this.get(row, generation)
+    this.dropHistory(row)
+    const key = `${row}/${generation}`
+    this.earlier.set(key, records)
+    this.earlierRecords += records.length
+    this.trimEarlier()
+  }
+
+  /**
+   * Drops the earliest moved generations while they, the ring's records and `coming` more pass
+   * `capacity`, or while more than `finalTasks` are kept.
+   */
+  private trimEarlier(coming = 0): void {
+    for (const [k, held] of this.earlier) {
+      if (
+        this.earlierRecords + this.held + coming <= this.capacity &&
+        this.earlier.size <= this.finalTasks
+      )
+        break
+      this.earlier.delete(k)
+      this.earlierRecords -= held.length
+    }
+  }
+
+  /** Forgets the earlier generation `generation` of `row`, if kept. */
+  private forgetEarlier(row: number, generation: number): void {
+    const key = `${row}/${generation}`
+    const held = this.earlier.get(key)
+    if (held === undefined) return
+    this.earlier.delete(key)
+    this.earlierRecords -= held.length
   }
 
   /** Drops the oldest record of `row`'s task. */
@@ -532,7 +601,7 @@ export class Store {
       const r = old * ROW
       if (c[r + COUNT] !== 0 && c[r + GEN] === ((this.finalGens[k] as number) | 0)) {
         this.dropHistory(old)
-      }
+      } else this.forgetEarlier(old, this.finalGens[k] as number)
       this.finalHead++
     }
   }

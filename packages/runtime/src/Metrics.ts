@@ -10,15 +10,21 @@
  * exporters see them as usual, and `Metric.update` on them does nothing. Schedulers of one name
  * in one registry share their series, and one made again after another closed goes on counting.
  *
+ * The per-run series also carry a `handler` attribute: a durable run's handler name (declared
+ * in the layer's `handlers`, so the set is finite), `"default"` for every in-memory run. The
+ * gauges of one name sum what each live scheduler of that name contributes (an in-memory one,
+ * a durable one beside it).
+ *
  * | metric | kind | attributes |
  * |---|---|---|
- * | `tickwork_run_lateness_seconds` | histogram | `scheduler` |
- * | `tickwork_run_duration_seconds` | histogram | `scheduler` |
- * | `tickwork_runs_total` | counter | `scheduler`, `outcome` |
- * | `tickwork_retries_total` | counter | `scheduler` |
- * | `tickwork_slots_missed_total` | counter | `scheduler`, `cause`, `policy` |
+ * | `tickwork_run_lateness_seconds` | histogram | `scheduler`, `handler` |
+ * | `tickwork_run_duration_seconds` | histogram | `scheduler`, `handler` |
+ * | `tickwork_runs_total` | counter | `scheduler`, `handler`, `outcome` |
+ * | `tickwork_retries_total` | counter | `scheduler`, `handler` |
+ * | `tickwork_slots_missed_total` | counter | `scheduler`, `handler`, `cause`, `policy` |
  * | `tickwork_tasks_pending` | gauge | `scheduler` |
  * | `tickwork_runs_in_flight` | gauge | `scheduler` |
+ * | `tickwork_tasks` | gauge | `scheduler`, `state` |
  *
  * **Example** (Reading a scheduler's run count)
  *
@@ -31,8 +37,9 @@
  *
  * @since 0.1.0
  */
+import type { Task } from "@tickwork/core"
 import { type Context, Metric } from "effect"
-import { seriesFor } from "./internal/series.ts"
+import { addGaugeSource, type GaugeSource, seriesFor } from "./internal/series.ts"
 
 /** A series' attributes. */
 type Attributes = Readonly<Record<string, string>>
@@ -179,6 +186,39 @@ const runningOf = (attributes: Attributes) =>
   })
 
 /**
+ * Tasks by `state`: for an in-memory scheduler its own tasks, for a durable one the whole
+ * store's (refreshed on an interval).
+ *
+ * @category models
+ * @since 0.5.0
+ */
+export const tasks = Metric.gauge("tickwork_tasks", {
+  description: "tasks by state",
+})
+
+const tasksOf = (attributes: Attributes) =>
+  Metric.gauge("tickwork_tasks", {
+    description: "tasks by state",
+    attributes,
+  })
+
+/**
+ * The `handler` attribute of runs that name no handler: every in-memory run.
+ *
+ * @category models
+ * @since 0.5.0
+ */
+export const defaultHandler = "default"
+
+/**
+ * The `policy` attribute of {@link slotsMissed}.
+ *
+ * @category models
+ * @since 0.5.0
+ */
+export type MissedPolicy = "coalesce" | "skip"
+
+/**
  * One scheduler's series of every metric: the metrics above with `scheduler: name` (and the
  * outcome, cause and policy attributes) bound once, so updating them allocates nothing.
  *
@@ -187,33 +227,40 @@ const runningOf = (attributes: Attributes) =>
  */
 export interface SchedulerMetrics {
   readonly name: string
+  /** The handler the per-run series are of ({@link defaultHandler} for in-memory runs). */
+  readonly handler: string
   readonly lateness: Metric.Histogram<number>
   readonly duration: Metric.Histogram<number>
   readonly runs: Readonly<Record<OutcomeKind, Metric.Counter<number>>>
   readonly retries: Metric.Counter<number>
   /** The series of slots missed for `cause` under `policy`. */
-  readonly slotsMissed: (cause: string, policy: "coalesce" | "skip") => Metric.Counter<number>
+  readonly slotsMissed: (cause: string, policy: MissedPolicy) => Metric.Counter<number>
   readonly pending: Metric.Gauge<number>
   readonly running: Metric.Gauge<number>
+  /** The series of tasks in `state`. */
+  readonly tasks: (state: Task.TaskState) => Metric.Gauge<number>
 }
 
 /**
- * The series of the scheduler named `name`. Cheap to call (a few objects); the scheduler builds
+ * The series of the scheduler named `name`, its per-run ones for runs of `handler` (default
+ * {@link defaultHandler}: in-memory runs). Cheap to call (a few objects); the scheduler builds
  * them once.
  *
  * @category constructors
  * @since 0.1.0
  */
-export const forScheduler = (name: string): SchedulerMetrics => {
+export const forScheduler = (name: string, handler: string = defaultHandler): SchedulerMetrics => {
   // The attributes are the metrics' own, not laid on with `Metric.withAttributes`: that one
   // copies the fiber's context on every update, which cost a quarter of a microsecond per run.
   const scheduler = { scheduler: name }
-  const outcomeOf = (outcome: OutcomeKind) => runsOf({ ...scheduler, outcome })
+  const perRun = { scheduler: name, handler }
+  const outcomeOf = (outcome: OutcomeKind) => runsOf({ ...perRun, outcome })
   const missed = new Map<string, Metric.Counter<number>>()
   return {
     name,
-    lateness: latenessOf(scheduler),
-    duration: durationOf(scheduler),
+    handler,
+    lateness: latenessOf(perRun),
+    duration: durationOf(perRun),
     runs: {
       succeeded: outcomeOf("succeeded"),
       failed: outcomeOf("failed"),
@@ -221,18 +268,19 @@ export const forScheduler = (name: string): SchedulerMetrics => {
       interrupted: outcomeOf("interrupted"),
       "timed-out": outcomeOf("timed-out"),
     },
-    retries: retriesOf(scheduler),
+    retries: retriesOf(perRun),
     slotsMissed: (cause, policy) => {
       const key = `${cause}/${policy}`
       let metric = missed.get(key)
       if (metric === undefined) {
-        metric = slotsMissedOf({ ...scheduler, cause, policy })
+        metric = slotsMissedOf({ ...perRun, cause, policy })
         missed.set(key, metric)
       }
       return metric
     },
     pending: pendingOf(scheduler),
     running: runningOf(scheduler),
+    tasks: (state) => tasksOf({ ...scheduler, state }),
   }
 }
 
@@ -250,6 +298,44 @@ export interface RunSeries {
   readonly lateness: { readonly add: (seconds: number) => void }
   /** Records a run's duration, in seconds. */
   readonly duration: { readonly add: (seconds: number) => void }
+  /** Counts a failed run followed by a retry of its slot (use {@link countRetry}). */
+  readonly retried: () => void
+  /** Counts `count` slots missed for `cause` under `policy` (use {@link countMissed}). */
+  readonly missed: (cause: string, policy: MissedPolicy, count: number) => void
+}
+
+/**
+ * Counts a finished run's retry: a run whose continuation (SPEC §6.7) is `retry`. The one
+ * rule for `tickwork_retries_total`, applied by the runtime's recorder and the durable worker.
+ *
+ * @category utils
+ * @since 0.5.0
+ */
+export const countRetry = (series: RunSeries, continuation: Task.Continuation): void => {
+  if (continuation === "retry") series.retried()
+}
+
+/**
+ * Counts a record of missed slots (SPEC §27.1): `coalesced` ones under policy `coalesce`,
+ * `skipped` ones under `skip`, by their cause. The one rule for `tickwork_slots_missed_total`,
+ * applied by the runtime's recorder and the durable worker.
+ *
+ * @category utils
+ * @since 0.5.0
+ */
+export const countMissed = (
+  series: RunSeries,
+  missed: {
+    readonly kind: "coalesced" | "skipped"
+    readonly cause: string | null
+    readonly count: number
+  },
+): void => {
+  series.missed(
+    missed.cause ?? "unknown",
+    missed.kind === "coalesced" ? "coalesce" : "skip",
+    missed.count,
+  )
 }
 
 /**
@@ -260,5 +346,32 @@ export interface RunSeries {
  * @category constructors
  * @since 0.4.0
  */
-export const runSeries = (name: string, context: Context.Context<never>): RunSeries =>
-  seriesFor(forScheduler(name), context, secondsBoundaries)
+export const runSeries = (
+  name: string,
+  context: Context.Context<never>,
+  handler: string = defaultHandler,
+): RunSeries => seriesFor(forScheduler(name, handler), context, secondsBoundaries)
+
+/**
+ * What one scheduler adds to its name's gauges: `pending` (tasks in `scheduled`) and
+ * `running` (runs in flight), set by their owner, and `states` (tasks by state), read at each
+ * snapshot when given.
+ *
+ * @category models
+ * @since 0.5.0
+ */
+export type GaugeContribution = GaugeSource
+
+/**
+ * Adds `source` to the gauges of the scheduler named `name` in the metric registry of
+ * `context`: each gauge reads the sum over the live sources of that name. Returns what
+ * removes it (call it when the scheduler closes).
+ *
+ * @category constructors
+ * @since 0.5.0
+ */
+export const contributeGauges = (
+  name: string,
+  context: Context.Context<never>,
+  source: GaugeContribution,
+): (() => void) => addGaugeSource(forScheduler(name), context, source)

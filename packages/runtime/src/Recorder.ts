@@ -9,9 +9,9 @@
  *
  * @since 0.1.0
  */
-import { Rules, type Task } from "@tickwork/core"
+import { Rules, Task } from "@tickwork/core"
 import { type Context, Effect, PubSub, Stream } from "effect"
-import { type Series, seriesFor } from "./internal/series.ts"
+import { addGaugeSource, type GaugeSource, type Series, seriesFor } from "./internal/series.ts"
 import * as Ledger from "./Ledger.ts"
 import * as Metrics from "./Metrics.ts"
 
@@ -66,13 +66,21 @@ export class Recorder {
    */
   subscribers = 0
   private readonly listener: Listener | undefined
-  private readonly metrics: Metrics.SchedulerMetrics
   /** The series every run moves, counted here and read when metrics are snapshotted. */
   private readonly series: Series<Metrics.OutcomeKind>
+  /** This scheduler's part of its name's gauges (pending, in flight, tasks by state). */
+  private readonly gaugeSource: GaugeSource = { pending: 0, running: 0, states: undefined }
+  /** Takes {@link gaugeSource} out of the gauges: called when the scheduler closes. */
+  readonly closeGauges: () => void
   /** The scheduler's services: the metric registry and the logger the records go to. */
   private readonly context: Context.Context<never>
   /** Callbacks that have thrown already (each is logged once). */
   private readonly logged = new Set<Callback>()
+  /**
+   * When each row's task (its current generation) was accepted, epoch ms, by kernel row: a run
+   * due before it counts its lateness from it (SPEC §6.8). Grown with the task table.
+   */
+  private acceptedAt = new Float64Array(0)
 
   constructor(options: {
     readonly ledger: Ledger.Store
@@ -80,18 +88,31 @@ export class Recorder {
     readonly listener: Listener | undefined
     readonly metrics: Metrics.SchedulerMetrics
     readonly context: Context.Context<never>
+    /** The scheduler's tasks by state, read when metrics are snapshotted. */
+    readonly states?: (() => Readonly<Record<Task.TaskState, number>>) | undefined
   }) {
     this.ledger = options.ledger
     this.occurrences = options.occurrences
     this.listener = options.listener
-    this.metrics = options.metrics
     this.context = options.context
     this.series = seriesFor(options.metrics, options.context, Metrics.secondsBoundaries)
+    this.gaugeSource.states = options.states
+    this.closeGauges = addGaugeSource(options.metrics, options.context, this.gaugeSource)
   }
 
   /** Whether anyone hears of accepted tasks: when not, the caller skips building what they would hear. */
   get hearsAccepted(): boolean {
     return this.listener?.accepted !== undefined
+  }
+
+  /** The task on kernel row `row` was accepted at `at` (epoch ms); O(1) but when the table grows. */
+  acceptedOn(row: number, at: number): void {
+    if (row >= this.acceptedAt.length) {
+      const grown = new Float64Array(Math.max(64, row + 1, this.acceptedAt.length * 2))
+      grown.set(this.acceptedAt)
+      this.acceptedAt = grown
+    }
+    this.acceptedAt[row] = at
   }
 
   /** A task was accepted. */
@@ -103,11 +124,14 @@ export class Recorder {
   }
 
   /**
-   * A run started: its lateness is measured now, except a manual run's (SPEC §19.1): it was not
-   * scheduled, so its wait says nothing about the scheduler.
+   * The run on kernel row `row` started: its lateness (SPEC §6.8) is measured now, except a
+   * manual run's (SPEC §19.1): it was not scheduled, so its wait says nothing about the scheduler.
    */
-  started(run: Task.RunInfo): void {
-    if (run.manual !== true) this.series.lateness.add((run.startedAt - run.scheduledFor) / 1000)
+  started(run: Task.RunInfo, row: number): void {
+    if (run.manual !== true) {
+      const acceptedAt = this.acceptedAt[row] ?? Number.NEGATIVE_INFINITY
+      this.series.lateness.add(Task.lateness(run, acceptedAt) / 1000)
+    }
     const f = this.listener?.started
     if (f !== undefined) this.call("started", () => f.call(this.listener, run))
   }
@@ -121,15 +145,13 @@ export class Recorder {
    * a copy.
    */
   finished(row: number, record: Task.RunRecord, named: boolean, keepResult?: number): void {
-    const m = this.metrics
-    const context = this.context
     const series = this.series
     series.ran(record.outcome.kind)
     series.duration.add((record.finishedAt - record.startedAt) / 1000)
-    if (record.continuation === "retry") m.retries.updateUnsafe(1, context)
+    Metrics.countRetry(series, record.continuation)
     if (record.merged !== undefined) {
       const merged = Ledger.merged(record, record.merged)
-      m.slotsMissed(merged.cause, "coalesce").updateUnsafe(merged.count, context)
+      Metrics.countMissed(series, merged)
       this.add(row, merged, false)
     }
     this.ledger.addRun(row, record, named, keepResult)
@@ -141,10 +163,7 @@ export class Recorder {
     if (this.subscribers > 0) PubSub.publishUnsafe(this.occurrences, Ledger.ran(kept))
     if (record.dropped !== undefined) {
       const missed = Ledger.missed(record, record.dropped)
-      m.slotsMissed(missed.cause, missed.kind === "coalesced" ? "coalesce" : "skip").updateUnsafe(
-        missed.count,
-        context,
-      )
+      Metrics.countMissed(series, missed)
       this.add(row, missed, false)
     }
     const f = l?.completed
@@ -156,6 +175,11 @@ export class Recorder {
     this.add(row, occurrence, true)
     const f = this.listener?.cancelled
     if (f !== undefined) this.call("cancelled", () => f.call(this.listener, occurrence))
+  }
+
+  /** A live task was changed in place (`update`, `ensure`). */
+  updated(row: number, occurrence: Ledger.Updated): void {
+    this.add(row, occurrence, false)
   }
 
   /**
@@ -170,9 +194,7 @@ export class Recorder {
         // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent, no reader no record
         if (this.subscribers > 0) PubSub.publishUnsafe(this.occurrences, o)
       } else {
-        if (o.kind === "skipped") {
-          this.metrics.slotsMissed(o.cause, "skip").updateUnsafe(o.count, this.context)
-        }
+        if (o.kind === "skipped") Metrics.countMissed(this.series, o)
         this.add(rowOf(o.id), o, o.kind === "expired")
       }
       if (f !== undefined) this.call("occurred", () => f.call(l, o))
@@ -181,8 +203,8 @@ export class Recorder {
 
   /** Sets the pending and in-flight gauges. */
   gauges(pending: number, inFlight: number): void {
-    this.series.pending = pending
-    this.series.running = inFlight
+    this.gaugeSource.pending = pending
+    this.gaugeSource.running = inFlight
   }
 
   /** The occurrence stream: counts itself among the {@link subscribers} while it is read. */

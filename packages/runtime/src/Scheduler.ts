@@ -239,8 +239,12 @@ export interface SchedulerShape {
   readonly breakers: Effect.Effect<ReadonlyArray<Kernel.BreakerInfo>>
   /** One circuit breaker by name (a shared breaker's, or a task's id for its own). */
   readonly breaker: (name: string) => Effect.Effect<Option.Option<Kernel.BreakerInfo>>
-  /** The task's recent occurrences, oldest first (bounded per task). */
-  readonly ledger: (id: string) => Effect.Effect<ReadonlyArray<Ledger.Occurrence>>
+  /**
+   * The task's recent occurrences, oldest first (bounded per task): of its current generation,
+   * or of `options.generation` — each generation of an id keeps its own ledger (SPEC §27.4). A
+   * generation that is not a positive integer is an `InvalidOption` naming `generation`.
+   */
+  readonly ledger: LedgerRead
   /**
    * Every occurrence of every task, as it is recorded. A subscriber that falls more than
    * `streamCapacity` records behind loses the oldest (the scheduler never waits for it).
@@ -258,6 +262,20 @@ export interface SchedulerShape {
    * @since 0.4.0
    */
   readonly health: Effect.Effect<Health.Health>
+}
+
+/**
+ * {@link SchedulerShape.ledger}: a task's ledger, of its current generation or a given one.
+ *
+ * @category models
+ * @since 0.5.0
+ */
+export interface LedgerRead {
+  (id: string): Effect.Effect<ReadonlyArray<Ledger.Occurrence>>
+  (
+    id: string,
+    options: { readonly generation: number },
+  ): Effect.Effect<ReadonlyArray<Ledger.Occurrence>, Errors.InvalidOption>
 }
 
 /**
@@ -358,7 +376,9 @@ export const make = (
       listener,
       metrics: Metrics.forScheduler(name),
       context,
+      states: () => kernel.stats(),
     })
+    yield* Effect.addFinalizer(() => Effect.sync(recorder.closeGauges))
     const actor = new TimingActor({
       kernel,
       recorder,
@@ -538,9 +558,12 @@ export const make = (
         },
       )
 
-    const update = <A = never, E = never, R = never>(
+    /** `update`, recorded as `cause` (`ensure` names the fields that differed). */
+    const updateAs = <A = never, E = never, R = never>(
       id: string,
       changes: UpdateChanges<A, E, R>,
+      cause: "update" | "ensure",
+      fields?: ReadonlyArray<string>,
     ): Effect.Effect<boolean, Errors.ScheduleError, Exclude<R, RunServices>> =>
       Effect.flatMap(
         Effect.context<never>(),
@@ -575,10 +598,24 @@ export const make = (
                     ),
                   }
           }
-          const done = actor.update(id, job === undefined ? rest : { ...rest, job })
+          const given =
+            fields ??
+            Object.keys(changes).filter(
+              (k) => (changes as Record<string, unknown>)[k] !== undefined,
+            )
+          const done = actor.update(id, job === undefined ? rest : { ...rest, job }, {
+            fields: given,
+            cause,
+          })
           return typeof done === "boolean" ? Effect.succeed(done) : Effect.fail(done)
         },
       )
+
+    const update = <A = never, E = never, R = never>(
+      id: string,
+      changes: UpdateChanges<A, E, R>,
+    ): Effect.Effect<boolean, Errors.ScheduleError, Exclude<R, RunServices>> =>
+      updateAs(id, changes, "update")
 
     const ensure = <A, E, R>(
       declared: ReadonlyArray<ScheduleOptions<A, E, R> & { readonly id: string }>,
@@ -617,7 +654,12 @@ export const make = (
             if (d._tag === "create") {
               created.push(yield* schedule(o))
             } else if (d._tag === "update") {
-              yield* update(id, Declared.changesOf(o, d.fields) as UpdateChanges<A, E, R>)
+              yield* updateAs(
+                id,
+                Declared.changesOf(o, d.fields) as UpdateChanges<A, E, R>,
+                "ensure",
+                d.fields,
+              )
               updated.push({ id, fields: d.fields })
             } else unchanged.push(id)
           }
@@ -657,7 +699,20 @@ export const make = (
         Effect.sync(() => Option.fromNullishOr(kernel.explain(id, actor.now(), count))),
       breakers: Effect.sync(() => kernel.breakers()),
       breaker: (name) => Effect.sync(() => Option.fromNullishOr(kernel.breaker(name))),
-      ledger: (id) => Effect.sync(() => actor.history(id)),
+      ledger: ((id: string, read?: { readonly generation: number }) => {
+        if (read === undefined) return Effect.sync(() => actor.history(id))
+        const generation = read.generation
+        if (!Number.isSafeInteger(generation) || generation < 1) {
+          return Effect.fail(
+            new Errors.InvalidOption({
+              field: "generation",
+              value: generation,
+              message: `generation must be a positive integer, got ${String(generation)}`,
+            }),
+          )
+        }
+        return Effect.sync(() => actor.history(id, generation))
+      }) as LedgerRead,
       occurrences: recorder.stream(),
       stats: Effect.sync(() => ({
         ...kernel.stats(),

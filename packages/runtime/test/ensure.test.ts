@@ -48,6 +48,35 @@ describe("ensure (SPEC §18)", () => {
     }),
   )
 
+  it.effect("SPEC §18.1: an update is recorded in the ledger, by ensure and by update", () =>
+    Effect.gen(function* () {
+      const s = yield* Scheduler.make()
+      const sweep = { id: "sweep", schedule: Schedule.fixedRate(60_000, { delay: 3_600_000 }), job }
+      yield* s.ensure([sweep])
+      yield* s.ensure([sweep]) // unchanged: nothing recorded
+      expect(yield* s.ledger("sweep")).toEqual([])
+      yield* s.ensure([
+        { ...sweep, schedule: Schedule.fixedRate(30_000), priority: "high" as const },
+      ])
+      yield* s.update("sweep", { priority: "low" })
+      const updates = (yield* s.ledger("sweep")).filter((o) => o.kind === "updated")
+      expect(updates).toMatchObject([
+        {
+          kind: "updated",
+          id: "sweep",
+          generation: 1,
+          fields: ["schedule", "priority"],
+          cause: "ensure",
+        },
+        { kind: "updated", id: "sweep", generation: 1, fields: ["priority"], cause: "update" },
+      ])
+      // A task that is not live is not updated, and nothing is recorded.
+      yield* s.cancel("sweep")
+      expect(yield* s.update("sweep", { priority: "high" })).toBe(false)
+      expect((yield* s.ledger("sweep")).filter((o) => o.kind === "updated")).toHaveLength(2)
+    }),
+  )
+
   it.effect("SPEC §18.2: a bad declaration fails naming the field and changes nothing", () =>
     Effect.gen(function* () {
       const s = yield* Scheduler.make()

@@ -83,11 +83,12 @@ describe("Ledger.Store", () => {
     expect(store.get(2, 1)).toEqual([{ ...failed, id: "#2.1", finishedAt: 20 }])
   })
 
-  it("starts a new history when a row is given to a new task", () => {
+  it("starts a new history when a row is given to a new task, keeping the earlier one apart", () => {
     const store = new Ledger.Store(8, 10, 1000)
-    store.addRun(5, ranRecord(5, 1, 0, { final: true }), false)
+    const first = ranRecord(5, 1, 0, { final: true })
+    store.addRun(5, first, false)
     store.add(5, cancelled(2, 7), true)
-    expect(store.get(5, 1)).toEqual([])
+    expect(store.get(5, 1)).toEqual([first])
     expect(store.get(5, 2)).toEqual([cancelled(2, 7)])
   })
 
@@ -151,6 +152,32 @@ describe("Ledger.Store", () => {
       ),
       { numRuns: 300 },
     )
+  })
+})
+
+describe("generations of an id (SPEC §27.4)", () => {
+  it("each keeps its own records: a later generation's do not replace an earlier one's", () => {
+    const store = new Ledger.Store(4, 10, 100)
+    store.addRun(3, ranRecord(3, 1, 10, { named: "nightly" }), true)
+    store.addRun(3, ranRecord(3, 1, 20, { named: "nightly", final: true }), true)
+    store.addRun(3, ranRecord(3, 2, 30, { named: "nightly" }), true)
+    expect(store.get(3, 1).map((o) => (o.kind === "ran" ? o.startedAt : -1))).toEqual([11, 21])
+    expect(store.get(3, 2).map((o) => (o.kind === "ran" ? o.startedAt : -1))).toEqual([31])
+    expect(store.get(3, 3)).toEqual([])
+  })
+
+  it("earlier generations are bounded: by finalTasks, and with the ring by capacity", () => {
+    const byFinal = new Ledger.Store(4, 2, 100)
+    for (let g = 1; g <= 5; g++) byFinal.addRun(0, ranRecord(0, g, g * 10, { final: true }), false)
+    // Every generation ended: the two that ended last (4, the current 5) are kept.
+    expect([1, 2, 3, 4, 5].map((g) => byFinal.get(0, g).length)).toEqual([0, 0, 0, 1, 1])
+    const byCapacity = new Ledger.Store(4, 10, 3)
+    for (let k = 0; k < 2; k++) byCapacity.addRun(0, ranRecord(0, 1, k, {}), false)
+    byCapacity.addRun(0, ranRecord(0, 1, 2, { final: true }), false)
+    byCapacity.addRun(0, ranRecord(0, 2, 3, {}), false)
+    // 3 records of generation 1 and 1 of generation 2 pass a capacity of 3: the earlier leave.
+    expect(byCapacity.get(0, 1)).toEqual([])
+    expect(byCapacity.get(0, 2).length).toBe(1)
   })
 })
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import type { Task } from "@tickwork/core"
 import { Effect, Fiber, Logger, Metric, Option, References, Stream, Tracer } from "effect"
 import { TestClock } from "effect/testing"
 import { Metrics, Schedule, Scheduler } from "../src/index.ts"
@@ -211,5 +212,48 @@ describe("lateness of a retry", () => {
         expect(lateness.max).toBe(0.03)
       }),
     ),
+  )
+})
+
+describe("lateness of a run due before its task was accepted", () => {
+  it.effect("counts from acceptance (SPEC §6.8): a past `at` runs at once and is not late", () =>
+    isolated(
+      Effect.gen(function* () {
+        const day = 86_400_000
+        yield* TestClock.adjust(day)
+        const s = yield* Scheduler.make({ workers: 1, name: "past-at" })
+        // B holds the only worker from +0 to +30 ms; A, accepted at +10 ms for a time a day
+        // gone, waits for it: 20 ms late, not a day and 30 ms.
+        yield* s.schedule({ id: "B", schedule: Schedule.once(0), job: Effect.sleep(30) })
+        yield* TestClock.adjust(10)
+        yield* s.schedule({ id: "A", schedule: Schedule.at(0), job: Effect.void })
+        yield* TestClock.adjust(100)
+        expect(Option.getOrThrow(yield* s.info("A")).state).toBe("done")
+        const lateness = yield* Metric.value(Metrics.forScheduler("past-at").lateness)
+        expect(lateness.count).toBe(2)
+        expect(lateness.sum).toBeCloseTo(0.02, 9)
+        expect(lateness.max).toBe(0.02)
+      }),
+    ),
+  )
+})
+
+describe("the ledger of each generation of an id (SPEC §27.4)", () => {
+  it.effect("scheduling a final id again keeps generation 1's ledger, read by generation", () =>
+    Effect.gen(function* () {
+      const s = yield* Scheduler.make({ logFailures: false })
+      yield* s.schedule({ id: "report", schedule: Schedule.once(0), job: Effect.fail("first") })
+      yield* TestClock.adjust(1)
+      yield* s.schedule({ id: "report", schedule: Schedule.once(0), job: Effect.void })
+      yield* TestClock.adjust(1)
+      const outcomes = (ledger: ReadonlyArray<{ readonly kind: string }>) =>
+        ledger.map((o) => (o.kind === "ran" ? (o as Task.RunRecord).outcome.kind : o.kind))
+      expect(outcomes(yield* s.ledger("report"))).toEqual(["succeeded"])
+      expect(outcomes(yield* s.ledger("report", { generation: 2 }))).toEqual(["succeeded"])
+      expect(outcomes(yield* s.ledger("report", { generation: 1 }))).toEqual(["failed"])
+      expect(yield* s.ledger("report", { generation: 3 })).toEqual([])
+      const bad = yield* Effect.flip(s.ledger("report", { generation: 0 }))
+      expect(bad).toMatchObject({ _tag: "InvalidOption", field: "generation", value: 0 })
+    }),
   )
 })

@@ -5,6 +5,8 @@
  * one transaction under the claim's fence. A late completion from a lost lease is refused and
  * recorded (`fenced-out`); a run cut off by closing is handed back (recorded as a `released` event).
  */
+import type { Task } from "@tickwork/core"
+import { Metrics } from "@tickwork/runtime"
 import { Cause, Effect, Exit, Queue } from "effect"
 import type { Env, Finished } from "./env.ts"
 import * as Events from "./events.ts"
@@ -50,7 +52,11 @@ export const handBack = (env: Env, h: Held, at: number): Change => {
 export const toChange = (
   env: Env,
   f: Finished,
-): { change: Change; ran: (RunEntry & { readonly kind: "ran" }) | undefined } => {
+): {
+  change: Change
+  ran: (RunEntry & { readonly kind: "ran" }) | undefined
+  continuation?: Task.Continuation | undefined
+} => {
   const h = f.held
   const outcome = f.outcome
   if (outcome === undefined) return { change: handBack(env, h, env.now()), ran: undefined }
@@ -89,6 +95,7 @@ export const toChange = (
       ),
     },
     ran: { kind: "ran", ...decided.run },
+    continuation: decided.continuation ?? "final",
   }
 }
 
@@ -117,23 +124,34 @@ const completeBatch = (env: Env): Effect.Effect<void> =>
       { seq: env.nextSeq, owner: env.owner, random: env.random },
     )
     for (let k = 0; k < batch.length; k++) {
-      const { change, ran } = prepared[k] as (typeof prepared)[number]
+      const p = prepared[k] as (typeof prepared)[number]
+      const { change, ran } = p
       const h = (batch[k] as Finished).held
+      const handler = h.row.handler
       const result = committed.results[k]
       const decided = committed.decided[k]
       if (result === "fenced-out") {
         env.counters.fencedOut++
-        env.publish(change.fencedOut)
+        env.publish(change.fencedOut, handler)
       } else if (ran === undefined) {
         if (change.update.state !== "failed") env.counters.released++
-        for (const e of change.events) env.publish(e)
+        for (const e of change.events) env.publish(e, handler)
       } else {
         env.counters.completed++
         // The record says what its row became: as decided again in the commit, if it was.
         const run = decided?.run === undefined ? ran : { kind: "ran" as const, ...decided.run }
-        env.publish(result === "cancelled" ? { ...run, state: "cancelled", nextRunAt: null } : run)
-        if (result === "applied" || result === "held")
-          for (const e of decided?.events ?? change.events) env.publish(e)
+        env.publish(
+          result === "cancelled" ? { ...run, state: "cancelled", nextRunAt: null } : run,
+          handler,
+        )
+        if (result === "applied" || result === "held") {
+          // As the runtime's recorder counts a retry (one rule, in Metrics).
+          Metrics.countRetry(
+            env.runSeries(handler),
+            decided?.continuation ?? p.continuation ?? "final",
+          )
+          for (const e of decided?.events ?? change.events) env.publish(e, handler)
+        }
       }
       env.held.forget(h)
     }

@@ -85,9 +85,12 @@ export const resume = (
   origin?: string | undefined,
 ): Effect.Effect<boolean, StoreError> => {
   const now = env.now()
+  // The task's handler, for the label of the slots its resume skips.
+  let handler: string | undefined
   return env.store.modify(
     id,
     (row) => {
+      handler = row.handler
       if (row.state === "running") {
         return row.pausedReason === null
           ? undefined
@@ -107,7 +110,7 @@ export const resume = (
       )
       return { update: Rows.resumed(row, r, now, env.nextSeq()), events }
     },
-    env.publish,
+    (e) => env.publish(e, e.taskId === id ? handler : undefined),
   )
 }
 
@@ -267,9 +270,21 @@ export const update = (
     const unknown = unknownKey(changes, updateKeys)
     if (unknown !== undefined) return Effect.fail(unknown)
     const now = env.now()
+    // Recorded as the in-memory ledger records it (SPEC §18.1): the fields it was given.
+    const fields = Object.keys(changes).filter(
+      (k) => (changes as Record<string, unknown>)[k] !== undefined,
+    )
     return env.store.modify<UpdateError>(
       id,
-      (row) => decideUpdate(env, row, changes, now),
+      (row) => {
+        const m = decideUpdate(env, row, changes, now)
+        if ("rejected" in m) return m
+        const event = Events.make("updated", row, now, env.owner, {
+          detail: fields.join(", "),
+          cause: "update",
+        })
+        return { ...m, events: [...m.events, event] }
+      },
       env.publish,
     )
   })

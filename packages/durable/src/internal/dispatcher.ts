@@ -157,17 +157,22 @@ const startAll = (
 ) =>
   Effect.gen(function* () {
     const moves: Array<Change> = []
+    const moved: Array<TaskRow> = []
     const toStart: Array<TaskRow> = []
     for (const row of rows) {
       const move = moveOf(env, row, at)
       if (move === undefined) toStart.push(row)
-      else moves.push(move)
+      else {
+        moves.push(move)
+        moved.push(row)
+      }
     }
     if (moves.length > 0) {
       const committed = yield* env.store.commit(moves, { seq: env.nextSeq, owner: env.owner })
       for (let k = 0; k < moves.length; k++) {
         if (committed.results[k] === "applied") {
-          for (const e of committed.decided[k]?.events ?? []) env.publish(e)
+          const handler = moved[k]?.handler
+          for (const e of committed.decided[k]?.events ?? []) env.publish(e, handler)
         }
       }
       // A breaker whose probe expired let another held task through.

@@ -6,9 +6,11 @@
  * again on the row as locked there, so concurrent processes never lose an update), or nothing.
  *
  * Order: every declaration is validated and every row read and decided before the first write,
- * so a bad declaration changes nothing. Each write is then its own transaction: a process that
- * loses a race for a create (`DuplicateTaskId`) or an update (the row is final by then) reads
- * the row again and decides again, at most {@link ATTEMPTS} times.
+ * so a bad declaration changes nothing. The writes are then one transaction (all or nothing,
+ * SPEC §18.2): the rows of every declared task and of the set's members are locked in id order
+ * (PostgreSQL), each decided again as locked, and written. A process that loses a race for a
+ * create (`DuplicateTaskId`: another process inserted the id meanwhile) rolls the batch back and
+ * applies it again, reading the rows anew, at most {@link ATTEMPTS} times.
  */
 import { Declared, Errors, Retry, Rules, Schedule, type Task } from "@tickwork/core"
 import { Effect, Option, Result } from "effect"
@@ -17,25 +19,24 @@ import type { NewTask, TaskRow } from "../TaskStore.ts"
 import type { TaskOptions } from "./accept.ts"
 import * as Breakers from "./breakers.ts"
 import * as Controls from "./controls.ts"
-import type { Env } from "./env.ts"
+import type { Env, Occurrence } from "./env.ts"
 import * as Events from "./events.ts"
 import { optionError } from "./options.ts"
 
-/** Reads and decisions one declaration may take when other processes write the same id. */
+/** Transactions one batch may take when other processes create the same ids at once. */
 const ATTEMPTS = 5
 /** Rows read per page when the set's members are listed. */
 const PAGE = 500
 
 const PRIORITIES = ["high", "normal", "low"] as const
 
-/** What `ensure` needs from the scheduler: its checks, its insert and its cancel. */
+/** What `ensure` needs from the scheduler: its checks and its insert. */
 export interface Deps {
   readonly prepare: (
     o: TaskOptions,
     now: number,
   ) => NewTask | Exclude<DurableScheduleError, StoreError>
   readonly insert: (task: NewTask, now: number) => Effect.Effect<unknown, DurableScheduleError>
-  readonly cancel: (id: string) => Effect.Effect<boolean, StoreError>
 }
 
 /** The errors of `ensure`: a bad declaration's, and the store's. */
@@ -147,12 +148,17 @@ export const ensure = (
     }
     const decideOn = (row: TaskRow, d: Declared.Definition) =>
       Declared.decide(d, rowDefinition(row, now, own))
+    let anyChange = false
     for (let k = 0; k < items.length; k++) {
       const { o, d } = items[k] as (typeof items)[number]
       const row = yield* env.store.get(o.id as string)
-      if (Option.isNone(row)) continue
+      if (Option.isNone(row)) {
+        anyChange = true
+        continue
+      }
       if (row.value.breaker !== null) yield* loadOwn
       const decision = decideOn(row.value, d)
+      if (decision._tag !== "unchanged") anyChange = true
       if (decision._tag === "update" && decision.fields.includes("handler")) {
         return yield* Effect.fail(
           optionError(
@@ -163,34 +169,72 @@ export const ensure = (
         )
       }
     }
-    // ---- apply: each task in its own transaction, decided again on the row as it is ----
-    const created: Array<Task.TaskId> = []
-    const updated: Array<{ id: Task.TaskId; fields: ReadonlyArray<Declared.Field> }> = []
-    const unchanged: Array<Task.TaskId> = []
-    for (const { o, t, d } of items) {
-      const id = o.id as Task.TaskId
-      for (let attempt = 1; ; attempt++) {
+    // ---- a named set's live members: listed first, so that one lock takes every row ----
+    const listMembers = Effect.gen(function* () {
+      const members: Array<string> = []
+      if (set === undefined) return members
+      let after: string | undefined
+      for (;;) {
+        const rows = yield* env.store.list({ tag: set, after, limit: PAGE })
+        for (const r of rows)
+          if (r.state === "scheduled" || r.state === "running" || r.state === "paused")
+            members.push(r.id)
+        if (rows.length < PAGE) break
+        after = (rows[rows.length - 1] as TaskRow).id
+      }
+      return members
+    })
+    const ids = items.map((x) => x.o.id as string)
+    // Nothing to write (every task unchanged, no member to cancel): no transaction at all.
+    if (
+      !anyChange &&
+      (set === undefined || Declared.undeclared(yield* listMembers, ids).length === 0)
+    ) {
+      return { created: [], updated: [], unchanged: ids as Array<Task.TaskId>, cancelled: [] }
+    }
+    const byId = new Map(items.map((x) => [x.o.id as string, x]))
+    // ---- apply: one transaction, every row decided again as locked there ----
+    const apply = Effect.gen(function* () {
+      const created: Array<Task.TaskId> = []
+      const updated: Array<{ id: Task.TaskId; fields: ReadonlyArray<Declared.Field> }> = []
+      const unchanged: Array<Task.TaskId> = []
+      const cancelled: Array<Task.TaskId> = []
+      // Published once the transaction committed: a rolled-back batch happened nowhere.
+      const events: Array<Occurrence> = []
+      const undeclared = new Set(Declared.undeclared(yield* listMembers, ids))
+      // One order for every row a batch touches (by id), the same in every process: two
+      // processes applying overlapping declarations wait for each other, never deadlock.
+      const order = [...new Set([...ids, ...undeclared])].sort()
+      yield* env.store.lock(order)
+      for (const id of order) {
+        const item = byId.get(id)
+        if (item === undefined) {
+          const found = yield* env.store.cancel(id, now)
+          if (Option.isSome(found)) {
+            const c = found.value
+            events.push(
+              Events.make("cancelled", { id, ...c }, now, c.leaseOwner, { cause: c.from }),
+            )
+            cancelled.push(id as Task.TaskId)
+          }
+          continue
+        }
+        const { o, t, d } = item
         const found = yield* env.store.get(id)
         if (Option.isSome(found) && found.value.breaker !== null) yield* loadOwn
         const decision = Option.isNone(found)
           ? Declared.decide(d, undefined)
           : decideOn(found.value, d)
         if (decision._tag === "unchanged") {
-          unchanged.push(id)
-          break
+          unchanged.push(id as Task.TaskId)
+          continue
         }
         if (decision._tag === "create") {
-          const inserted = yield* deps.insert({ ...t, seq: env.nextSeq(), now }, now).pipe(
-            Effect.as(true),
-            Effect.catchTag("DuplicateTaskId", (e) =>
-              attempt < ATTEMPTS ? Effect.succeed(false) : Effect.fail(e),
-            ),
-          )
-          if (inserted) {
-            created.push(id)
-            break
-          }
-          continue // another process created it: read it again
+          // Another process's create of this id, committed meanwhile, fails this insert with
+          // `DuplicateTaskId`: the whole batch rolls back and is decided again.
+          yield* deps.insert({ ...t, seq: env.nextSeq(), now }, now)
+          created.push(id as Task.TaskId)
+          continue
         }
         let fields: ReadonlyArray<Declared.Field> = []
         const resolved = { ...o, timeout: t.timeoutMs }
@@ -209,37 +253,33 @@ export const ensure = (
             })
             return { ...m, events: [...m.events, event] }
           },
-          env.publish,
+          (e) => events.push(e),
         )
-        if (wrote) {
-          updated.push({ id, fields })
-          break
-        }
-        if (attempt >= ATTEMPTS) {
-          // Decided again on the locked row: it matched by then (another process wrote it).
-          unchanged.push(id)
-          break
-        }
+        if (wrote) updated.push({ id: id as Task.TaskId, fields })
+        // Decided again on the locked row: it matched by then (another process wrote it).
+        else unchanged.push(id as Task.TaskId)
       }
+      return { report: { created, updated, unchanged, cancelled }, events }
+    })
+    let applied: Effect.Success<typeof apply> | undefined
+    for (let attempt = 1; applied === undefined; attempt++) {
+      applied = yield* env.store
+        .transaction(apply)
+        .pipe(
+          Effect.catchTag("DuplicateTaskId", (e) =>
+            attempt < ATTEMPTS ? Effect.succeed(undefined) : Effect.fail(e),
+          ),
+        )
     }
-    // ---- a named set: its live tasks no longer declared are cancelled ----
-    const cancelled: Array<Task.TaskId> = []
-    if (set !== undefined) {
-      const members: Array<string> = []
-      let after: string | undefined
-      for (;;) {
-        const rows = yield* env.store.list({ tag: set, after, limit: PAGE })
-        for (const r of rows)
-          if (r.state === "scheduled" || r.state === "running" || r.state === "paused")
-            members.push(r.id)
-        if (rows.length < PAGE) break
-        after = (rows[rows.length - 1] as TaskRow).id
-      }
-      const ids = items.map((x) => x.o.id as string)
-      for (const id of Declared.undeclared(members, ids)) {
-        if (yield* deps.cancel(id)) cancelled.push(id as Task.TaskId)
-      }
-    }
+    for (const e of applied.events) env.publish(e)
+    // The report lists the declared ids in the order given.
+    const r = applied.report
+    const rank = new Map(ids.map((id, k) => [id, k]))
+    const byRank = (a: string, b: string) => (rank.get(a) ?? 0) - (rank.get(b) ?? 0)
+    const created = [...r.created].sort(byRank)
+    const updated = [...r.updated].sort((a, b) => byRank(a.id, b.id))
+    const unchanged = [...r.unchanged].sort(byRank)
+    const cancelled = r.cancelled
     if (created.length > 0 || updated.length > 0) env.wakeup.wake()
     return { created, updated, unchanged, cancelled }
   })

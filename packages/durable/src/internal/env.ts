@@ -5,7 +5,7 @@
  * `DurableScheduler.make` builds one; each part (dispatcher, leases, completion, upkeep) reads it.
  */
 import { Random as CoreRandom, type Random, type Task } from "@tickwork/core"
-import type { WorkerPool } from "@tickwork/runtime"
+import type { Metrics, WorkerPool } from "@tickwork/runtime"
 import { Wakeup } from "@tickwork/runtime/Wakeup"
 import type { Clock, Queue } from "effect"
 import type { StoreCorrupt } from "../Errors.ts"
@@ -53,7 +53,12 @@ export interface Base {
   readonly nextSeq: () => number
   /** Retry jitter. */
   readonly random: Random.Random
-  readonly publish: (o: Occurrence) => void
+  /**
+   * Publishes `o` on the occurrence stream (a scheduler also counts it in the metrics: slots
+   * missed). The caller passes `handler`, the task's handler, when it has the task's row: it
+   * labels the count (else the held run's handler, else `"unknown"`).
+   */
+  readonly publish: (o: Occurrence, handler?: string | undefined) => void
 }
 
 /** What the controls (pause, resume, update) read of an environment. */
@@ -68,7 +73,7 @@ export const base = (
   store: TaskStoreShape,
   options: Options.Resolved,
   clock: Clock.Clock,
-  publish: (o: Occurrence) => void,
+  publish: (o: Occurrence, handler?: string | undefined) => void,
 ): Base => {
   const now = () => clock.currentTimeMillisUnsafe()
   let lastSeq = 0
@@ -109,6 +114,8 @@ export interface Env extends Base {
   readonly wakeup: Wakeup
   readonly pool: WorkerPool.WorkerPool<Held>
   readonly finished: Queue.Queue<Finished>
+  /** The run metrics of runs of `handler` under the scheduler's name (its `handler` label). */
+  readonly runSeries: (handler: string) => Metrics.RunSeries
   /**
    * Whether this process holds its database session (a shared store's liveness lock): it
    * claims only while it does. Always true for a store without sessions (SQLite).

@@ -4,7 +4,7 @@
  * owners, the recent ledger of the whole store, lateness. Nothing here writes; the controls go
  * through the scheduler's own modules (`controls`, `TaskStore.cancel`).
  */
-import type { Task } from "@tickwork/core"
+import { Task } from "@tickwork/core"
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
@@ -209,15 +209,29 @@ export const recent = (
     return { runs: runs.map(decodeRun), events: events.map(decodeEvent) }
   })
 
-/** `started_at - run_at` of the latest `limit` runs, ms, in no particular order. */
+/**
+ * The lateness (core's `Task.lateness`, SPEC §6.8) of the latest `limit` runs, ms, in no
+ * particular order: counted from acceptance for a run of the task's current generation whose
+ * due time lies before it was accepted. A row keeps only its current generation's acceptance,
+ * so an earlier generation's runs count from their due time.
+ */
 export const lateness = (
   sql: SqlClient,
   limit: number,
 ): Effect.Effect<ReadonlyArray<number>, SqlError> =>
   Effect.map(
-    sql<Raw>`SELECT started_at, run_at FROM tickwork_runs
-      ORDER BY finished_at DESC LIMIT ${limit}`,
-    (rows) => rows.map((r) => Math.max(0, num(r.started_at) - num(r.run_at))),
+    sql<Raw>`SELECT r.started_at, r.run_at, t.created_at FROM tickwork_runs r
+      LEFT JOIN tickwork_tasks t ON t.id = r.task_id AND t.generation = r.generation
+      ORDER BY r.finished_at DESC LIMIT ${limit}`,
+    (rows) =>
+      rows.map((r) =>
+        Task.lateness(
+          { scheduledFor: num(r.run_at), startedAt: num(r.started_at) },
+          r.created_at === null || r.created_at === undefined
+            ? Number.NEGATIVE_INFINITY
+            : num(r.created_at),
+        ),
+      ),
   )
 
 /** Scheduled rows already due at `now`, and the earliest one's due time. */

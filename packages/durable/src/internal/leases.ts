@@ -82,11 +82,16 @@ export const guard = (env: Env): Effect.Effect<never> => {
   )
 }
 
-/** Renews the leases of the runs in flight, every third of a lease. */
+/**
+ * Renews the leases of the runs in flight, every third of a lease while runs are held. With none
+ * held it parks (as the guard does) instead of waking for nothing: a first renewal is due a third
+ * of a lease after the claim at the earliest, which the sleep after the latch still gives.
+ */
 export const renewer = (env: Env): Effect.Effect<never> =>
   Effect.forever(
     Effect.gen(function* () {
       const leaseMs = env.options.leaseMs
+      yield* env.held.holding.await
       yield* Effect.sleep(Math.max(1, Math.floor(leaseMs / 3)))
       yield* dropLapsed(env)
       const live = [...env.held.values()].filter((h) => !h.finished && !h.lost)

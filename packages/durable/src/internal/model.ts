@@ -321,6 +321,8 @@ export interface EventEntry {
 export interface Decided {
   readonly update: RowUpdate
   readonly run?: RunEntry | undefined
+  /** Where a run's task went (SPEC §6.7): a `retry` counts in `tickwork_retries_total`. */
+  readonly continuation?: Task.Continuation | undefined
   readonly events: ReadonlyArray<EventEntry>
   readonly slot?: { readonly ended: boolean; readonly failed: boolean } | undefined
   /**

@@ -118,3 +118,16 @@ export const modify = <E>(
       ),
     )
 }
+
+/**
+ * Locks the breakers of tasks `ids` and then their rows, each in a fixed order (breakers by
+ * key, rows by id), inside the caller's transaction (PostgreSQL): see `TaskStoreShape.lock`.
+ * Breakers first is the lock order of every breaker step (see {@link modify}).
+ */
+export const lock = (sql: SqlClient, ids: ReadonlyArray<string>): Effect.Effect<void, StoreError> =>
+  Effect.gen(function* () {
+    yield* sql`SELECT key FROM tickwork_breakers WHERE key IN
+      (SELECT breaker FROM tickwork_tasks WHERE id IN ${sql.in(ids)})
+      ORDER BY key FOR UPDATE`
+    yield* sql`SELECT id FROM tickwork_tasks WHERE id IN ${sql.in(ids)} ORDER BY id FOR UPDATE`
+  }).pipe(Effect.mapError(Failure.failing("lock tasks")))

@@ -121,11 +121,15 @@ export interface LayerOptions {
   /**
    * Health bounds (see `DurableScheduler.health`): `stall`, how long work may be due with no run
    * starting on this process; `storeFailure`, how long the store may fail. Default 60 s each.
+   * `background`: whether a fiber re-assesses health every 5 s (one store read each) to keep
+   * the `tickwork_health` gauge current with nobody calling `health` (default true; the test
+   * layer turns it off: a test reads `health`, which assesses and records on demand).
    */
   readonly health?:
     | {
         readonly stall?: Time.DurationInput | undefined
         readonly storeFailure?: Time.DurationInput | undefined
+        readonly background?: boolean | undefined
       }
     | undefined
   readonly retention?: Time.DurationInput | false | undefined
@@ -170,7 +174,7 @@ const layerKeys: ReadonlySet<string> = new Set([
   "maxResultBytes",
 ])
 
-const healthKeys: ReadonlySet<string> = new Set(["stall", "storeFailure"])
+const healthKeys: ReadonlySet<string> = new Set(["stall", "storeFailure", "background"])
 
 /** The keys of a handler made by `Handler.make`. */
 const handlerKeys: ReadonlySet<string> = new Set(["name", "payload", "run", "result"])
@@ -197,6 +201,8 @@ export interface Resolved {
   /** See `health`, ms. */
   readonly stallMs: number
   readonly storeFailureMs: number
+  /** See `health.background`. */
+  readonly healthBackground: boolean
   readonly retentionMs: number
   readonly seed: number
   readonly owner: string
@@ -293,6 +299,10 @@ export const resolve = (
   if (typeof stallMs !== "number") return stallMs
   const storeFailureMs = millis("health.storeFailure", health.storeFailure, 60_000)
   if (typeof storeFailureMs !== "number") return storeFailureMs
+  const healthBackground = health.background ?? true
+  if (typeof healthBackground !== "boolean") {
+    return optionError("health.background", healthBackground, "must be a boolean")
+  }
   const shutdown = options.shutdown ?? options.runtime?.shutdown ?? "drain"
   if (shutdown !== "drain" && shutdown !== "cancel" && shutdown !== "interrupt") {
     return optionError("shutdown", shutdown, 'must be "drain", "cancel" or "interrupt"')
@@ -345,6 +355,7 @@ export const resolve = (
     onShutdown: options.onShutdown,
     stallMs,
     storeFailureMs,
+    healthBackground,
     retentionMs,
     seed,
     owner,

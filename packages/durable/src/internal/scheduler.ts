@@ -350,10 +350,12 @@ export interface DurableSchedulerShape {
   readonly status: (id: string) => Effect.Effect<Task.TaskState | "unknown", StoreError>
   readonly info: (id: string) => Effect.Effect<Option.Option<DurableTaskInfo>, StoreError>
   /**
-   * The task's runs and events, oldest first (ledger rows are kept for `retention`); a run's
-   * kept result comes decoded as its `value` (SPEC §19.3).
+   * The task's runs and events, oldest first (ledger rows are kept for `retention`): of every
+   * generation of the id, or of `options.generation` only (SPEC §27.4). A run's kept result
+   * comes decoded as its `value` (SPEC §19.3). A generation that is not a positive integer is
+   * an `InvalidOption` naming `generation`.
    */
-  readonly ledger: (id: string) => Effect.Effect<ReadonlyArray<DurableOccurrence>, StoreError>
+  readonly ledger: DurableLedgerRead
   /** Every run and event this process records, as it commits. */
   readonly occurrences: Stream.Stream<DurableOccurrence>
   readonly stats: Effect.Effect<DurableStats, StoreError>
@@ -366,4 +368,18 @@ export interface DurableSchedulerShape {
    * `TestClock.adjust`, only work woken by the clock).
    */
   readonly idle: Effect.Effect<boolean>
+}
+
+/**
+ * {@link DurableSchedulerShape.ledger}: a task's ledger, of all its generations or one.
+ *
+ * @category models
+ * @since 0.5.0
+ */
+export interface DurableLedgerRead {
+  (id: string): Effect.Effect<ReadonlyArray<DurableOccurrence>, StoreError>
+  (
+    id: string,
+    options: { readonly generation: number },
+  ): Effect.Effect<ReadonlyArray<DurableOccurrence>, StoreError | CoreErrors.InvalidOption>
 }

@@ -125,6 +125,7 @@ export const decide = (
       schedule !== undefined && Result.isSuccess(schedule)
         ? { ...update, schedule: schedule.success }
         : update,
+    continuation: settled.continuation,
     run: {
       taskId: row.id,
       generation: row.generation,

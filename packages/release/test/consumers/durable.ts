@@ -1,7 +1,8 @@
 /**
  * A program using the installed `@tickwork/durable` on a SQLite file: a task scheduled with a
  * typed payload runs through its named handler, and the file, reopened by a new scheduler,
- * still knows the task and its run.
+ * still knows the task and its run; and `@tickwork/durable/testing` runs a daily task over a
+ * virtual month.
  */
 import assert from "node:assert/strict"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -9,6 +10,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Schedule } from "@tickwork/core"
 import { DurableScheduler, Handler, Sqlite } from "@tickwork/durable"
+import { TestDurable } from "@tickwork/durable/testing"
 import { Effect, Fiber, Layer, Option, Schema, Stream } from "effect"
 
 const dir = mkdtempSync(join(tmpdir(), "tickwork-durable-"))
@@ -60,5 +62,18 @@ try {
   )
 } finally {
   rmSync(dir, { recursive: true, force: true })
+}
+{
+  let runs = 0
+  const daily = Handler.make("daily", Schema.Struct({}), () => Effect.sync(() => void runs++))
+  await TestDurable.run(
+    Effect.gen(function* () {
+      const tasks = yield* DurableScheduler.DurableScheduler
+      yield* tasks.schedule({ handler: daily, payload: {}, schedule: Schedule.fixedRate("1 day") })
+      yield* TestDurable.advance("30 days")
+    }),
+    { handlers: [daily] },
+  )
+  assert.equal(runs, 31)
 }
 console.log("durable: ok")

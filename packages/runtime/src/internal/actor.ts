@@ -218,9 +218,11 @@ export class TimingActor {
     options: Kernel.TaskOptions<PoolJob>,
     heard: AcceptedOptions,
   ): Task.TaskId | Errors.ScheduleError {
-    const id = this.kernel.schedule(options, this.now())
+    const now = this.now()
+    const id = this.kernel.schedule(options, now)
     if (typeof id !== "string") return id
     this.recorder.ledger.reserveRows(this.kernel.rowCapacity)
+    this.recorder.acceptedOn(this.kernel.rowOf(id), now)
     // Listeners hear of the task before the actor may start it.
     if (this.recorder.hearsAccepted) {
       this.recorder.accepted(id, () => this.kernel.info(id) as Task.TaskInfo, heard)
@@ -256,9 +258,30 @@ export class TimingActor {
     return done
   }
 
-  /** Changes a live task in place (SPEC §15): true if it was live, or the typed error of a bad change. */
-  update(id: string, changes: Kernel.UpdateOptions<PoolJob>): boolean | Errors.ScheduleError {
-    const done = this.kernel.update(id, changes, this.now())
+  /**
+   * Changes a live task in place (SPEC §15): true if it was live, or the typed error of a bad
+   * change. A change made is recorded in the task's ledger as `updated`, naming `fields`.
+   */
+  update(
+    id: string,
+    changes: Kernel.UpdateOptions<PoolJob>,
+    record: { readonly fields: ReadonlyArray<string>; readonly cause: "update" | "ensure" },
+  ): boolean | Errors.ScheduleError {
+    const at = this.now()
+    const done = this.kernel.update(id, changes, at)
+    if (done === true) {
+      const info = this.kernel.info(id)
+      if (info !== undefined) {
+        this.recorder.updated(this.kernel.rowOf(id), {
+          kind: "updated",
+          id: info.id,
+          generation: info.generation,
+          fields: record.fields,
+          cause: record.cause,
+          at,
+        })
+      }
+    }
     this.flush()
     this.nudge()
     return done
@@ -340,12 +363,14 @@ export class TimingActor {
     })
   }
 
-  /** The recent occurrences of a task, oldest first. */
-  history(id: string): ReadonlyArray<Ledger.Occurrence> {
+  /**
+   * The recent occurrences of a task, oldest first: of its current generation, or of
+   * `generation` (an earlier one's, while the ledger keeps it; SPEC §27.4).
+   */
+  history(id: string, generation?: number): ReadonlyArray<Ledger.Occurrence> {
     const info = this.kernel.info(id)
-    return info === undefined
-      ? []
-      : this.recorder.ledger.get(this.kernel.rowOf(id), info.generation)
+    if (info === undefined || (generation !== undefined && generation > info.generation)) return []
+    return this.recorder.ledger.get(this.kernel.rowOf(id), generation ?? info.generation)
   }
 
   /** The synchronous part of {@link cancel}; `undefined` if the task was not cancellable. */
@@ -415,7 +440,7 @@ export class TimingActor {
           // Taking may skip slots (window), expire a one-shot or open a breaker's probe.
           self.flush()
           if (run === undefined) break
-          self.recorder.started(run)
+          self.recorder.started(run, run.index)
           self.lastStartedAt = run.startedAt
           pool.start(run, run, run.job)
           taken++

@@ -14,7 +14,11 @@
  * This module knows the metrics only by the shape below, so it does not import `Metrics.ts`
  * (which builds its `runSeries` on it): the dependency points one way.
  */
+import type { Task } from "@tickwork/core"
 import { Context, Metric } from "effect"
+
+/** The `policy` attribute of missed slots (`Metrics.MissedPolicy`). */
+type MissedPolicy = "coalesce" | "skip"
 
 /**
  * The metrics a `Series` is read through, with their attributes bound: `Metrics.SchedulerMetrics`
@@ -27,6 +31,11 @@ export interface SeriesMetrics<K extends string> {
   readonly runs: Readonly<Record<K, Metric.Counter<number>>>
   readonly pending: Metric.Gauge<number>
   readonly running: Metric.Gauge<number>
+  /** The handler the per-run series are of (their `handler` attribute). */
+  readonly handler: string
+  readonly retries: Metric.Counter<number>
+  readonly slotsMissed: (cause: string, policy: MissedPolicy) => Metric.Counter<number>
+  readonly tasks: (state: Task.TaskState) => Metric.Gauge<number>
 }
 
 const none = (): void => {}
@@ -72,16 +81,42 @@ class Histogram {
   }
 }
 
-/** The series a run moves, of one scheduler name in one registry. */
+/**
+ * One scheduler's contribution to its name's gauges: a gauge reads the sum over the sources
+ * alive under that name (an in-memory scheduler and a durable one beside it, say). `pending`
+ * and `running` are set by their owner; `states`, when there, is read at each snapshot.
+ */
+export interface GaugeSource {
+  pending: number
+  running: number
+  states: (() => Readonly<Record<Task.TaskState, number>>) | undefined
+}
+
+/** The task states the `tickwork_tasks` gauge reports, one series each. */
+const states: ReadonlyArray<Task.TaskState> = [
+  "scheduled",
+  "running",
+  "paused",
+  "done",
+  "failed",
+  "cancelled",
+]
+
+/** The series a run moves, of one scheduler name and handler in one registry. */
 export class Series<K extends string> {
   readonly lateness: Histogram
   readonly duration: Histogram
   /** Runs ended with each outcome kind; every kind starts at 0. */
   readonly runs: Record<K, number>
-  pending = 0
-  running = 0
+  retries = 0
+  /** Slots missed by `cause/policy`: at most 6 causes × 2 policies. */
+  readonly missedBy = new Map<string, { count: number }>()
   /** Registers the series of an outcome: on its first run, when a pushed counter would appear. */
   onFirstRun: (kind: K) => void = none
+  /** Registers the retries series: on the first retry. */
+  onFirstRetry: () => void = none
+  /** Registers the series of slots missed for `cause` under `policy`, returning its cell. */
+  onFirstMissed: (cause: string, policy: MissedPolicy) => { count: number } = () => ({ count: 0 })
 
   constructor(kinds: ReadonlyArray<K>, boundaries: ReadonlyArray<number>) {
     this.runs = Object.fromEntries(kinds.map((kind) => [kind, 0])) as Record<K, number>
@@ -93,13 +128,96 @@ export class Series<K extends string> {
   ran(kind: K): void {
     if (this.runs[kind]++ === 0) this.onFirstRun(kind)
   }
+
+  /** Counts a failed run followed by a retry of its slot. */
+  retried(): void {
+    if (this.retries++ === 0) this.onFirstRetry()
+  }
+
+  /** Counts `count` slots missed for `cause` under `policy`. */
+  missed(cause: string, policy: MissedPolicy, count: number): void {
+    const key = `${cause}/${policy}`
+    let cell = this.missedBy.get(key)
+    if (cell === undefined) {
+      cell = this.onFirstMissed(cause, policy)
+      this.missedBy.set(key, cell)
+    }
+    cell.count += count
+  }
+}
+
+/** The gauges of one scheduler name in one registry: the sum over its live sources. */
+class Gauges {
+  readonly sources = new Set<GaugeSource>()
+
+  sum(read: (source: GaugeSource) => number): number {
+    let total = 0
+    for (const source of this.sources) total += read(source)
+    return total
+  }
+
+  /** Tasks in `state`, over the sources that count states. */
+  inState(state: Task.TaskState): number {
+    let total = 0
+    for (const source of this.sources) {
+      const counts = source.states?.()
+      if (counts !== undefined) total += counts[state]
+    }
+    return total
+  }
 }
 
 /**
- * Series by registry (the default one is shared), then by scheduler name and context attributes.
- * Held as `Series<never>` (any set of kinds); each is read back with the kinds it was made with.
+ * Series by registry (the default one is shared), then by scheduler name, handler and context
+ * attributes. Held as `Series<never>` (any set of kinds); each is read back with the kinds it
+ * was made with.
  */
 const registries = new WeakMap<object, Map<string, Series<never>>>()
+/** Gauges by registry, then by scheduler name and context attributes. */
+const gaugeRegistries = new WeakMap<object, Map<string, Gauges>>()
+
+const register = <I, S>(
+  metric: Metric.Metric<I, S>,
+  context: Context.Context<never>,
+  get: () => S,
+): void => {
+  Metric.registerUnsafe(metric, context, { get, update: none, modify: none })
+}
+
+/**
+ * Adds `source` to the gauges of the scheduler whose metrics are `metrics`, in the registry of
+ * `context` (registering the gauges there on first use); returns what removes it again.
+ */
+export const addGaugeSource = <K extends string>(
+  metrics: SeriesMetrics<K>,
+  context: Context.Context<never>,
+  source: GaugeSource,
+): (() => void) => {
+  const registry = Context.get(context, Metric.MetricRegistry)
+  const extra = Context.get(context, Metric.CurrentMetricAttributes)
+  let byName = gaugeRegistries.get(registry)
+  if (byName === undefined) {
+    byName = new Map()
+    gaugeRegistries.set(registry, byName)
+  }
+  const key = `${metrics.name}\u0000${JSON.stringify(extra)}`
+  let gauges = byName.get(key)
+  if (gauges === undefined) {
+    const g = new Gauges()
+    gauges = g
+    byName.set(key, g)
+    register(metrics.pending, context, () => ({ value: g.sum((s) => s.pending) }))
+    register(metrics.running, context, () => ({ value: g.sum((s) => s.running) }))
+    for (const state of states) {
+      register(metrics.tasks(state), context, () => ({ value: g.inState(state) }))
+    }
+  }
+  const target = gauges
+  target.sources.add(source)
+  return () => {
+    target.sources.delete(source)
+  }
+}
 
 /**
  * The series of the scheduler whose metrics are `metrics`, in the registry of `context`:
@@ -117,22 +235,30 @@ export const seriesFor = <K extends string>(
     byName = new Map()
     registries.set(registry, byName)
   }
-  const key = `${metrics.name}\u0000${JSON.stringify(extra)}`
+  const key = `${metrics.name}\u0000${metrics.handler}\u0000${JSON.stringify(extra)}`
   const known = byName.get(key)
   // One name in one registry has one set of metrics, so one set of outcome kinds.
   if (known !== undefined) return known as Series<K>
   const series = new Series<K>(Object.keys(metrics.runs) as Array<K>, boundaries)
   byName.set(key, series)
-  const register = <I, S>(metric: Metric.Metric<I, S>, get: () => S): void => {
-    Metric.registerUnsafe(metric, context, { get, update: none, modify: none })
-  }
   // Each series appears when its first value comes, as a pushed one does: an exporter sees no
   // empty histogram and no outcome that never happened.
-  series.lateness.onFirst = () => register(metrics.lateness, () => series.lateness.state())
-  series.duration.onFirst = () => register(metrics.duration, () => series.duration.state())
+  series.lateness.onFirst = () => register(metrics.lateness, context, () => series.lateness.state())
+  series.duration.onFirst = () => register(metrics.duration, context, () => series.duration.state())
   series.onFirstRun = (kind) =>
-    register(metrics.runs[kind], () => ({ count: series.runs[kind], incremental: true }))
-  register(metrics.pending, () => ({ value: series.pending }))
-  register(metrics.running, () => ({ value: series.running }))
+    register(metrics.runs[kind], context, () => ({
+      count: series.runs[kind],
+      incremental: true,
+    }))
+  series.onFirstRetry = () =>
+    register(metrics.retries, context, () => ({ count: series.retries, incremental: true }))
+  series.onFirstMissed = (cause, policy) => {
+    const cell = { count: 0 }
+    register(metrics.slotsMissed(cause, policy), context, () => ({
+      count: cell.count,
+      incremental: true,
+    }))
+    return cell
+  }
   return series
 }

@@ -118,6 +118,10 @@ export const line = (occurrence: Ledger.Occurrence, options: LineOptions = {}): 
         `${o.interrupted ? " interrupted" : ""}`
       )
     }
+    case "updated": {
+      const o = occurrence
+      return `${t(o.at)} ${o.id} updated ${o.fields.join(",")} cause=${o.cause}`
+    }
     case "expired": {
       const o = occurrence
       return `${t(o.at)} ${o.id} expired slot=${t(o.slot)} deadline=${t(o.deadline)}`

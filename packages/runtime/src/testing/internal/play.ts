@@ -117,6 +117,8 @@ const summary = (o: Ledger.Occurrence): string => {
       return `${o.kind} attempt=${o.attempt} run=${o.runNumber} ${outcomeClass(o.outcome.kind)} -> ${o.state} (${o.continuation})`
     case "cancelled":
       return `cancelled from=${o.from}${o.interrupted ? " interrupted" : ""}`
+    case "updated":
+      return `updated ${o.fields.join(",")} cause=${o.cause}`
     case "expired":
       return `expired attempt=${o.attempt}`
     case "paused":
