@@ -142,7 +142,8 @@ describe("the live view in headless Chromium", () => {
     timings.statesReachedMs = Date.now() - t
 
     // The machine's diagram, drawn from its definition: 6 states, 14 arrows (one per pair; the
-    // manual runs' TRIGGER and RETRY add scheduled>scheduled and failed>scheduled, SPEC §19.5).
+    // manual runs' TRIGGER and RETRY add scheduled>scheduled and failed>scheduled, SPEC §19.5;
+    // the machine's store-only HAND_BACK shares running>scheduled, SPEC §5.5).
     expect(
       await page
         .locator("#overview .node")
@@ -153,7 +154,7 @@ describe("the live view in headless Chromium", () => {
       (await page.locator('#overview .edge[data-edge="running>scheduled"] text').textContent())
         ?.split(" · ")
         .sort(),
-    ).toEqual(["FAIL", "MANUAL_END", "SUCCEED"])
+    ).toEqual(["FAIL", "HAND_BACK", "MANUAL_END", "SUCCEED"])
     expect(
       await page.locator('#overview .edge[data-edge="scheduled>scheduled"] text').textContent(),
     ).toBe("TRIGGER")

@@ -125,10 +125,12 @@ describe("@statelyai/inspect relay", () => {
     expect(Object.keys(definition.states.running?.on ?? {}).sort()).toEqual([
       "CANCEL",
       "FAIL",
+      "HAND_BACK",
       "MANUAL_END",
       "PAUSE",
       "RESUME",
       "SUCCEED",
+      "UNREADABLE",
     ])
 
     const ofTask = received.filter((m) => m.sessionId === task?.sessionId)
