@@ -65,6 +65,7 @@ import * as Options from "./internal/options.ts"
 import * as Outage from "./internal/outage.ts"
 import * as KeptResult from "./internal/result.ts"
 import * as ManualRetry from "./internal/retry.ts"
+import * as ManualTrigger from "./internal/trigger.ts"
 import type {
   DurableLedgerRead,
   DurableSchedulerShape,
@@ -559,6 +560,8 @@ export const make = <H extends Handler.Any>(
         Effect.tap(Controls.resume(env, id), (ok) => Effect.sync(() => ok && env.wakeup.wake())),
       retry: (id) =>
         Effect.tap(ManualRetry.retryTask(env, id), () => Effect.sync(() => env.wakeup.wake())),
+      trigger: (id) =>
+        Effect.tap(ManualTrigger.triggerTask(env, id), () => Effect.sync(() => env.wakeup.wake())),
       update: (id, changes) =>
         Effect.tap(Controls.update(env, id, changes as Controls.Changes), (ok) =>
           Effect.sync(() => ok && env.wakeup.wake()),
