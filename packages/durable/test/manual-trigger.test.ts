@@ -146,6 +146,35 @@ describe("trigger on SQLite (SPEC §19.1)", () => {
     ),
   )
 
+  it.effect("a pause or a new schedule before the manual run starts drops it", () =>
+    inFile((file) =>
+      Effect.gen(function* () {
+        const { runs, handler } = gated()
+        yield* withScheduler(sqlite(file), { handlers: [handler], claim: false }, (d) =>
+          Effect.gen(function* () {
+            const every = Schedule.fixedRate(100, { delay: 100 })
+            yield* d.schedule({ id: "r", handler, payload: {}, schedule: every })
+            const grid = pendingOf(yield* d.info("r"))
+            yield* d.trigger("r")
+            expect(pendingOf(yield* d.info("r"))).not.toEqual(grid)
+            yield* d.pause("r")
+            expect(pendingOf(yield* d.info("r"))).toEqual(grid)
+            yield* d.resume("r")
+            expect(pendingOf(yield* d.info("r"))).toEqual(grid)
+            // Dropped, not waiting: a trigger is taken again; then a new schedule drops it.
+            yield* d.trigger("r")
+            yield* d.update("r", { schedule: Schedule.fixedRate(500, { delay: 500 }) })
+            expect(pendingOf(yield* d.info("r"))).toEqual(
+              Option.some({ slot: 500, dueAt: 500, attempt: 1 }),
+            )
+            yield* d.trigger("r")
+          }),
+        )
+        expect(runs).toEqual([])
+      }),
+    ),
+  )
+
   it.effect("StoreAdmin triggers from another connection; the kept run survives a restart", () =>
     inFile((file) =>
       Effect.gen(function* () {
@@ -213,10 +242,7 @@ describe("trigger on PostgreSQL, two processes claiming (SPEC §19.6)", () => {
             expect(r).toMatchObject({ changed: true })
             // The manual run is recorded once its completion committed: the row is back then.
             const end = Date.now() + 20_000
-            while (
-              !(yield* a.ledger("r")).some((o) => o.kind === "ran") &&
-              Date.now() < end
-            )
+            while (!(yield* a.ledger("r")).some((o) => o.kind === "ran") && Date.now() < end)
               yield* Effect.sleep(25)
             expect(pendingOf(yield* b.info("r"))).toEqual(before)
             expect(yield* b.status("r")).toBe("scheduled")

@@ -76,9 +76,7 @@ export const decodeRow = (r: Raw): TaskRow => {
         : (JSON.parse(String(r.restart)) as Schedule.Schedule),
     revision: r.revision === null || r.revision === undefined ? 0 : num(r.revision),
     kept:
-      r.kept === null || r.kept === undefined
-        ? undefined
-        : (JSON.parse(String(r.kept)) as KeptRun),
+      r.kept === null || r.kept === undefined ? undefined : (JSON.parse(String(r.kept)) as KeptRun),
   }
 }
 

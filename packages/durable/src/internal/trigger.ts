@@ -32,6 +32,26 @@ export const pendingOf = (row: TaskRow): KeptRun => ({
   resumeFrom: row.resumeFrom,
 })
 
+/**
+ * Row `row` with a manual run that has not started dropped (SPEC §19.1: a pause before it
+ * starts drops it): its kept run put back as it was. Any other row as it is.
+ */
+export const withoutManual = (row: TaskRow): TaskRow => {
+  const k = row.kept
+  if (row.state !== "scheduled" || k === undefined) return row
+  return {
+    ...row,
+    slot: k.slot,
+    runAt: k.dueAt,
+    claimableAt: k.dueAt,
+    attempt: k.attempt,
+    deliveries: k.deliveries,
+    seq: k.seq,
+    resumeFrom: k.resumeFrom,
+    kept: undefined,
+  }
+}
+
 /** The row of a `scheduled` task triggered at `now` as the core decided: a new push, `seq`. */
 export const triggeredRow = (row: TaskRow, now: number, seq: number): RowUpdate => {
   const t = Rules.triggered(pendingOf(row), now)
