@@ -65,7 +65,6 @@ import * as Options from "./internal/options.ts"
 import * as Outage from "./internal/outage.ts"
 import * as KeptResult from "./internal/result.ts"
 import * as ManualRetry from "./internal/retry.ts"
-import * as ManualTrigger from "./internal/trigger.ts"
 import type {
   DurableLedgerRead,
   DurableSchedulerShape,
@@ -74,6 +73,7 @@ import type {
 } from "./internal/scheduler.ts"
 import { infoOf } from "./internal/scheduler.ts"
 import * as Shutdown from "./internal/shutdown.ts"
+import * as ManualTrigger from "./internal/trigger.ts"
 import * as Upkeep from "./internal/upkeep.ts"
 import { type BreakerView, type NewTask, TaskStore } from "./TaskStore.ts"
 

@@ -62,9 +62,9 @@ import * as Inspect from "./internal/inspect.ts"
 import * as Ledger from "./internal/ledger.ts"
 import * as Options from "./internal/options.ts"
 import * as ManualRetry from "./internal/retry.ts"
-import * as ManualTrigger from "./internal/trigger.ts"
 import * as Rows from "./internal/rows.ts"
 import { type DurableOccurrence, type DurableTaskInfo, infoOf } from "./internal/scheduler.ts"
+import * as ManualTrigger from "./internal/trigger.ts"
 import { type Counts, make as makeStore, type TaskRow, type TaskStoreShape } from "./TaskStore.ts"
 
 /**
