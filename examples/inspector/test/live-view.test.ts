@@ -141,16 +141,25 @@ describe("the live view in headless Chromium", () => {
     )
     timings.statesReachedMs = Date.now() - t
 
-    // The machine's diagram, drawn from its definition: 6 states, 12 arrows (one per pair).
+    // The machine's diagram, drawn from its definition: 6 states, 14 arrows (one per pair; the
+    // manual runs' TRIGGER and RETRY add scheduled>scheduled and failed>scheduled, SPEC §19.5).
     expect(
       await page
         .locator("#overview .node")
         .evaluateAll((ns) => ns.map((n) => n.getAttribute("data-state"))),
     ).toEqual(["scheduled", "running", "paused", "done", "failed", "cancelled"])
-    expect(await count(page, "#overview .edge")).toBe(12)
+    expect(await count(page, "#overview .edge")).toBe(14)
     expect(
-      await page.locator('#overview .edge[data-edge="running>scheduled"] text').textContent(),
-    ).toBe("SUCCEED · FAIL")
+      (await page.locator('#overview .edge[data-edge="running>scheduled"] text').textContent())
+        ?.split(" · ")
+        .sort(),
+    ).toEqual(["FAIL", "MANUAL_END", "SUCCEED"])
+    expect(
+      await page.locator('#overview .edge[data-edge="scheduled>scheduled"] text').textContent(),
+    ).toBe("TRIGGER")
+    expect(
+      await page.locator('#overview .edge[data-edge="failed>scheduled"] text').textContent(),
+    ).toBe("RETRY")
     expect(
       await page.locator('#overview .edge[data-edge="scheduled>paused"] text').textContent(),
     ).toBe("PAUSE")

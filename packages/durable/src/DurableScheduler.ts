@@ -64,7 +64,7 @@ import type { Counts } from "./internal/model.ts"
 import * as Options from "./internal/options.ts"
 import * as Outage from "./internal/outage.ts"
 import * as KeptResult from "./internal/result.ts"
-import * as ManualRetry from "./internal/retry.ts"
+import * as RetryControl from "./internal/retryControl.ts"
 import type {
   DurableLedgerRead,
   DurableSchedulerShape,
@@ -73,7 +73,7 @@ import type {
 } from "./internal/scheduler.ts"
 import { infoOf } from "./internal/scheduler.ts"
 import * as Shutdown from "./internal/shutdown.ts"
-import * as ManualTrigger from "./internal/trigger.ts"
+import * as TriggerControl from "./internal/triggerControl.ts"
 import * as Upkeep from "./internal/upkeep.ts"
 import { type BreakerView, type NewTask, TaskStore } from "./TaskStore.ts"
 
@@ -559,9 +559,9 @@ export const make = <H extends Handler.Any>(
       resume: (id) =>
         Effect.tap(Controls.resume(env, id), (ok) => Effect.sync(() => ok && env.wakeup.wake())),
       retry: (id) =>
-        Effect.tap(ManualRetry.retryTask(env, id), () => Effect.sync(() => env.wakeup.wake())),
+        Effect.tap(RetryControl.retryTask(env, id), () => Effect.sync(() => env.wakeup.wake())),
       trigger: (id) =>
-        Effect.tap(ManualTrigger.triggerTask(env, id), () => Effect.sync(() => env.wakeup.wake())),
+        Effect.tap(TriggerControl.triggerTask(env, id), () => Effect.sync(() => env.wakeup.wake())),
       update: (id, changes) =>
         Effect.tap(Controls.update(env, id, changes as Controls.Changes), (ok) =>
           Effect.sync(() => ok && env.wakeup.wake()),
@@ -590,7 +590,9 @@ export const make = <H extends Handler.Any>(
           Option.getOrElse(() => "unknown" as const),
         ),
       info,
-      ledger: ((id: string, read?: { readonly generation: number }) => {
+      ledger: ((id: string, given?: { readonly generation: number }) => {
+        // Only an object is a read option: `Effect.forEach(ids, d.ledger)` passes an index.
+        const read = typeof given === "object" && given !== null ? given : undefined
         const generation = read?.generation
         if (
           read !== undefined &&

@@ -61,10 +61,10 @@ import * as Ids from "./internal/ids.ts"
 import * as Inspect from "./internal/inspect.ts"
 import * as Ledger from "./internal/ledger.ts"
 import * as Options from "./internal/options.ts"
-import * as ManualRetry from "./internal/retry.ts"
+import * as RetryControl from "./internal/retryControl.ts"
 import * as Rows from "./internal/rows.ts"
 import { type DurableOccurrence, type DurableTaskInfo, infoOf } from "./internal/scheduler.ts"
-import * as ManualTrigger from "./internal/trigger.ts"
+import * as TriggerControl from "./internal/triggerControl.ts"
 import { type Counts, make as makeStore, type TaskRow, type TaskStoreShape } from "./TaskStore.ts"
 
 /**
@@ -681,14 +681,14 @@ export const open = (
         Effect.tap(Controls.resume(env, id, origin), (ok) => (ok ? notify : Effect.void)),
       ),
       retry: control("retry", (id, origin) =>
-        Effect.matchEffect(ManualRetry.retryTask(env, id, origin), {
+        Effect.matchEffect(RetryControl.retryTask(env, id, origin), {
           onFailure: (e) =>
             e._tag === "ManualRunRefused" ? Effect.succeed(false) : Effect.fail(e),
           onSuccess: () => Effect.as(notify, true),
         }),
       ),
       trigger: control("trigger", (id, origin) =>
-        Effect.matchEffect(ManualTrigger.triggerTask(env, id, origin), {
+        Effect.matchEffect(TriggerControl.triggerTask(env, id, origin), {
           onFailure: (e) =>
             e._tag === "ManualRunRefused" ? Effect.succeed(false) : Effect.fail(e),
           onSuccess: () => Effect.as(notify, true),

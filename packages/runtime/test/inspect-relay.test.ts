@@ -125,6 +125,7 @@ describe("@statelyai/inspect relay", () => {
     expect(Object.keys(definition.states.running?.on ?? {}).sort()).toEqual([
       "CANCEL",
       "FAIL",
+      "MANUAL_END",
       "PAUSE",
       "RESUME",
       "SUCCEED",

@@ -3,14 +3,10 @@
  * Prometheus (Debian's `prometheus`, installed by `.ci/setup`) scrapes them: it runs as a child
  * process with its own config and data directory on a loopback port, and the test asks its HTTP
  * API for the series. Everything runs on the real clock; waits poll the real processes with
- * generous deadlines.
+ * generous deadlines. The harness is `@tickwork/testkit/Prometheus`, shared with durable's tests.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { request } from "node:http"
-import { createServer } from "node:net"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
+import * as RealPrometheus from "@tickwork/testkit/Prometheus"
 import { Cause, Effect, Exit, Layer, ManagedRuntime, Option } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Prometheus, Schedule, Scheduler } from "../src/index.ts"
@@ -37,27 +33,7 @@ const startScheduler = async (name: string, options: Prometheus.Options = {}) =>
   return { runtime, endpoint }
 }
 
-/** Polls `check` until it returns a value, or fails after `deadlineMs` with the last problem. */
-const poll = async <A>(
-  what: string,
-  deadlineMs: number,
-  check: () => Promise<A | undefined>,
-): Promise<A> => {
-  const deadline = Date.now() + deadlineMs
-  let last: unknown
-  for (;;) {
-    try {
-      const value = await check()
-      if (value !== undefined) return value
-    } catch (e) {
-      last = e
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${what}`, { cause: last })
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250))
-  }
-}
+const { poll } = RealPrometheus
 
 describe("Prometheus.layer", () => {
   it("serves every scheduler series in the text format, labelled with the scheduler", async () => {
@@ -196,81 +172,28 @@ describe("Prometheus.layer", () => {
 })
 
 describe("a real Prometheus", () => {
-  let dir = ""
-  let prometheus: ChildProcess | undefined
-  let log = ""
+  let prometheus: RealPrometheus.Server | undefined
   let scheduler: Awaited<ReturnType<typeof startScheduler>> | undefined
   let other: Awaited<ReturnType<typeof startScheduler>> | undefined
-  let api = ""
 
   beforeAll(async () => {
-    let binary: string
-    try {
-      binary = execFileSync("sh", ["-c", "command -v prometheus"], { encoding: "utf8" }).trim()
-    } catch {
-      throw new Error("no prometheus binary: run `bash .ci/setup` (installs Debian's prometheus)")
-    }
     scheduler = await startScheduler("scraped")
     // A second scheduler in the process: its series go out through the same endpoint.
     other = await startScheduler("other")
-    dir = mkdtempSync(join(tmpdir(), "tickwork-prometheus-"))
-    writeFileSync(
-      join(dir, "prometheus.yml"),
-      [
-        "global:",
-        "  scrape_interval: 1s",
-        "  scrape_timeout: 1s",
-        "scrape_configs:",
-        "  - job_name: tickwork",
-        "    static_configs:",
-        `      - targets: ["127.0.0.1:${scheduler.endpoint.port}"]`,
-        "",
-      ].join("\n"),
-    )
-    const port = await freePort()
-    api = `http://127.0.0.1:${port}/api/v1`
-    prometheus = spawn(
-      binary,
-      [
-        `--config.file=${join(dir, "prometheus.yml")}`,
-        `--storage.tsdb.path=${join(dir, "data")}`,
-        `--web.listen-address=127.0.0.1:${port}`,
-        "--log.level=warn",
-      ],
-      { stdio: ["ignore", "pipe", "pipe"] },
-    )
-    prometheus.stdout?.on("data", (d: Buffer) => {
-      log += d.toString()
-    })
-    prometheus.stderr?.on("data", (d: Buffer) => {
-      log += d.toString()
-    })
-    await poll("Prometheus to be ready", 120_000, async () => {
-      if (prometheus?.exitCode !== null) throw new Error(`prometheus exited:\n${log}`)
-      const res = await fetch(`http://127.0.0.1:${port}/-/ready`)
-      return res.ok ? true : undefined
+    prometheus = await RealPrometheus.start({
+      targets: [`127.0.0.1:${scheduler.endpoint.port}`],
     })
   }, 180_000)
 
   afterAll(async () => {
-    if (prometheus !== undefined && prometheus.exitCode === null) {
-      const exited = new Promise((resolve) => prometheus?.once("exit", resolve))
-      prometheus.kill("SIGTERM")
-      const killer = setTimeout(() => prometheus?.kill("SIGKILL"), 15_000)
-      await exited
-      clearTimeout(killer)
-    }
+    await prometheus?.stop()
     await scheduler?.runtime.dispose()
     await other?.runtime.dispose()
-    if (dir !== "") rmSync(dir, { recursive: true, force: true })
   }, 60_000)
 
-  type Series = { metric: Record<string, string>; value: [number, string] }
-  const query = async (promql: string): Promise<Array<Series>> => {
-    const res = await fetch(`${api}/query?query=${encodeURIComponent(promql)}`)
-    const body = (await res.json()) as { status: string; data: { result: Array<Series> } }
-    if (body.status !== "success") throw new Error(`query failed: ${JSON.stringify(body)}`)
-    return body.data.result
+  const query = (promql: string) => {
+    if (prometheus === undefined) throw new Error("Prometheus did not start")
+    return prometheus.query(promql)
   }
 
   it("scrapes the run counter and the lateness histogram with the scheduler label", async () => {
@@ -310,15 +233,3 @@ describe("a real Prometheus", () => {
     expect(up.map((s) => s.value[1])).toEqual(["1"])
   }, 180_000)
 })
-
-/** A TCP port free on the loopback interface right now. */
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      server.close(() => resolve(port))
-    })
-  })

@@ -12,3 +12,6 @@ export * as CodeBlocks from "./CodeBlocks.ts"
 
 /** A throwaway PostgreSQL per test run, and a fresh database per test. @since 0.1.0 */
 export * as Postgres from "./Postgres.ts"
+
+/** A real Prometheus scraping test targets, and polling with a deadline. @since 0.1.0 */
+export * as Prometheus from "./Prometheus.ts"

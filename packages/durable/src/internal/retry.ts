@@ -5,13 +5,12 @@
  * `scheduled`, due at once, with a `manual-retry` event. The run is then claimed like any other
  * (SPEC §19.6): in a fleet, by whichever owner claims it first.
  */
-import { type Errors, Rules } from "@tickwork/core"
+import { Rules } from "@tickwork/core"
 import { Effect, Option } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import type { StoreError } from "../Errors.ts"
 import { decodeRow, num, type Raw } from "./codec.ts"
-import type { ControlEnv } from "./env.ts"
 import * as Events from "./events.ts"
 import type { EventEntry, RowUpdate, TaskRow } from "./model.ts"
 import * as Write from "./write.ts"
@@ -106,19 +105,3 @@ export const retry = (
       return { _tag: "Retried", row, event } as const
     }),
   )
-
-/**
- * The retry control of a process (SPEC §19.2): the row retried through `env.store`, its event
- * published; a refusal is core's `ManualRunRefused` naming the id and the state it found.
- */
-export const retryTask = (
-  env: ControlEnv,
-  id: string,
-  origin?: string | undefined,
-): Effect.Effect<void, Errors.ManualRunRefused | StoreError> =>
-  Effect.flatMap(env.store.retry(id, env.now(), env.nextSeq(), origin), (r) => {
-    if (r._tag === "Refused") {
-      return Effect.fail(Rules.manualRefusal("retry", id, r.state) as Errors.ManualRunRefused)
-    }
-    return Effect.sync(() => env.publish(r.event))
-  })

@@ -6,13 +6,12 @@
  * run is then claimed like any other: in a fleet, by whichever owner claims it first, so it runs
  * once. Its completion puts the kept run back (`settle.ts`, `Rules.manualEnded`).
  */
-import { type Errors, Rules } from "@tickwork/core"
+import { Rules } from "@tickwork/core"
 import { Effect, Option } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import type { StoreError } from "../Errors.ts"
 import { decodeRow, type Raw } from "./codec.ts"
-import type { ControlEnv } from "./env.ts"
 import * as Events from "./events.ts"
 import type { EventEntry, KeptRun, RowUpdate, TaskRow } from "./model.ts"
 import * as Write from "./write.ts"
@@ -110,21 +109,3 @@ export const trigger = (
       return { _tag: "Triggered", row, event } as const
     }),
   )
-
-/**
- * The trigger control of a process (SPEC §19.1): the row triggered through `env.store`, its
- * event published; a refusal is core's `ManualRunRefused` naming the id and the state it found.
- */
-export const triggerTask = (
-  env: ControlEnv,
-  id: string,
-  origin?: string | undefined,
-): Effect.Effect<void, Errors.ManualRunRefused | StoreError> =>
-  Effect.flatMap(env.store.trigger(id, env.now(), env.nextSeq(), origin), (r) => {
-    if (r._tag === "Refused") {
-      return Effect.fail(
-        Rules.manualRefusal("trigger", id, r.state, r.pending) as Errors.ManualRunRefused,
-      )
-    }
-    return Effect.sync(() => env.publish(r.event))
-  })

@@ -372,7 +372,13 @@ export class System {
         }
         return {
           now: yield* TestScheduler.now,
-          lines: self.recorder.lines(),
+          // `updated` records a call, not a scheduling decision: the reference (the core's
+          // driver) keeps no record of calls, and an update's effects are compared through the
+          // runs, the tasks and the breakers.
+          lines: self.recorder
+            .occurrences()
+            .filter((o) => o.kind !== "updated")
+            .map((o) => Trace.line(o)),
           tasks,
           counts: counts(yield* self.scheduler.stats),
           breakers: (yield* self.scheduler.breakers).map(breakerState),

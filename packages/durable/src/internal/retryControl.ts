@@ -1,0 +1,26 @@
+/**
+ * @internal
+ * The retry control of a process (SPEC §19.2), apart from the store's statement
+ * (`retry.ts`, which `TaskStore` assembles): this module reads the process's environment, the
+ * statement's module does not, so the store does not import the environment that imports it.
+ */
+import { type Errors, Rules } from "@tickwork/core"
+import { Effect } from "effect"
+import type { StoreError } from "../Errors.ts"
+import type { ControlEnv } from "./env.ts"
+
+/**
+ * The retry control of a process (SPEC §19.2): the row retried through `env.store`, its event
+ * published; a refusal is core's `ManualRunRefused` naming the id and the state it found.
+ */
+export const retryTask = (
+  env: ControlEnv,
+  id: string,
+  origin?: string | undefined,
+): Effect.Effect<void, Errors.ManualRunRefused | StoreError> =>
+  Effect.flatMap(env.store.retry(id, env.now(), env.nextSeq(), origin), (r) => {
+    if (r._tag === "Refused") {
+      return Effect.fail(Rules.manualRefusal("retry", id, r.state) as Errors.ManualRunRefused)
+    }
+    return Effect.sync(() => env.publish(r.event))
+  })
