@@ -7,7 +7,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { Schedule } from "@tickwork/core"
-import { Effect, Option, Schema } from "effect"
+import { Metrics } from "@tickwork/runtime"
+import { Effect, Metric, Option, Schema } from "effect"
 import { Handler, Postgres, StoreAdmin } from "../src/index.ts"
 import { advance, inFile, settle, sqlite, withScheduler } from "./helpers.ts"
 import { freshDatabase } from "./pg.ts"
@@ -16,13 +17,15 @@ import { freshDatabase } from "./pg.ts"
 const gated = () => {
   const gate = { fail: false }
   const runs: Array<[slot: number, attempt: number]> = []
+  const manual: Array<boolean | undefined> = []
   const handler = Handler.make("report", Schema.Struct({}), (_, run) =>
     Effect.suspend(() => {
       runs.push([run.slot, run.attempt])
+      manual.push(run.manual)
       return gate.fail ? Effect.fail("declined") : Effect.void
     }),
   )
-  return { gate, runs, handler }
+  return { gate, runs, manual, handler }
 }
 
 /** The stored pending run: what a trigger must leave as it found it. */
@@ -33,8 +36,8 @@ describe("trigger on SQLite (SPEC §19.1)", () => {
   it.effect("runs a recurring task now and leaves its grid as it was, even when it fails", () =>
     inFile((file) =>
       Effect.gen(function* () {
-        const { gate, runs, handler } = gated()
-        yield* withScheduler(sqlite(file), { handlers: [handler] }, (d) =>
+        const { gate, runs, manual, handler } = gated()
+        yield* withScheduler(sqlite(file), { handlers: [handler], runtime: { name: "t" } }, (d) =>
           Effect.gen(function* () {
             yield* d.schedule({
               id: "r",
@@ -73,7 +76,12 @@ describe("trigger on SQLite (SPEC §19.1)", () => {
             expect(ledger.filter((o) => o.kind === "manual-trigger")).toHaveLength(1)
           }),
         )
-      }),
+        // The handler is told which run was manual; its lateness is not counted.
+        expect(manual).toEqual([undefined, true, undefined])
+        const m = Metrics.forScheduler("t", "report")
+        expect((yield* Metric.value(m.runs.failed)).count).toBe(1)
+        expect((yield* Metric.value(m.lateness)).count).toBe(2)
+      }).pipe(Effect.provideService(Metric.MetricRegistry, new Map())),
     ),
   )
 
