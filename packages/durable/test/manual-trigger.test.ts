@@ -183,6 +183,31 @@ describe("trigger on SQLite (SPEC §19.1)", () => {
     ),
   )
 
+  it.effect("a pause asked for while the manual run runs holds the kept run when it ends", () =>
+    inFile((file) =>
+      Effect.gen(function* () {
+        const slow = Handler.make("slow", Schema.Struct({}), () => Effect.sleep(50))
+        yield* withScheduler(sqlite(file), { handlers: [slow] }, (d) =>
+          Effect.gen(function* () {
+            const every = Schedule.fixedRate(1_000, { delay: 1_000 })
+            yield* d.schedule({ id: "r", handler: slow, payload: {}, schedule: every })
+            const grid = pendingOf(yield* d.info("r"))
+            yield* d.trigger("r")
+            yield* settle(d)
+            expect(yield* d.status("r")).toBe("running")
+            expect(yield* d.pause("r")).toBe(true)
+            yield* advance(d, 50)
+            const held = yield* d.info("r")
+            expect(held).toMatchObject(Option.some({ state: "paused", pausedReason: "manual" }))
+            expect(pendingOf(held)).toEqual(grid)
+            yield* d.resume("r")
+            expect(pendingOf(yield* d.info("r"))).toEqual(grid)
+          }),
+        )
+      }),
+    ),
+  )
+
   it.effect("StoreAdmin triggers from another connection; the kept run survives a restart", () =>
     inFile((file) =>
       Effect.gen(function* () {
