@@ -26,7 +26,7 @@
  *
  * @since 0.1.0
  */
-import * as Breaker from "./Breaker.ts"
+import type * as Breaker from "./Breaker.ts"
 import type * as Declared from "./Declared.ts"
 import {
   DuplicateTaskId,
@@ -36,10 +36,12 @@ import {
   show,
   unknownKey,
 } from "./Errors.ts"
+import { acceptRow } from "./internal/accept.ts"
 import { Breakers } from "./internal/breakers.ts"
 import { explainRow } from "./internal/explain.ts"
-import { HAS_EXTRA } from "./internal/finalRing.ts"
+import { cancelRow, finishRow } from "./internal/finish.ts"
 import { checkInvariants } from "./internal/invariants.ts"
+import { breakersOf, retentionOf } from "./internal/kernelOptions.ts"
 import type {
   BreakerInfo,
   Explanation,
@@ -49,32 +51,30 @@ import type {
   TaskOptions,
   UpdateOptions,
 } from "./internal/kernelTypes.ts"
-import { retentionKeys, taskOptionKeys, updateKeys } from "./internal/kernelTypes.ts"
-import { dropManual, endManual, retryRow, triggerRow } from "./internal/manual.ts"
+import { taskOptionKeys, updateKeys } from "./internal/kernelTypes.ts"
+import { dropManual, endManual, retryTask, triggerRow } from "./internal/manual.ts"
 import { hold, pauseRow, resumeRow } from "./internal/pause.ts"
+import { breakerOf, definitionOf, infoOf, statsOf, taskIdsOf } from "./internal/queries.ts"
 import { type BreakerCell, Extras, NO_TAGS } from "./internal/records.ts"
 import { Rows } from "./internal/rows.ts"
-import { formatId, GENERATED, Run } from "./internal/run.ts"
+import { GENERATED, Run } from "./internal/run.ts"
+import { shiftRows } from "./internal/shift.ts"
 import { WALL_SLOT, WALL_TASK } from "./internal/table.ts"
+import { movedAtTake } from "./internal/take.ts"
+import { applyUpdate } from "./internal/update.ts"
 import * as Lifecycle from "./Lifecycle.ts"
 import type { Dropped } from "./MissedRun.ts"
-import * as MissedRun from "./MissedRun.ts"
-import * as Options from "./Options.ts"
 import * as Random from "./Random.ts"
-import * as Retry from "./Retry.ts"
 import * as Rules from "./Rules.ts"
-import * as Schedule from "./Schedule.ts"
 import type {
   Occurrence,
   Outcome,
   PauseReason,
-  Priority,
   RunRecord,
   TaskId,
   TaskInfo,
   TaskState,
 } from "./Task.ts"
-import { MAX_MS, toMillisWith } from "./Time.ts"
 
 export type {
   BreakerInfo,
@@ -89,8 +89,7 @@ export type {
 export { taskOptionKeys, updateKeys } from "./internal/kernelTypes.ts"
 export { formatId, Run } from "./internal/run.ts"
 
-const { SCHEDULED, RUNNING, PAUSED, DONE, FAILED, CANCELLED, START, CANCEL, RESUME, EXPIRE } =
-  Lifecycle
+const { SCHEDULED, RUNNING, PAUSED, DONE, FAILED, START, RESUME } = Lifecycle
 const NO_WINDOW = Rules.NO_WINDOW
 
 /**
@@ -130,39 +129,11 @@ export class Kernel<J> {
   private readonly settleWithBreaker: Rules.SettleContext
 
   constructor(options: KernelOptions = {}) {
-    const retention = options.retention ?? {}
-    const unknown = unknownKey(retention, retentionKeys, "retention.")
-    if (unknown !== undefined) throw unknown
-    const maxFinished = retention.maxFinished ?? 10_000
-    const ageInput = retention.maxAge ?? retention.maxAgeMs
-    const maxAgeMs =
-      ageInput === undefined
-        ? MAX_MS
-        : toMillisWith(ageInput, (reason) => {
-            const field = retention.maxAge === undefined ? "retention.maxAgeMs" : "retention.maxAge"
-            return new InvalidOption({
-              field,
-              value: ageInput,
-              message: `${field} ${reason}, got ${show(ageInput)}`,
-            })
-          })
-    if (typeof maxAgeMs !== "number") throw maxAgeMs
-    if (!Number.isSafeInteger(maxFinished) || maxFinished < 0) {
-      throw new InvalidOption({
-        field: "retention.maxFinished",
-        value: maxFinished,
-        message: `retention.maxFinished must be a non-negative integer, got ${show(maxFinished)}`,
-      })
-    }
-    const tooMany = Options.integer(
-      "retention.maxFinished",
-      maxFinished,
-      0,
-      0,
-      Options.bounds.maxFinished,
-    )
-    if (typeof tooMany !== "number") throw tooMany
-    this.rows = new Rows<J>(maxFinished, maxAgeMs)
+    const retention = retentionOf(options)
+    if (retention instanceof InvalidOption) throw retention
+    const breakers = breakersOf(options)
+    if (breakers instanceof InvalidOption) throw breakers
+    this.rows = new Rows<J>(retention.maxFinished, retention.maxAgeMs)
     this.circuits = new Breakers(this.rows, {
       pause: (i, reason, now) => this.pauseAt(i, reason, now),
       resume: (i, now) => resumeRow(this.rows, i, now),
@@ -170,19 +141,7 @@ export class Kernel<J> {
     this.random = options.random ?? Random.seeded(0)
     this.settleContext = { random: this.random }
     this.settleWithBreaker = { random: this.random, breakerOpens: this.opens }
-    const breakers = options.breakers ?? {}
-    if (typeof breakers !== "object" || breakers === null) {
-      throw new InvalidOption({
-        field: "breakers",
-        value: breakers,
-        message: `breakers must be an object of breaker policies by name, got ${show(breakers)}`,
-      })
-    }
-    for (const [name, policy] of Object.entries(breakers)) {
-      const resolved = Breaker.resolve(policy, `breakers.${name}`)
-      if (!("failures" in resolved)) throw resolved
-      this.circuits.define(name, resolved)
-    }
+    for (const [name, resolved] of breakers) this.circuits.define(name, resolved)
   }
 
   // ------------------------------------------------------------------ accept
@@ -194,7 +153,6 @@ export class Kernel<J> {
   schedule(options: TaskOptions<J>, now: number): TaskId | ScheduleError {
     const accepted = Rules.validate(options, now, taskOptionKeys)
     if (!("first" in accepted)) return accepted
-    const { rank, retry, missedRuns, pauseAfter, tags, windowMs, first, plan } = accepted
     const breaker =
       options.breaker === undefined ? undefined : this.circuits.resolve(options.breaker)
     if (breaker instanceof InvalidOption) return breaker
@@ -221,55 +179,7 @@ export class Kernel<J> {
         replaced = existing
       }
     }
-    const schedule = options.schedule
-
-    // Accepted: from here on nothing can fail.
-    this.rows.expire(now)
-    // Expiring may just have evicted the final task that held this id: its row is then free and
-    // already uncounted, so replacing it would count its removal twice.
-    if (replaced >= 0 && !this.rows.present(replaced)) replaced = -1
-    const i = replaced >= 0 ? this.rows.replace(replaced) : this.rows.allocate()
-    let extra: Extras | undefined
-    if (
-      id !== undefined ||
-      plan !== undefined ||
-      retry !== Retry.none ||
-      pauseAfter !== 0 ||
-      missedRuns !== "catch-up" ||
-      tags.length !== 0 ||
-      windowMs !== NO_WINDOW ||
-      breaker !== undefined
-    ) {
-      extra = new Extras()
-      extra.id = id
-      extra.plan = plan
-      extra.gridSlot = first
-      extra.retry = retry
-      extra.missedRuns = missedRuns
-      extra.pauseAfter = pauseAfter
-      extra.tags = tags
-      extra.windowMs = windowMs
-      if (id !== undefined) this.rows.ids.set(id, i)
-    }
-    this.rows.t.setJob(i, options.job)
-    this.rows.t.setExtra(i, extra)
-    this.rows.t.setState(i, SCHEDULED)
-    this.rows.t.setRank(i, rank)
-    this.rows.t.setSlot(i, first)
-    this.rows.t.setAttempt(i, 1)
-    this.rows.t.setRuns(i, 0)
-    // `at`, cron and custom schedules name calendar instants; the rest count from a delay.
-    const tag = schedule?._tag
-    this.rows.t.setAnchor(
-      i,
-      tag === "At" || tag === "Cron" || tag === "Custom" ? WALL_TASK | WALL_SLOT : 0,
-    )
-    this.rows.push(i, first)
-    this.rows.bump(SCHEDULED, 1)
-    this.rows.accepted++
-    const taskId = (id ?? formatId(i, this.rows.t.gen(i))) as TaskId
-    if (breaker !== undefined) this.circuits.join(i, extra as Extras, breaker, taskId, now)
-    return taskId
+    return acceptRow(this.rows, this.circuits, options, accepted, breaker, replaced, now)
   }
 
   // ------------------------------------------------------------------ cancel and query
@@ -282,20 +192,7 @@ export class Kernel<J> {
    */
   cancel(id: string, now: number): boolean {
     const i = this.rows.lookup(id)
-    if (i < 0) return false
-    const s = this.rows.t.state(i)
-    const edge = Lifecycle.step(s, CANCEL, this.rows.args)
-    if (edge === undefined) return false
-    this.rows.t.setState(i, edge.target)
-    this.rows.bump(s, -1)
-    this.rows.bump(edge.target, 1)
-    if (s === SCHEDULED) {
-      this.rows.dead++
-      if (this.rows.dead * 2 > this.rows.heap.size) this.rows.compact()
-    }
-    this.finish(i, now)
-    this.rows.expire(now)
-    return true
+    return i >= 0 && cancelRow(this.rows, this.circuits, i, now)
   }
 
   /** The task's state, or `"unknown"` for an id never seen or dropped by retention. O(1). */
@@ -307,29 +204,7 @@ export class Kernel<J> {
   /** Everything known about a task, or `undefined` for an unknown id. O(1). */
   info(id: string): TaskInfo | undefined {
     const i = this.rows.lookup(id)
-    if (i < 0) return undefined
-    const extra = this.rows.t.extra(i)
-    const plan = extra?.plan
-    return {
-      id: (extra?.id ?? formatId(i, this.rows.t.gen(i))) as TaskId,
-      generation: this.rows.t.gen(i),
-      state: Lifecycle.states[this.rows.t.state(i)] as TaskState,
-      priority: (["high", "normal", "low"] as const)[this.rows.t.rank(i)] as Priority,
-      kind: plan === undefined ? "once" : plan.kind,
-      scheduledFor: this.rows.t.slot(i),
-      attempt: this.rows.t.attempt(i),
-      runNumber: this.rows.t.runs(i),
-      consecutiveFailures: extra?.consecutiveFailures ?? 0,
-      lastFailure: extra?.lastFailure,
-      scheduleError: extra?.scheduleError,
-      finishedAt:
-        this.rows.t.state(i) >= DONE ? this.rows.ring.finishedAt(this.rows.t.ticket(i)) : undefined,
-      runningSince: this.rows.t.state(i) === RUNNING ? this.rows.t.ticket(i) : undefined,
-      pausedReason: extra?.pausedReason ?? extra?.pauseRequest,
-      tags: extra?.tags ?? NO_TAGS,
-      window: extra === undefined || extra.windowMs === NO_WINDOW ? undefined : extra.windowMs,
-      breaker: extra?.breaker?.name,
-    }
+    return i < 0 ? undefined : infoOf(this.rows, i)
   }
 
   /**
@@ -339,33 +214,7 @@ export class Kernel<J> {
    */
   definition(id: string, now: number): Declared.Current | undefined {
     const i = this.rows.lookup(id)
-    if (i < 0) return undefined
-    const extra = this.rows.t.extra(i)
-    let plan = extra?.plan
-    let at: number | undefined = plan === undefined ? this.rows.t.slot(i) : undefined
-    if (extra?.restart !== undefined) {
-      const r = Schedule.resolve(extra.restart, now)
-      if ("first" in r) {
-        plan = r.plan
-        at = r.plan === undefined ? r.first : undefined
-      }
-    }
-    const cell = extra?.breaker
-    return {
-      state: Lifecycle.states[this.rows.t.state(i)] as TaskState,
-      definition: {
-        plan,
-        at,
-        priority: (["high", "normal", "low"] as const)[this.rows.t.rank(i)] as Priority,
-        retry: extra?.retry ?? Retry.none,
-        missedRuns: extra?.missedRuns ?? "catch-up",
-        pauseAfter: extra?.pauseAfter ?? 0,
-        tags: extra?.tags ?? NO_TAGS,
-        windowMs: extra?.windowMs ?? NO_WINDOW,
-        breaker: cell === undefined ? undefined : cell.shared ? cell.name : cell.policy,
-        more: { job: this.rows.t.job(i) },
-      },
-    }
+    return i < 0 ? undefined : definitionOf(this.rows, i, now)
   }
 
   /** The job of a live or retained task, or `undefined` for an unknown id. O(1). */
@@ -385,12 +234,7 @@ export class Kernel<J> {
 
   /** Ids of every task the kernel knows (live and retained final ones), in table order. O(n). */
   taskIds(): Array<TaskId> {
-    const out: Array<TaskId> = []
-    for (let i = 0; i < this.rows.top; i++) {
-      if (!this.rows.present(i)) continue
-      out.push((this.rows.t.extra(i)?.id ?? formatId(i, this.rows.t.gen(i))) as TaskId)
-    }
-    return out
+    return taskIdsOf(this.rows)
   }
 
   // ------------------------------------------------------------------ controls (SPEC §15)
@@ -443,15 +287,7 @@ export class Kernel<J> {
     const state = i < 0 ? "unknown" : (Lifecycle.states[this.rows.t.state(i)] as TaskState)
     const refused = Rules.manualRefusal("retry", id, state)
     if (refused !== undefined) return refused
-    // Out of the retention ring: it is live again and must not be evicted as final.
-    this.rows.ring.markStale(this.rows.t.ticket(i))
-    retryRow(this.rows, i, now)
-    const extra = this.rows.t.extra(i) as Extras
-    const cell = extra.breaker
-    if (cell !== undefined) {
-      extra.breaker = undefined
-      this.circuits.join(i, extra, cell.shared ? cell : cell.policy, this.rows.idOf(i), now)
-    }
+    retryTask(this.rows, this.circuits, i, now)
     return true
   }
 
@@ -508,8 +344,6 @@ export class Kernel<J> {
       windowMs: current?.windowMs ?? NO_WINDOW,
     })
     if (!("resolved" in valid)) return valid
-    const { retry, tags, windowMs, resolved } = valid
-    const rank = valid.rank ?? -1
     let breaker: BreakerCell | Breaker.Resolved | null | undefined
     if (changes.breaker === null) breaker = null
     else if (changes.breaker !== undefined) {
@@ -517,78 +351,7 @@ export class Kernel<J> {
       if (b instanceof InvalidOption) return b
       breaker = b
     }
-    // ---- apply ----
-    const extra = this.rows.ensureExtra(i)
-    if ("job" in changes && changes.job !== undefined) this.rows.t.setJob(i, changes.job)
-    if (retry !== undefined) extra.retry = retry
-    if (changes.missedRuns !== undefined) extra.missedRuns = changes.missedRuns
-    if (changes.pauseAfterConsecutiveFailures !== undefined)
-      extra.pauseAfter = changes.pauseAfterConsecutiveFailures
-    if (tags !== undefined) extra.tags = tags
-    if (windowMs !== undefined) extra.windowMs = windowMs
-    // A manual run that has not started gives way to the new schedule (SPEC §19.1).
-    if (resolved !== undefined && changes.schedule !== undefined && s === SCHEDULED)
-      dropManual(this.rows, i)
-    const step = Rules.updateStep(
-      {
-        state: Lifecycle.states[s] as TaskState,
-        attempt: this.rows.t.attempt(i),
-        rank: this.rows.t.rank(i),
-        breaker: extra.breaker !== undefined,
-      },
-      {
-        schedule: resolved !== undefined && changes.schedule !== undefined,
-        rank: rank >= 0 ? rank : undefined,
-        breaker:
-          breaker === undefined || breaker === extra.breaker
-            ? "keep"
-            : breaker === null
-              ? "remove"
-              : "change",
-      },
-    )
-    if (rank >= 0) this.rows.t.setRank(i, rank)
-    if (step.schedule === "waits") {
-      // The slot in progress (a run, or a pending retry of it) ends first.
-      extra.restart = changes.schedule
-    } else if (step.schedule === "now" && resolved !== undefined) {
-      extra.restart = undefined
-      extra.plan = resolved.plan
-      extra.gridSlot = resolved.first
-      extra.merged = undefined
-      extra.resumeFrom = -1
-      this.rows.t.setSlot(i, resolved.first)
-    }
-    if (step.requeue) {
-      // Push first: the new entry makes the old one dead before a compaction can look at it.
-      this.rows.push(i, this.rows.t.slot(i))
-      this.rows.kill()
-    }
-    if (step.leave || step.join) {
-      if (step.leave) this.circuits.leave(i, extra.breaker as BreakerCell, now)
-      extra.breaker = undefined
-      if (step.join) {
-        this.circuits.join(
-          i,
-          extra,
-          breaker as BreakerCell | Breaker.Resolved,
-          this.rows.idOf(i),
-          now,
-        )
-      }
-      // Held by the breaker it left, and the new one (if any) does not hold it: unheld (or,
-      // while it runs, the breaker's pause request is withdrawn).
-      const cell = extra.breaker as BreakerCell | undefined
-      if (step.leave && Breaker.unheldOnLeave(cell?.status.state)) {
-        const state = this.rows.t.state(i)
-        if (state === PAUSED && extra.pausedReason === "breaker") resumeRow(this.rows, i, now)
-        else if (state === RUNNING && extra.pauseRequest === "breaker") {
-          this.rows.load(i, extra)
-          Lifecycle.step(RUNNING, RESUME, this.rows.args)
-          extra.pauseRequest = undefined
-        }
-      }
-    }
+    applyUpdate(this.rows, this.circuits, i, changes, valid, breaker, now)
     return true
   }
 
@@ -608,7 +371,7 @@ export class Kernel<J> {
   tasks(filter: TaskFilter = {}): Array<TaskInfo> {
     const out: Array<TaskInfo> = []
     this.rows.forEachMatch(filter, (i) => {
-      out.push(this.info(this.rows.idOf(i)) as TaskInfo)
+      out.push(infoOf(this.rows, i))
     })
     return out
   }
@@ -644,11 +407,12 @@ export class Kernel<J> {
 
   /** A shared breaker by name, or a task's own breaker by the task's id; `undefined` if none. */
   breaker(name: string): BreakerInfo | undefined {
-    const named = this.circuits.named.get(name)
-    if (named !== undefined) return this.circuits.info(named)
-    const i = this.rows.lookup(name)
-    const cell = i < 0 ? undefined : this.rows.t.extra(i)?.breaker
-    return cell === undefined || cell.shared ? undefined : this.circuits.info(cell)
+    return breakerOf(this.rows, this.circuits, name)
+  }
+
+  /** Occurrences waiting to be drained: lets a driver skip {@link drainOccurrences} when 0. O(1). */
+  get pendingOccurrenceCount(): number {
+    return this.rows.pendingOccurrences.length
   }
 
   /**
@@ -656,11 +420,6 @@ export class Kernel<J> {
    * since the last call, in order, and forgets them. A driver calls it after each step, so they
    * are never lost nor kept without bound. O(count).
    */
-  /** Occurrences waiting to be drained: lets a driver skip {@link drainOccurrences} when 0. O(1). */
-  get pendingOccurrenceCount(): number {
-    return this.rows.pendingOccurrences.length
-  }
-
   drainOccurrences(): Array<Occurrence> {
     const out = this.rows.pendingOccurrences
     if (out.length === 0) return []
@@ -730,7 +489,7 @@ export class Kernel<J> {
         extra !== undefined &&
         manual === undefined &&
         (extra.windowMs !== NO_WINDOW || (slot < now && extra.missedRuns === "coalesce")) &&
-        this.movedAtTake(i, g, extra, slot, now, limit)
+        movedAtTake(this.rows, this.circuits, i, g, extra, slot, now, limit)
       ) {
         continue
       }
@@ -859,7 +618,7 @@ export class Kernel<J> {
       this.rows.t.setSlot(i, nextSlot)
       this.rows.push(i, nextSlot)
     } else {
-      this.finish(i, finishedAt)
+      finishRow(this.rows, this.circuits, i, finishedAt)
     }
     this.rows.expire(finishedAt)
     if (!record) return undefined
@@ -876,47 +635,14 @@ export class Kernel<J> {
    * clock calls this once; nothing fires early or late because of the step. O(n).
    */
   shift(delta: number): void {
-    if (delta === 0 || !Number.isSafeInteger(delta)) return
-    const t = this.rows.t
-    for (let i = 0; i < this.rows.top; i++) {
-      const state = t.state(i)
-      if (state !== SCHEDULED && state !== RUNNING && state !== PAUSED) continue
-      const anchor = t.anchor(i)
-      if (state !== RUNNING && (anchor & WALL_SLOT) === 0) t.setSlot(i, t.slot(i) + delta)
-      if (anchor & WALL_TASK) continue
-      const extra = t.extra(i)
-      if (extra === undefined) continue
-      extra.gridSlot += delta
-      const plan = extra.plan
-      // The grid moves with its slots: the next slot is computed from the shifted grid slot.
-      if (plan?.kind === "fixed-rate") {
-        extra.plan = { ...plan, grid: MissedRun.periodic(extra.gridSlot, plan.period) }
-      }
-    }
-    this.rows.heap.shift(
-      delta,
-      (i, order) => this.rows.isLive(i, order) && (t.anchor(i) & WALL_SLOT) === 0,
-    )
+    shiftRows(this.rows, delta)
   }
 
   // ------------------------------------------------------------------ introspection
 
   /** Counts by state and heap figures. O(1). */
   stats(): Stats {
-    const c = this.rows.counts
-    return {
-      scheduled: c[SCHEDULED] as number,
-      running: c[RUNNING] as number,
-      paused: c[PAUSED] as number,
-      done: c[DONE] as number,
-      failed: c[FAILED] as number,
-      cancelled: c[CANCELLED] as number,
-      accepted: this.rows.accepted,
-      removed: this.rows.removed,
-      inFlight: this.rows.inFlight,
-      heapEntries: this.rows.heap.size,
-      deadEntries: this.rows.dead,
-    }
+    return statsOf(this.rows)
   }
 
   /** Tasks in `scheduled` now: `stats().scheduled` without building the stats. O(1). */
@@ -947,23 +673,6 @@ export class Kernel<J> {
     checkInvariants(this.rows, this.circuits)
   }
 
-  // ------------------------------------------------------------------ internals
-  /** Records that row `i` reached a final state at `now`, for retention, and drops its job. */
-  private finish(i: number, now: number): void {
-    const t = this.rows.t
-    const hasExtra = t.hasExtra(i)
-    t.setTicket(i, this.rows.ring.push(i, t.state(i) | (hasExtra ? HAS_EXTRA : 0), now))
-    // A failed task keeps its job while retained: `retry` runs it again (SPEC §19.2).
-    if (t.state(i) !== FAILED) t.setJob(i, undefined)
-    if (hasExtra) {
-      const extra = t.extra(i) as Extras
-      extra.pausedReason = undefined
-      extra.pauseRequest = undefined
-      extra.manual = undefined
-      extra.kept = undefined
-      if (extra.breaker !== undefined) this.circuits.leave(i, extra.breaker, now)
-    }
-  }
   // ------------------------------------------------------------------ controls: internals
   /** PAUSE for row `i`; a manual run not yet started is dropped first (SPEC §19.1). */
   private pauseAt(i: number, reason: PauseReason, now: number): boolean {
@@ -980,76 +689,5 @@ export class Kernel<J> {
       if (change(i)) out.push(id)
     }
     return out
-  }
-  /**
-   * The take-time decision (SPEC §3) for a live entry of row `i` due at `slot`, taken at `now`:
-   * true when the run is not started — a one-shot past its deadline expired (the task is
-   * `failed`), or the row moved to a later slot (skipped by its window, or coalesced) and was
-   * pushed back there, so runs due before it still go first (SPEC §4).
-   */
-  private movedAtTake(
-    i: number,
-    g: number,
-    extra: Extras,
-    slot: number,
-    now: number,
-    limit: number,
-  ): boolean {
-    const take = Rules.take(this.rows.rowView(i, extra), now, limit, extra.notBefore)
-    switch (take._tag) {
-      case "Start":
-        return false
-      case "Expire": {
-        this.rows.load(i, extra)
-        Lifecycle.step(SCHEDULED, EXPIRE, this.rows.args)
-        const expired = Lifecycle.states.indexOf(Rules.expire())
-        this.rows.t.setState(i, expired)
-        this.rows.bump(SCHEDULED, -1)
-        this.rows.bump(expired, 1)
-        this.rows.emit({
-          kind: "expired",
-          id: this.rows.idOf(i),
-          generation: g,
-          slot: extra.gridSlot,
-          scheduledFor: slot,
-          attempt: this.rows.t.attempt(i),
-          deadline: take.deadline,
-          // When the run would have started: a stepping driver is behind the slot it takes.
-          at: Math.max(slot, now, extra.notBefore),
-        })
-        this.finish(i, Math.max(slot, now, extra.notBefore))
-        return true
-      }
-      case "Skip": {
-        this.rows.emit({
-          kind: "skipped",
-          id: this.rows.idOf(i),
-          generation: g,
-          cause: "window",
-          ...take.skipped,
-          nextSlot: take.slot,
-          at: Math.max(slot, now, extra.notBefore),
-        })
-        extra.merged = undefined
-        break
-      }
-      case "Coalesce": {
-        const merged = take.merged
-        extra.merged =
-          extra.merged === undefined
-            ? merged
-            : {
-                first: extra.merged.first,
-                last: merged.last,
-                count: extra.merged.count + merged.count,
-                exact: extra.merged.exact && merged.exact,
-              }
-        break
-      }
-    }
-    extra.gridSlot = take.slot
-    this.rows.t.setSlot(i, take.slot)
-    this.rows.push(i, take.slot)
-    return true
   }
 }

@@ -16,6 +16,10 @@
  *   └────────────────── SUCCEED with a next slot | FAIL with retries left | FAIL, recurring
  * ```
  *
+ * Not drawn: the manual runs (`TRIGGER`, `MANUAL_END`, `RETRY`), and a durable store's
+ * `HAND_BACK` (running → scheduled, or paused when a pause was requested) and `UNREADABLE`
+ * (running → failed); see {@link TaskEvent}.
+ *
  * The machine is pure: its context holds the counters its guards read, its events carry the
  * facts only the kernel can compute (the schedule's next slot, whether the task's circuit breaker
  * opens), and the things it asks the outside world to do — push the next slot, push a retry, push
@@ -109,6 +113,13 @@ export interface TaskInput {
  * `RETRY` gives a `failed` task one more attempt of its failed slot, due now (`scheduleNow`).
  * `failed` is final for everything else: only an explicit retry brings it back.
  *
+ * Two events only a durable store sends ({@link storeEvents}): `HAND_BACK` is a claimed run
+ * returned with no outcome (a closing scheduler, a lost session, recovery after a crash): the
+ * run did not happen, so its run number is given back and its pending slot or retry stays as it
+ * was, `scheduled` again, or held in `paused` when a pause was requested while it was claimed.
+ * `UNREADABLE` is a claimed run whose stored task cannot be read back into these terms (a row
+ * edited by hand): the task ends `failed` without a run.
+ *
  * @category models
  * @since 0.1.0
  */
@@ -127,6 +138,8 @@ export type TaskEvent =
   | { readonly type: "TRIGGER" }
   | { readonly type: "MANUAL_END" }
   | { readonly type: "RETRY" }
+  | { readonly type: "HAND_BACK" }
+  | { readonly type: "UNREADABLE" }
 
 /**
  * The event types in table order.
@@ -145,7 +158,18 @@ export const events: ReadonlyArray<TaskEvent["type"]> = [
   "TRIGGER",
   "MANUAL_END",
   "RETRY",
+  "HAND_BACK",
+  "UNREADABLE",
 ]
+
+/**
+ * The events only a durable store sends: an in-memory scheduler's runs always end with an
+ * outcome, and its tasks are always readable (see {@link TaskEvent}).
+ *
+ * @category models
+ * @since 0.6.0
+ */
+export const storeEvents: ReadonlyArray<TaskEvent["type"]> = ["HAND_BACK", "UNREADABLE"]
 
 /**
  * The context updates of the machine, written once and used both by XState's `assign` and by
@@ -157,6 +181,10 @@ export const events: ReadonlyArray<TaskEvent["type"]> = [
 export const ops = {
   startRun: (c: TaskContext): void => {
     c.runNumber += 1
+  },
+  /** A run handed back did not happen: the number it was given is given back. */
+  unstartRun: (c: TaskContext): void => {
+    c.runNumber -= 1
   },
   retry: (c: TaskContext): void => {
     c.attempt += 1
@@ -265,6 +293,7 @@ export const machine = setup({
   guards,
   actions: {
     startRun: assign(({ context }) => applied(context, ops.startRun)),
+    unstartRun: assign(({ context }) => applied(context, ops.unstartRun)),
     retry: assign(({ context }) => applied(context, ops.retry)),
     slotSucceeded: assign(({ context }) => applied(context, ops.slotSucceeded)),
     slotFailed: assign(({ context }) => applied(context, ops.slotFailed)),
@@ -330,6 +359,11 @@ export const machine = setup({
           { guard: "pauseRequested", target: "paused", actions: ["hold", "scheduleKept"] },
           { target: "scheduled", actions: "scheduleKept" },
         ],
+        HAND_BACK: [
+          { guard: "pauseRequested", target: "paused", actions: ["unstartRun", "hold"] },
+          { target: "scheduled", actions: "unstartRun" },
+        ],
+        UNREADABLE: { target: "failed" },
       },
     },
     paused: {
@@ -500,3 +534,7 @@ export const TRIGGER = 7
 export const MANUAL_END = 8
 /** @internal */
 export const RETRY = 9
+/** @internal */
+export const HAND_BACK = 10
+/** @internal */
+export const UNREADABLE = 11

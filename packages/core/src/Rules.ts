@@ -9,7 +9,9 @@
  * - {@link settle}: a run's outcome → the next state, slot or retry time and what to record,
  *   the failure policy pausing included;
  * - {@link resume}: a paused task → the slot it continues with and the slots it skipped;
- * - {@link manualRefusal}: whether a task's state allows a `trigger` or a `retry` (SPEC §19).
+ * - {@link manualRefusal}: whether a task's state allows a `trigger` or a `retry` (SPEC §19);
+ * - {@link handBack}, {@link unreadable}: a durable store's claimed run returned with no outcome,
+ *   or found unreadable (SPEC §5.5).
  *
  * A store's part is "load the row → decide → store the row". None of these functions reads a
  * clock or keeps state: `now` and the random source are arguments.
@@ -17,6 +19,7 @@
  * @since 0.3.0
  */
 
+export * from "./internal/rules/handBack.ts"
 export * from "./internal/rules/manual.ts"
 export * from "./internal/rules/resume.ts"
 export * from "./internal/rules/row.ts"

@@ -34,6 +34,8 @@ const eventsFor = (): Array<Lifecycle.TaskEvent> => [
   { type: "PAUSE" },
   { type: "RESUME" },
   { type: "EXPIRE" },
+  { type: "HAND_BACK" },
+  { type: "UNREADABLE" },
   { type: "TRIGGER" },
   { type: "MANUAL_END" },
   { type: "RETRY" },
@@ -87,6 +89,8 @@ const graphEvents: Array<Lifecycle.TaskEvent> = [
   { type: "PAUSE" },
   { type: "RESUME" },
   { type: "EXPIRE" },
+  { type: "HAND_BACK" },
+  { type: "UNREADABLE" },
   { type: "TRIGGER" },
   { type: "MANUAL_END" },
   { type: "RETRY" },
@@ -296,6 +300,34 @@ describe("models", () => {
     ])
     for (const state of ["scheduled", "running", "paused", "done", "cancelled"] as const)
       expect(at(state, "RETRY")).toEqual([])
+  })
+
+  it("SPEC §5.5: HAND_BACK and UNREADABLE only from running; a hand-back gives its run number back", () => {
+    const at = (state: Lifecycle.TaskState, event: Lifecycle.TaskEvent["type"]) =>
+      (
+        Lifecycle.compiled[
+          Lifecycle.states.indexOf(state) * Lifecycle.events.length +
+            Lifecycle.events.indexOf(event)
+        ] ?? []
+      ).map((e) => Lifecycle.states[e.target])
+    expect(at("running", "HAND_BACK")).toEqual(["paused", "scheduled"])
+    expect(at("running", "UNREADABLE")).toEqual(["failed"])
+    for (const state of ["scheduled", "paused", "done", "failed", "cancelled"] as const) {
+      expect(at(state, "HAND_BACK")).toEqual([])
+      expect(at(state, "UNREADABLE")).toEqual([])
+    }
+    const [s0] = initialTransition(Lifecycle.machine, { maxRetries: 2 })
+    const [s1] = transition(Lifecycle.machine, s0, { type: "START" })
+    const [s2] = transition(Lifecycle.machine, s1, { type: "HAND_BACK" })
+    expect([s2.value, s2.context]).toEqual(["scheduled", s0.context])
+    const [p1] = transition(Lifecycle.machine, s1, { type: "PAUSE" })
+    const [p2] = transition(Lifecycle.machine, p1, { type: "HAND_BACK" })
+    expect([p2.value, p2.context.runNumber, p2.context.pauseRequested]).toEqual([
+      "paused",
+      0,
+      false,
+    ])
+    expect(Lifecycle.storeEvents).toEqual(["HAND_BACK", "UNREADABLE"])
   })
 })
 

@@ -78,6 +78,59 @@ describe("take", () => {
   it("a run on time starts", () => {
     expect(Rules.take(row({ plan: grid(10), missedRuns: "coalesce" }), 0)._tag).toBe("Start")
   })
+
+  it("SPEC §3: takePlan folds a window skip then a coalesce into one move, each step with its cause", () => {
+    // Due at 0, taken at 100 with a 15 ms window: 0–80 are skipped to 90, then 90 is coalesced
+    // into 100, where the run starts; the coalesce after the skip is what the run merges.
+    expect(
+      Rules.takePlan(row({ plan: grid(10), windowMs: 15, missedRuns: "coalesce" }), 100),
+    ).toEqual({
+      _tag: "Move",
+      slot: 100,
+      steps: [
+        { _tag: "Skip", from: 0, slot: 90, skipped: { first: 0, last: 80, count: 9, exact: true } },
+        {
+          _tag: "Coalesce",
+          from: 90,
+          slot: 100,
+          merged: { first: 90, last: 90, count: 1, exact: true },
+        },
+      ],
+      merged: { first: 90, last: 90, count: 1, exact: true },
+      skipped: true,
+    })
+  })
+
+  it("takePlan: a run on time starts, a one-shot past its deadline expires, nothing moves past limit", () => {
+    expect(Rules.takePlan(row({ plan: grid(10), missedRuns: "coalesce" }), 0)).toEqual({
+      _tag: "Start",
+    })
+    expect(Rules.takePlan(row({ slot: 10, dueAt: 10, windowMs: 5 }), 16)).toEqual({
+      _tag: "Expire",
+      deadline: 15,
+    })
+    const plan = Rules.takePlan(row({ plan: grid(10), missedRuns: "coalesce" }), 35, 15)
+    expect(plan).toMatchObject({ _tag: "Move", slot: 10, skipped: false })
+  })
+
+  it("takePlan is take applied at each slot the row moves to, until it starts or passes limit", () => {
+    for (const windowMs of [Rules.NO_WINDOW, 5, 15, 40])
+      for (const missedRuns of ["catch-up", "coalesce", "skip"] as const)
+        for (const now of [0, 9, 10, 25, 100, 1_000]) {
+          let view = row({ plan: grid(10), windowMs, missedRuns })
+          const steps: Array<Rules.TakeStep> = []
+          for (let t = Rules.take(view, now); t._tag === "Skip" || t._tag === "Coalesce"; ) {
+            steps.push({ ...t, from: view.dueAt })
+            view = { ...view, slot: t.slot, dueAt: t.slot }
+            if (t.slot > now) break
+            t = Rules.take(view, now)
+          }
+          const plan = Rules.takePlan(row({ plan: grid(10), windowMs, missedRuns }), now)
+          expect(plan._tag === "Move" ? [plan.slot, plan.steps] : [0, []]).toEqual(
+            steps.length === 0 ? [0, []] : [view.slot, steps],
+          )
+        }
+  })
 })
 
 describe("settle", () => {
@@ -177,6 +230,13 @@ describe("pause and resume", () => {
 describe("expire and schedule changes", () => {
   it("SPEC §3: a one-shot taken past its deadline ends failed, as the machine's EXPIRE says", () => {
     expect(Rules.expire()).toBe("failed")
+  })
+
+  it("handBack: scheduled again, or held with the pause requested while it was claimed (SPEC §5.5)", () => {
+    expect(Rules.handBack(undefined)).toEqual({ state: "scheduled", pausedReason: undefined })
+    expect(Rules.handBack("manual")).toEqual({ state: "paused", pausedReason: "manual" })
+    expect(Rules.handBack("breaker")).toEqual({ state: "paused", pausedReason: "breaker" })
+    expect(Rules.unreadable()).toBe("failed")
   })
 
   it("SPEC §15: a schedule change waits for a run or a pending retry; otherwise it starts now", () => {

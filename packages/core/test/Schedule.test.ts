@@ -1,4 +1,4 @@
-import { Duration, Result } from "effect"
+import { Cron, Duration, Result } from "effect"
 import { describe, expect, it } from "vitest"
 import { Clock, Driver, MissedRun, Schedule } from "../src/index.ts"
 
@@ -292,10 +292,237 @@ describe("encode / decode", () => {
     expect(Result.isFailure(Schedule.encode(s, r))).toBe(true)
   })
 
+  it("decode gives back each kind's encoded form and its plan", () => {
+    const decoded = (data: unknown) => Result.getOrThrow(Schedule.decode(data))
+    expect(decoded({ kind: "once", at: 10 })).toEqual({
+      encoded: { kind: "once", at: 10 },
+      plan: undefined,
+    })
+    expect(decoded({ kind: "fixed-delay", period: 9 })).toEqual({
+      encoded: { kind: "fixed-delay", period: 9 },
+      plan: { kind: "fixed-delay", period: 9 },
+    })
+    const rate = decoded({ kind: "fixed-rate", first: 105, period: 10 })
+    expect(rate.encoded).toEqual({ kind: "fixed-rate", first: 105, period: 10 })
+    expect(rate.plan?.kind === "fixed-rate" && rate.plan.period).toBe(10)
+    expect(rate.plan?.kind === "fixed-rate" && rate.plan.grid.after(105)).toBe(115)
+    for (const dayMatch of ["vixie", "either"] as const) {
+      const cron = decoded({ kind: "cron", expression: "0 0 */2 * 1", timeZone: "UTC", dayMatch })
+      expect(cron.plan?.kind).toBe("cron")
+      // 2026-03-02 is a Monday on an even day: a match only under "either" (vixie needs both
+      // fields to match when the day of month starts with `*`).
+      const monday = Date.UTC(2026, 2, 2)
+      const next = cron.plan?.kind === "cron" ? cron.plan.grid.after(monday - 1) : undefined
+      expect(next === monday).toBe(dayMatch === "either")
+    }
+  })
+
+  it("decode names what is wrong with data it did not write, and keeps the data", () => {
+    const cases: ReadonlyArray<readonly [unknown, string]> = [
+      ["x", "is not an encoded schedule"],
+      [null, "is not an encoded schedule"],
+      [{ kind: "once" }, "has no whole-ms `at`"],
+      [{ kind: "fixed-delay", period: 1.5 }, "has no positive whole-ms period"],
+      [{ kind: "fixed-rate", period: 10 }, "has no whole-ms `first`"],
+      [{ kind: "cron", expression: "0 * * * *" }, "has no cron expression and time zone"],
+      [{ kind: "cron", timeZone: "UTC" }, "has no cron expression and time zone"],
+      [
+        { kind: "cron", expression: "0 * * * *", timeZone: "UTC", dayMatch: "both" },
+        'has a dayMatch that is neither "vixie" nor "either"',
+      ],
+      [{ kind: "cron", expression: "bogus", timeZone: "UTC" }, "is invalid: "],
+      [{ kind: "x" }, "is of no known kind"],
+    ]
+    for (const [data, why] of cases) {
+      const r = Schedule.decode(data)
+      if (Result.isSuccess(r)) throw new Error(`decoded ${JSON.stringify(data)}`)
+      expect(r.failure.field).toBe("schedule")
+      expect(r.failure.value).toBe(data)
+      expect(r.failure.message).toMatch(/^stored schedule /)
+      expect(r.failure.message).toContain(why)
+    }
+  })
+
   it("data it did not write is an InvalidOption on schedule", () => {
     for (const bad of [null, 1, { kind: "fixed-rate", period: 0, first: 0 }, { kind: "x" }]) {
       const r = Schedule.decode(bad)
       expect(Result.isFailure(r) && r.failure.field).toBe("schedule")
     }
+  })
+})
+
+describe("preview: bad options", () => {
+  const s = Schedule.fixedRate(10)
+
+  it("a missing or fractional count is an InvalidOption on count, not an empty preview", () => {
+    for (const count of [undefined, -1, 1.5]) {
+      const r = Schedule.preview(s, { from: 0, count: count as number })
+      expect(!Array.isArray(r) && r).toMatchObject({
+        field: "count",
+        value: count,
+        message: `count must be a non-negative integer, got ${count}`,
+      })
+    }
+  })
+
+  it("missing options are an InvalidOption on from", () => {
+    const r = Schedule.preview(s, undefined as never)
+    expect(!Array.isArray(r) && r).toMatchObject({ field: "from" })
+  })
+})
+
+describe("custom and bounded schedules: each failure names its field and cause", () => {
+  it("a next that is no function, throws, or gives no first slot is refused at resolve", () => {
+    expect(Schedule.resolve(Schedule.custom("x" as never), 0)).toMatchObject({
+      field: "schedule.next",
+      value: "x",
+      message: 'schedule.next must be a function, got "x"',
+    })
+    const boom = new Error("boom")
+    expect(
+      Schedule.resolve(
+        Schedule.custom(() => {
+          throw boom
+        }),
+        5,
+      ),
+    ).toMatchObject({
+      field: "next()",
+      value: boom,
+      message: "a custom schedule's next(undefined, 5) threw: Error: boom",
+    })
+    // null reads as "no slot", like undefined, not as an invalid instant.
+    for (const none of [undefined, null]) {
+      expect(
+        Schedule.resolve(
+          Schedule.custom(() => none as never),
+          0,
+        ),
+      ).toMatchObject({
+        field: "next()",
+        message: "a custom schedule's next(undefined, now) must return a first slot, got undefined",
+      })
+    }
+  })
+
+  it("after a run, a custom next that throws is an InvalidTime; one that ends is undefined", () => {
+    const plan = (next: Schedule.NextSlot): Schedule.Plan => ({ kind: "custom", next })
+    expect(
+      Schedule.nextAfterRun(
+        plan(() => {
+          throw new Error("late")
+        }),
+        "catch-up",
+        10,
+        12,
+      ),
+    ).toMatchObject({
+      field: "next()",
+      message: "a custom schedule's next(10, 12) threw: Error: late",
+    })
+    expect(
+      Schedule.nextAfterRun(
+        plan(() => undefined),
+        "catch-up",
+        10,
+        12,
+      ),
+    ).toBeUndefined()
+  })
+
+  it("a fixed delay may land on 2^53-1 ms exactly, and no further", () => {
+    const plan: Schedule.Plan = { kind: "fixed-delay", period: 10 }
+    const max = Number.MAX_SAFE_INTEGER
+    expect(Schedule.nextAfterRun(plan, "catch-up", 0, max - 10)).toEqual({
+      slot: max,
+      dropped: undefined,
+    })
+    expect(Schedule.nextAfterRun(plan, "catch-up", 0, max - 9)).toBeUndefined()
+  })
+
+  it("a first delay past 2^53-1 ms is an InvalidDelay on delay", () => {
+    const max = Number.MAX_SAFE_INTEGER
+    expect(Schedule.resolve(Schedule.fixedDelay(10, { delay: 20 }), max - 10)).toMatchObject({
+      field: "delay",
+      value: 20,
+    })
+  })
+
+  it("a custom schedule cannot be encoded, and says why", () => {
+    const s = Schedule.custom(() => 1)
+    const r = Schedule.encode(s, Schedule.resolve(s, 0) as Schedule.Resolved)
+    expect(Result.isFailure(r) && r.failure).toMatchObject({
+      field: "schedule",
+      value: s,
+      message: "schedule: a custom schedule's next() is a function and cannot be stored",
+    })
+  })
+})
+
+describe("parseCron and cron data: refusals and defaults", () => {
+  it("a zone that is no IANA name is an InvalidTimeZone, before the expression is read", () => {
+    for (const timeZone of ["Mars/Olympus", 123 as never]) {
+      expect(Schedule.parseCron("not cron", timeZone)).toMatchObject({
+        _tag: "InvalidTimeZone",
+        field: "timeZone",
+        value: timeZone,
+      })
+    }
+  })
+
+  it("an expression that is no string, or wrong as a whole, says so without a field", () => {
+    expect(Schedule.parseCron(123 as never, "UTC")).toMatchObject({
+      _tag: "InvalidCronExpression",
+      field: "expression",
+      message: "expression 123 is not a valid cron expression",
+    })
+    const whole = Schedule.parseCron("* *", "UTC")
+    expect(whole).toMatchObject({ _tag: "InvalidCronExpression", field: "expression" })
+    expect("message" in whole && whole.message).toMatch(
+      /^expression "\* \*" is not a valid cron expression: it /,
+    )
+  })
+
+  it("an Effect Cron without a zone is read in UTC, and cannot be encoded", () => {
+    const parsed = Cron.parseUnsafe("0 * * * *")
+    const s = Schedule.cron(parsed)
+    expect(s.timeZone).toBe("UTC")
+    const r = Schedule.encode(s, Schedule.resolve(s, 0) as Schedule.Resolved)
+    expect(Result.isFailure(r) && r.failure).toMatchObject({
+      field: "schedule",
+      message:
+        "schedule: a parsed Cron object cannot be stored; give the cron expression as a string",
+    })
+  })
+})
+
+describe("dstNote on an Effect Cron", () => {
+  const zone = "America/New_York"
+  it("notes the spring gap and the autumn fold as the parsed form does, and nothing without a zone", () => {
+    const gap = Cron.parseUnsafe("30 2 * * *", zone)
+    // 2026-03-08 02:30 does not exist in New York: the slot is 03:30 EDT, 07:30Z.
+    const shifted = Date.UTC(2026, 2, 8, 7, 30)
+    expect(Schedule.dstNote(gap, shifted)).toEqual({ kind: "gap", shiftedBy: 3_600_000 })
+    const fold = Cron.parseUnsafe("30 1 * * *", zone)
+    // 2026-11-01 01:30 happens twice: 05:30Z (EDT) and 06:30Z (EST).
+    const first = Date.UTC(2026, 10, 1, 5, 30)
+    const second = Date.UTC(2026, 10, 1, 6, 30)
+    expect(Schedule.dstNote(fold, first)).toEqual({ kind: "fold", occurrence: "first" })
+    expect(Schedule.dstNote(fold, second)).toEqual({ kind: "fold", occurrence: "second" })
+    const ordinary = Date.UTC(2026, 5, 1, 5, 30)
+    expect(Schedule.dstNote(fold, ordinary)).toBeUndefined()
+    for (const [expression, slot] of [
+      ["30 2 * * *", shifted],
+      ["30 1 * * *", first],
+      ["30 1 * * *", second],
+      ["30 1 * * *", ordinary],
+    ] as const) {
+      const parsed = Schedule.parseCron(expression, zone)
+      if (!("spec" in parsed)) throw new Error(parsed.message)
+      expect(Schedule.dstNote(Cron.parseUnsafe(expression, zone), slot)).toEqual(
+        Schedule.dstNote(parsed, slot),
+      )
+    }
+    expect(Schedule.dstNote(Cron.parseUnsafe("30 1 * * *"), first)).toBeUndefined()
   })
 })

@@ -106,3 +106,52 @@ describe("closing with runs in flight", () => {
     )
   }
 })
+
+describe("a hand-back with a pause requested (SPEC §5.5)", () => {
+  it.live(
+    "a task paused while its run is in flight is handed back paused, its pending run held",
+    () =>
+      Effect.gen(function* () {
+        const dir = tempDir()
+        const file = dir.file()
+        const started: Array<string> = []
+        const slow = Handler.make("slow", Schema.Struct({}), (_, run) =>
+          Effect.andThen(
+            Effect.sync(() => started.push(run.id)),
+            Effect.never,
+          ),
+        )
+        const scope = yield* Scope.make()
+        const store = yield* Layer.buildWithScope(sqlite(file), scope)
+        const { durable } = yield* DurableScheduler.make({
+          handlers: [slow],
+          workers: 1,
+          shutdown: "interrupt",
+        }).pipe(Scope.provide(scope), Effect.provide(store))
+        yield* durable.schedule({
+          id: "p",
+          handler: slow,
+          payload: {},
+          schedule: Schedule.fixedRate("1 hour"),
+        })
+        yield* until(
+          "the run to start",
+          Effect.sync(() => started.length === 1),
+        )
+        // Asked for while the run is claimed: a request, which the run's end would apply.
+        expect(yield* durable.pause("p")).toBe(true)
+        yield* Scope.close(scope, Exit.void)
+        const found = yield* withScheduler(
+          sqlite(file),
+          { handlers: [slow], claim: false },
+          (api) => Effect.all({ state: api.status("p"), ledger: api.ledger("p") }),
+        )
+        expect(found.state).toBe("paused")
+        expect(found.ledger.map((o) => [o.kind, o.kind === "ran" ? "" : o.cause])).toEqual([
+          ["released", "interrupted"],
+        ])
+        dir.cleanup()
+      }),
+    120_000,
+  )
+})

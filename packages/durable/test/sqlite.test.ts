@@ -5,6 +5,7 @@ import Database from "better-sqlite3"
 import { Clock, Data, DateTime, Effect, Layer, Option, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import { DurableScheduler, Handler, TaskStore } from "../src/index.ts"
+import * as Rows from "../src/internal/rows.ts"
 import { advance, recording, sqlite, tempDir, withScheduler } from "./helpers.ts"
 
 class Boom extends Data.TaggedError("Boom")<{ readonly attempt: number }> {}
@@ -562,6 +563,57 @@ describe("SQLite store under TestClock", () => {
           ])
         }),
       ),
+  )
+
+  it.effect(
+    "a run handed back by recovery is held when a pause was requested while it ran (SPEC §5.5)",
+    () =>
+      Effect.gen(function* () {
+        const t = tempDir()
+        try {
+          const store = sqlite(t.file())
+          const outcome = yield* Effect.gen(function* () {
+            const s = yield* TaskStore.TaskStore
+            const task = (id: string, seq: number) => ({
+              id,
+              handler: "record",
+              payload: "{}",
+              schedule: { kind: "fixed-rate", first: 5, period: 100 } as const,
+              priority: 1,
+              retry: Retry.none,
+              missedRuns: "catch-up" as const,
+              pauseAfter: 0,
+              timeoutMs: 0,
+              slot: 5,
+              seq,
+              now: 0,
+            })
+            yield* s.insert([task("asked", 1), task("plain", 2)])
+            yield* s.claim({
+              owner: "dead",
+              now: 10,
+              limit: 10,
+              leaseMs: 60_000,
+              handlers: ["record"],
+            })
+            // A pause asked for while the run is claimed: what `pause` writes on a running row.
+            yield* s.modify("asked", (r) => ({
+              update: Rows.requested(r, "manual", 12),
+              events: [],
+            }))
+            expect(yield* s.recover(20)).toBe(2)
+            const row = (id: string) =>
+              s.get(id).pipe(Effect.map(Option.map((r) => [r.state, r.pausedReason, r.slot])))
+            return [yield* row("asked"), yield* row("plain")]
+          }).pipe(Effect.provide(store))
+          expect(outcome).toEqual([
+            Option.some(["paused", "manual", 5]),
+            Option.some(["scheduled", null, 5]),
+          ])
+        } finally {
+          t.cleanup()
+        }
+      }),
   )
 
   it.effect(

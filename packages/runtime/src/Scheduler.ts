@@ -38,245 +38,46 @@ import {
   Layer,
   Option,
   PubSub,
-  References,
-  Scope,
-  type Stream,
+  type Scope,
   Tracer,
 } from "effect"
 import * as Health from "./Health.ts"
 import { type Clocks, TimingActor } from "./internal/actor.ts"
+import { isRunSyncScheduler, withoutFiberLocals } from "./internal/context.ts"
 import * as Ensure from "./internal/ensure.ts"
 import { attach, combine, Inspection } from "./internal/inspection.ts"
 import {
+  checkSchedule,
   jobError,
   parse,
   type SchedulerOptions,
-  scheduleOptionKeys,
   updateKeys,
 } from "./internal/options.ts"
+import type {
+  LedgerRead,
+  RunServices,
+  ScheduleOptions,
+  SchedulerShape,
+  UpdateChanges,
+} from "./internal/shape.ts"
 import * as Ledger from "./Ledger.ts"
 import * as Metrics from "./Metrics.ts"
 import { Recorder } from "./Recorder.ts"
-import type { CurrentRun } from "./Run.ts"
 import type { PoolJob } from "./WorkerPool.ts"
 
 // Declared beside their parsing (internal/options.ts), which the timing actor shares: the actor
 // importing this module for them made the two import each other.
 export type { SchedulerOptions, ShutdownPolicy, ShutdownReport } from "./internal/options.ts"
+export type {
+  JobInput,
+  LedgerRead,
+  RunServices,
+  ScheduleOptions,
+  SchedulerShape,
+  SchedulerStats,
+  UpdateChanges,
+} from "./internal/shape.ts"
 export type { AcceptedOptions, Listener } from "./Recorder.ts"
-
-/**
- * A job: an Effect, or a function from the run's info to an Effect. Each run provides a `Scope`
- * of its own (closed when the run ends) and {@link CurrentRun}; any other requirement is met by
- * the services where the task was scheduled.
- *
- * @category models
- * @since 0.1.0
- */
-export type JobInput<A, E, R> =
-  | Effect.Effect<A, E, R>
-  | ((run: Task.RunInfo) => Effect.Effect<A, E, R>)
-
-/**
- * What to schedule. Delays, periods, backoffs and timeouts take integer ms or an Effect
- * `Duration` input (`"2 seconds"`, `Duration.minutes(1)`).
- *
- * @category models
- * @since 0.1.0
- */
-export interface ScheduleOptions<A, E, R> extends Omit<Kernel.TaskOptions<unknown>, "job"> {
-  readonly job: JobInput<A, E, R>
-  /** Each run is interrupted after this long and reported `timed-out`. Default: the layer's. */
-  readonly timeout?: Time.DurationInput | undefined
-  /**
-   * Keep each run's value in the ledger (SPEC §19.3): a value whose JSON is at most the layer's
-   * `maxResultBytes` stays as `outcome.value` of its `ran` record; a larger one, or one JSON
-   * cannot write, is dropped and the record carries `resultError` (the run still succeeded).
-   * Default false: the ledger keeps no value (the occurrence stream and listeners still see it).
-   */
-  readonly keepResult?: boolean | undefined
-}
-
-/**
- * What `update` may change (SPEC §15): the kernel's updatable options, a new job, a new timeout.
- * `window: null` and `breaker: null` remove those.
- *
- * @category models
- * @since 0.2.0
- */
-export interface UpdateChanges<A, E, R> extends Omit<Kernel.UpdateOptions<unknown>, "job"> {
-  readonly job?: JobInput<A, E, R> | undefined
-  readonly timeout?: Time.DurationInput | undefined
-}
-
-/**
- * What a job may require beyond the caller's services: the run's own `Scope` and
- * {@link CurrentRun}, both provided per run.
- *
- * @category models
- * @since 0.1.0
- */
-export type RunServices = Scope.Scope | CurrentRun
-
-/**
- * Counts by state, plus the runtime's own figures.
- *
- * @category models
- * @since 0.1.0
- */
-export interface SchedulerStats extends Kernel.Stats {
-  /** The scheduler's `name` (its metrics' `scheduler` attribute). */
-  readonly name: string
-  readonly workers: number
-  readonly closed: boolean
-  /** Times the timing actor woke up (from a sleep toward a slot, or by a signal). */
-  readonly actorWakes: number
-  /** Listener calls that threw (each logged once per callback; none stops the scheduler). */
-  readonly listenerErrors: number
-  /** Wall-clock steps the scheduler followed by re-anchoring its time (SPEC §2). */
-  readonly clockSteps: number
-}
-
-/**
- * The scheduler's operations.
- *
- * @category models
- * @since 0.1.0
- */
-export interface SchedulerShape {
-  /**
-   * Accepts a task; fails with the typed error of its first bad option (nothing changes) or
-   * with `SchedulerClosed`. The job may require the services where it is scheduled (captured
-   * now: services only, not the caller's span or log annotations), a `Scope` (its run's own)
-   * and {@link CurrentRun}. O(log n).
-   */
-  readonly schedule: <A, E, R>(
-    options: ScheduleOptions<A, E, R>,
-  ) => Effect.Effect<
-    Task.TaskId,
-    Errors.ScheduleError | Errors.SchedulerClosed,
-    Exclude<R, RunServices>
-  >
-  /**
-   * Cancels a scheduled or running task: true if it was one of those. A running run finishes
-   * and reports its outcome (cooperative), unless `interrupt` is set: then its fiber is
-   * interrupted (outcome `interrupted`) before this returns. A job that cancels its own task
-   * with `interrupt` is interrupted at that point.
-   */
-  readonly cancel: (
-    id: string,
-    options?: { readonly interrupt?: boolean },
-  ) => Effect.Effect<boolean>
-  /** The task's state, or `"unknown"`. */
-  readonly status: (id: string) => Effect.Effect<Task.TaskState | "unknown">
-  /** Everything known about a task. */
-  readonly info: (id: string) => Effect.Effect<Option.Option<Task.TaskInfo>>
-  /** Every live and retained task matching the filter (state, tag, kind). O(n). */
-  readonly tasks: (filter?: Kernel.TaskFilter) => Effect.Effect<ReadonlyArray<Task.TaskInfo>>
-  /**
-   * Pauses a scheduled task, or a running one once its run ends (SPEC §15): true if it was
-   * either. Slots that pass while paused are skipped (cause `paused`), never caught up.
-   */
-  readonly pause: (id: string) => Effect.Effect<boolean>
-  /** Resumes a paused task at its next slot `>= now` (SPEC §15): true if it was paused. */
-  readonly resume: (id: string) => Effect.Effect<boolean>
-  /**
-   * Runs a `scheduled` task once now, outside its schedule (SPEC §19.1): a manual run, due at
-   * once and taken by the next free worker; when it ends the task's pending run (next slot or
-   * retry) goes on as it was, and neither the failure policy nor the breaker counts it. Its run
-   * info has `manual: true` and its lateness is not measured. Fails with `ManualRunRefused`
-   * (naming the id and its state; nothing changes) for a task that is running, paused, final,
-   * unknown, or already has a manual run waiting (SPEC §19.4).
-   *
-   * @since 0.4.0
-   */
-  readonly trigger: (id: string) => Effect.Effect<void, Errors.ManualRunRefused>
-  /**
-   * Gives a `failed` task one more attempt of its failed slot, due now (SPEC §19.2): it is
-   * `scheduled` again, its ledger kept; if the attempt fails, it is `failed` again. Fails with
-   * `ManualRunRefused` for any task that is not `failed`.
-   *
-   * @since 0.4.0
-   */
-  readonly retry: (id: string) => Effect.Effect<void, Errors.ManualRunRefused>
-  /**
-   * Changes a live task in place — schedule, priority, retry, missed-run policy, window,
-   * timeout, tags, breaker, job — keeping its id, generation, run count and ledger (SPEC §15).
-   * False for an unknown or final task; a bad change is a typed error and changes nothing.
-   */
-  readonly update: <A = never, E = never, R = never>(
-    id: string,
-    changes: UpdateChanges<A, E, R>,
-  ) => Effect.Effect<boolean, Errors.ScheduleError, Exclude<R, RunServices>>
-  /** Pauses every task the filter matches; returns the ids it paused. */
-  readonly pauseAll: (filter: Kernel.TaskFilter) => Effect.Effect<ReadonlyArray<Task.TaskId>>
-  /** Resumes every task the filter matches; returns the ids it resumed. */
-  readonly resumeAll: (filter: Kernel.TaskFilter) => Effect.Effect<ReadonlyArray<Task.TaskId>>
-  /**
-   * Makes the live tasks match a declaration (SPEC §18): each declared task (an id is required)
-   * is created when absent or final (the id's next generation), updated in place when an option
-   * differs (only those options; its id, generation, run count and ledger stay), and left as it
-   * is — nothing written — when it matches. With `set`, declared tasks are tagged with the set's
-   * name and the live tasks of that tag that are no longer declared are cancelled. A bad
-   * declaration (or a repeated id) fails with the typed error naming its field and value before
-   * anything changes. A job is compared by identity: declare tasks from values defined once.
-   *
-   * @since 0.5.0
-   */
-  readonly ensure: <A, E, R>(
-    tasks: ReadonlyArray<ScheduleOptions<A, E, R> & { readonly id: string }>,
-    options?: Declared.EnsureOptions,
-  ) => Effect.Effect<
-    Declared.Report,
-    Errors.ScheduleError | Errors.SchedulerClosed,
-    Exclude<R, RunServices>
-  >
-  /** Cancels every task the filter matches; returns the ids it cancelled. */
-  readonly cancelAll: (filter: Kernel.TaskFilter) => Effect.Effect<ReadonlyArray<Task.TaskId>>
-  /** A live task's next slots given its state — paused, breaker, pending retry, window (SPEC §15). */
-  readonly explain: (id: string, count?: number) => Effect.Effect<Option.Option<Kernel.Explanation>>
-  /** Every circuit breaker: the shared ones and the tasks' own (SPEC §7). */
-  readonly breakers: Effect.Effect<ReadonlyArray<Kernel.BreakerInfo>>
-  /** One circuit breaker by name (a shared breaker's, or a task's id for its own). */
-  readonly breaker: (name: string) => Effect.Effect<Option.Option<Kernel.BreakerInfo>>
-  /**
-   * The task's recent occurrences, oldest first (bounded per task): of its current generation,
-   * or of `options.generation` — each generation of an id keeps its own ledger (SPEC §27.4). A
-   * generation that is not a positive integer is an `InvalidOption` naming `generation`.
-   */
-  readonly ledger: LedgerRead
-  /**
-   * Every occurrence of every task, as it is recorded. A subscriber that falls more than
-   * `streamCapacity` records behind loses the oldest (the scheduler never waits for it).
-   */
-  readonly occurrences: Stream.Stream<Ledger.StreamItem>
-  readonly stats: Effect.Effect<SchedulerStats>
-  /** The earliest pending slot. */
-  readonly nextSlot: Effect.Effect<Option.Option<number>>
-  /**
-   * Whether it makes progress: `unhealthy` (reason `stalled`) when work is due and no run has
-   * started for the `health.stall` bound (every worker held by runs that do not end), `degraded`
-   * (`behind`) when work waited that long but runs still start. Also sets the `tickwork_health`
-   * gauge. See the `Health` module.
-   *
-   * @since 0.4.0
-   */
-  readonly health: Effect.Effect<Health.Health>
-}
-
-/**
- * {@link SchedulerShape.ledger}: a task's ledger, of its current generation or a given one.
- *
- * @category models
- * @since 0.5.0
- */
-export interface LedgerRead {
-  (id: string): Effect.Effect<ReadonlyArray<Ledger.Occurrence>>
-  (
-    id: string,
-    options: { readonly generation: number },
-  ): Effect.Effect<ReadonlyArray<Ledger.Occurrence>, Errors.InvalidOption>
-}
 
 /**
  * The Scheduler service.
@@ -291,41 +92,6 @@ export class Scheduler extends Context.Service<Scheduler, SchedulerShape>()(
 const optionError = Options.invalid
 const millis = (field: string, input: Time.DurationInput | undefined, fallback: number) =>
   Options.millis(field, input, fallback)
-
-/**
- * Fiber-local values a caller's context carries that must not follow a task into its runs
- * (SPEC §16): the caller's span and Scope, its log annotations and log spans, its span
- * annotations and links, and its stack frame.
- */
-const fiberLocals: ReadonlyArray<string> = [
-  Tracer.ParentSpan.key,
-  Scope.Scope.key,
-  References.CurrentLogAnnotations.key,
-  References.CurrentLogSpans.key,
-  References.CurrentStackFrame.key,
-  References.CurrentLogLevel.key,
-  References.TracerSpanAnnotations.key,
-  References.TracerSpanLinks.key,
-]
-
-/** `context` without its fiber-local values (a new context only when it has some). */
-const withoutFiberLocals = (context: Context.Context<never>): Context.Context<never> => {
-  const map = context.mapUnsafe
-  const runSync = isRunSyncScheduler(map.get(EffectScheduler.Scheduler.key))
-  if (!runSync && !fiberLocals.some((key) => map.has(key))) return context
-  const services = new Map(map)
-  for (const key of fiberLocals) services.delete(key)
-  if (runSync) services.delete(EffectScheduler.Scheduler.key)
-  return Context.makeUnsafe(services)
-}
-
-/**
- * Whether `scheduler` is the one `Effect.runSync` runs its effect with: its yields are
- * microtasks, meant for that one synchronous call. It must not follow a task into its runs (a
- * job that yields would hold the event loop until it ends) nor drive the actor.
- */
-const isRunSyncScheduler = (scheduler: unknown): boolean =>
-  scheduler instanceof EffectScheduler.MixedScheduler && scheduler.executionMode === "sync"
 
 /**
  * Builds a scheduler in the current scope: starts its timing actor, and on scope close applies
@@ -550,20 +316,10 @@ export const make = (
           callerContext,
         ): Effect.Effect<Task.TaskId, Errors.ScheduleError | Errors.SchedulerClosed> => {
           if (actor.closed) return Effect.fail(closedError)
-          if (typeof o !== "object" || o === null) {
-            return Effect.fail(optionError("options", o, "must be an object"))
-          }
-          const unknownOption = Errors.unknownKey(o, scheduleOptionKeys)
-          if (unknownOption !== undefined) return Effect.fail(unknownOption)
+          const checked = checkSchedule(o, defaultTimeoutMs, maxResultBytes)
+          if (checked instanceof Errors.InvalidOption) return Effect.fail(checked)
+          const { timeoutMs, keepResult } = checked
           const input = o.job
-          const timeoutMs = millis("timeout", o.timeout, defaultTimeoutMs)
-          if (typeof timeoutMs !== "number") return Effect.fail(timeoutMs)
-          const badJob = jobError(input)
-          if (badJob !== undefined) return Effect.fail(badJob)
-          if (o.keepResult !== undefined && typeof o.keepResult !== "boolean") {
-            return Effect.fail(optionError("keepResult", o.keepResult, "must be a boolean"))
-          }
-          const keepResult = o.keepResult === true ? maxResultBytes : undefined
           const context = contextFor(callerContext)
           const link = Context.getOrUndefined(callerContext, Tracer.ParentSpan)
           // Tasks scheduled in a row with the same job, context, timeout and link (a loop of

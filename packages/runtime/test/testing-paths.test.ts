@@ -36,6 +36,8 @@ const machineTransitions = (): Array<string> => {
   for (const [state, node] of Object.entries(Lifecycle.machine.root.states)) {
     if (Lifecycle.isFinal(state as Lifecycle.TaskState)) out.push(`${state} --CANCEL--> (ignored)`)
     for (const [event, defs] of node.transitions as Map<string, Array<AnyTransitionDefinition>>) {
+      // A durable store's own events: an in-memory scheduler never hands a run back.
+      if (Lifecycle.storeEvents.includes(event as Lifecycle.TaskEvent["type"])) continue
       if (MANUAL.has(event)) continue
       for (const d of defs) {
         const g = d.guard as string | { type: string } | undefined

@@ -12,6 +12,7 @@
 import * as Lifecycle from "../Lifecycle.ts"
 import * as Rules from "../Rules.ts"
 import type { Outcome, PauseReason, RunRecord, TaskState } from "../Task.ts"
+import type { Breakers } from "./breakers.ts"
 import { hold } from "./pause.ts"
 import type { Extras } from "./records.ts"
 import type { Rows } from "./rows.ts"
@@ -132,4 +133,25 @@ export const retryRow = <J>(rows: Rows<J>, i: number, now: number): void => {
   rows.bump(SCHEDULED, 1)
   t.setSlot(i, now)
   rows.push(i, now)
+}
+
+/**
+ * @internal `Kernel.retry` for a `failed` row `i` at `now` (SPEC §19.2): out of the retention
+ * ring (it is live again and must not be evicted as final), {@link retryRow}, and back in its
+ * breaker: a shared one as it is (§7.8), its own afresh.
+ */
+export const retryTask = <J>(
+  rows: Rows<J>,
+  breakers: Breakers<J>,
+  i: number,
+  now: number,
+): void => {
+  rows.ring.markStale(rows.t.ticket(i))
+  retryRow(rows, i, now)
+  const extra = rows.t.extra(i) as Extras
+  const cell = extra.breaker
+  if (cell !== undefined) {
+    extra.breaker = undefined
+    breakers.join(i, extra, cell.shared ? cell : cell.policy, rows.idOf(i), now)
+  }
 }

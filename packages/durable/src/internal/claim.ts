@@ -4,7 +4,7 @@
  * handlers become `running`, leased to one owner under a new fence, in SPEC §4's order. Only
  * PostgreSQL needs `FOR UPDATE SKIP LOCKED` (several processes claim at once).
  */
-import { Heap } from "@tickwork/core"
+import { Heap, Rules } from "@tickwork/core"
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import { decodeRow, num, type Raw } from "./codec.ts"
@@ -43,14 +43,14 @@ export const claim = (sql: SqlClient, dialect: "sqlite" | "pg", o: ClaimOptions,
         WHERE id IN (${due(o)})
         RETURNING *`
 
-  /** Rows that cannot be read (edited by hand, say) end `failed`, saying why. */
+  /** Rows that cannot be read (edited by hand, say) end as core's UNREADABLE says, saying why. */
   const failUnreadable = (
     bad: ReadonlyArray<{ id: string; fence: number; error: string }>,
     now: number,
   ) =>
     Effect.forEach(
       bad,
-      (b) => sql`UPDATE tickwork_tasks SET state = 'failed', lease_owner = NULL,
+      (b) => sql`UPDATE tickwork_tasks SET state = ${Rules.unreadable()}, lease_owner = NULL,
         finished_at = ${now}, updated_at = ${now}, last_error = ${b.error}
         WHERE id = ${b.id} AND fence = ${b.fence}`,
       { discard: true },

@@ -185,6 +185,14 @@ export const commitAll = (
     for (const chunk of Arr.chunksOf(plain, 200)) {
       for (const key of yield* updateChunk(chunk)) applied.add(key)
     }
+    // A schedule change that waited for this slot took effect (SPEC §15): the new schedule is
+    // stored and the waiting change cleared, as `Write.row` does on the decided-again path, so
+    // that it takes effect once. Rare: one statement each.
+    for (const c of plain) {
+      if (c.update.schedule === undefined || !applied.has(`${c.id}:${c.fence}`)) continue
+      yield* sql`UPDATE tickwork_tasks SET schedule = ${JSON.stringify(c.update.schedule)},
+        restart = NULL WHERE id = ${c.id} AND fence = ${c.fence}`
+    }
     for (let k = 0; k < requested.length; k++) {
       const c = requested[k] as Change
       if (!need.has(`${c.id}:${c.fence}`)) continue
@@ -208,6 +216,12 @@ export const commitAll = (
         continue
       }
       const result: ChangeResult = why
+      if (result === "cancelled") {
+        // The row stays cancelled, but its run happened: it counts among the task's runs, as
+        // the kernel counts it from the run's start (SPEC §8.3: a cancel lets the run finish).
+        yield* sql`UPDATE tickwork_tasks SET run_number = ${c.update.runNumber}
+          WHERE id = ${c.id} AND fence = ${c.fence} AND state = 'cancelled'`
+      }
       results.push(result === "applied" && held.has(k) ? "held" : result)
       if (result === "fenced-out") {
         events.push(c.fencedOut)

@@ -22,19 +22,27 @@ const subject = (h: Held): Events.Subject => h.row
 const fencedOut = (env: Env, h: Held, at: number, detail: string): EventEntry =>
   Events.make("fenced-out", subject(h), at, env.owner, { detail })
 
-/** Hands a held run back with no outcome: due again at its `run_at`. */
-export const handBack = (env: Env, h: Held, at: number): Change => ({
-  id: h.row.id,
-  fence: h.row.fence,
-  update: Rows.handBack(h.row, at, h.started),
-  events: [
+/**
+ * Hands a held run back with no outcome (core's HAND_BACK): due again at its `run_at`, or held
+ * when a pause was requested while it ran. Decided again on the row as the commit finds it, so a
+ * pause requested after the claim (by any process) is not lost.
+ */
+export const handBack = (env: Env, h: Held, at: number): Change => {
+  const events = [
     Events.make("released", subject(h), at, env.owner, {
       cause: h.started ? "interrupted" : "not started",
       detail: `attempt ${h.row.attempt}, delivery ${h.row.deliveries}`,
     }),
-  ],
-  fencedOut: fencedOut(env, h, at, "release after the lease was lost"),
-})
+  ]
+  return {
+    id: h.row.id,
+    fence: h.row.fence,
+    update: Rows.handBack(h.row, at, h.started),
+    redecide: (fresh) => ({ update: Rows.handBack(fresh, at, h.started), events }),
+    events,
+    fencedOut: fencedOut(env, h, at, "release after the lease was lost"),
+  }
+}
 
 /**
  * A finished run's change: load row → `Rules.settle` → store row (with its ledger row), decided

@@ -11,7 +11,7 @@ import { Rules, type Task } from "@tickwork/core"
 import { MAX_SLEEP_MS } from "@tickwork/runtime/Wakeup"
 import { Cause, type Context, Effect, Exit } from "effect"
 import type * as Handler from "../Handler.ts"
-import type { Change, EventEntry, TaskRow } from "../TaskStore.ts"
+import type { Change, TaskRow } from "../TaskStore.ts"
 import type { Env } from "./env.ts"
 import * as Events from "./events.ts"
 import type { Held } from "./held.ts"
@@ -38,57 +38,51 @@ const claimable = (env: Env): number =>
     : 0
 
 /**
- * The take-time decision for a claimed row: `undefined` to run it as it is (a retry, a
- * re-delivery after a crash, a row on time), or the change that moves it first.
+ * Core's take plan (`Rules.takePlan`, SPEC §3) for a claimed row: `undefined` to run it as it is
+ * (a retry, a re-delivery after a crash, a row on time), or the change that moves it first.
  */
 const moveOf = (env: Env, row: TaskRow, at: number): Change | undefined => {
-  // A re-delivery (after a crash, a lost lease) was decided at its first delivery. `Rules.take`
-  // itself applies a grid's window and `coalesce` to first attempts only.
-  if (row.deliveries !== 1 || row.runAt >= at) return undefined
-  let view = Rows.view(row, env.options.windowMs)
-  const events: Array<EventEntry> = []
-  for (;;) {
-    const take = Rules.take(view, at)
-    if (take._tag === "Start") break
-    if (take._tag === "Expire") {
-      // A one-shot past its deadline (its own window, SPEC §3): it does not run, it ends failed.
-      const expired = {
-        update: Rows.expired(row, at, take.deadline),
-        events: [
-          ...events,
-          Events.make("expired", row, at, env.owner, {
-            detail: `attempt ${row.attempt} due at ${row.runAt}; deadline ${take.deadline}`,
-          }),
-        ],
-      }
-      return {
-        id: row.id,
-        fence: row.fence,
-        ...expired,
-        // With a breaker, the commit has it leave (a probe that expired is replaced).
-        redecide: (fresh) => ({
-          ...expired,
-          update: Rows.expired(fresh, at, take.deadline),
-          leaves: true,
+  // A re-delivery (after a crash, a lost lease) was decided at its first delivery. The plan
+  // itself applies a grid's window and `coalesce` to first attempts only. A row on time is asked
+  // too: a one-shot's retry due after its deadline expires at its due time (SPEC §3).
+  if (row.deliveries !== 1) return undefined
+  const plan = Rules.takePlan(Rows.view(row, env.options.windowMs), at)
+  if (plan._tag === "Start") return undefined
+  if (plan._tag === "Expire") {
+    // A one-shot past its deadline (its own window, SPEC §3): it does not run, it ends failed.
+    const expired = {
+      update: Rows.expired(row, at, plan.deadline),
+      events: [
+        Events.make("expired", row, at, env.owner, {
+          detail: `attempt ${row.attempt} due at ${row.runAt}; deadline ${plan.deadline}`,
         }),
-        fencedOut: Events.make("fenced-out", row, at, env.owner, {
-          detail: "claim-time decision",
-        }),
-      }
+      ],
     }
-    events.push(
-      take._tag === "Skip"
-        ? Events.window(take.skipped, row, env.owner, at, env.options.windowMs)
-        : Events.coalesced(take.merged, row, env.owner, at, take.slot),
-    )
-    view = { ...view, slot: take.slot, dueAt: take.slot }
-    if (take.slot > at) break
+    return {
+      id: row.id,
+      fence: row.fence,
+      ...expired,
+      // With a breaker, the commit has it leave (a probe that expired is replaced).
+      redecide: (fresh) => ({
+        ...expired,
+        update: Rows.expired(fresh, at, plan.deadline),
+        leaves: true,
+      }),
+      fencedOut: Events.make("fenced-out", row, at, env.owner, {
+        detail: "claim-time decision",
+      }),
+    }
   }
-  if (events.length === 0) return undefined
+  // One event per step of the plan: a window skip or a coalesce, with its cause.
+  const events = plan.steps.map((step) =>
+    step._tag === "Skip"
+      ? Events.window(step.skipped, row, env.owner, at, env.options.windowMs)
+      : Events.coalesced(step.merged, row, env.owner, at, step.slot),
+  )
   return {
     id: row.id,
     fence: row.fence,
-    update: Rows.moved(row, view.slot, at, env.nextSeq()),
+    update: Rows.moved(row, plan.slot, at, env.nextSeq()),
     events,
     fencedOut: Events.make("fenced-out", row, at, env.owner, { detail: "claim-time decision" }),
   }

@@ -4,6 +4,7 @@
  * reopened), and the claims of processes whose database session ended taken over (a shared
  * store, SPEC §17). Each is recorded as a `recovered` event.
  */
+import { Rules } from "@tickwork/core"
 import { Array as Arr, Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { StoreError } from "../Errors.ts"
@@ -14,8 +15,14 @@ import * as Fleet from "./fleet.ts"
 import { CHUNK } from "./insert.ts"
 import type { TakenOver } from "./model.ts"
 
+// Core's HAND_BACK step (SPEC §5.5) decides by whether a pause was requested while the run was
+// claimed (a running row's `paused_reason`): the request, if any, becomes the paused reason.
+const UNREQUESTED = Rules.handBack(undefined).state
+const REQUESTED = Rules.handBack("manual").state
+
 /**
- * Hands every `running` row back (due again at its `run_at`), recording a `recovered` event for
+ * Hands every `running` row back (due again at its `run_at`, or held when a pause was requested
+ * while it ran), recording a `recovered` event for
  * each: for an exclusive store when it is reopened (the runs it had in flight were cut off).
  * Returns how many.
  */
@@ -24,8 +31,8 @@ export const recover = (sql: SqlClient, now: number): Effect.Effect<number, Stor
     .withTransaction(
       Effect.gen(function* () {
         const rows = yield* sql<Raw>`
-          UPDATE tickwork_tasks SET state = 'scheduled', due_at = run_at, lease_owner = NULL,
-            updated_at = ${now}
+          UPDATE tickwork_tasks SET due_at = run_at, lease_owner = NULL, updated_at = ${now},
+            state = CASE WHEN paused_reason IS NULL THEN ${UNREQUESTED} ELSE ${REQUESTED} END
           WHERE state = 'running'
           RETURNING id, generation, slot, attempt, fence, lease_owner, deliveries`
         for (const chunk of Arr.chunksOf(rows, CHUNK)) {

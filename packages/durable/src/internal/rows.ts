@@ -96,20 +96,29 @@ export const settled = (
 })
 
 /**
- * A claimed row handed back (no outcome: a closing scheduler, a lost session): `scheduled`, due
- * again at its `run_at`.
+ * A claimed row handed back (no outcome: a closing scheduler, a lost session): as core's
+ * HAND_BACK step says (SPEC §5.5), `scheduled` again, due at its `run_at`, or `paused` with the
+ * pause requested while it was claimed (a running row's `pausedReason` is its request), its
+ * pending run kept.
  */
-export const handBack = (row: TaskRow, now: number, started: boolean): RowUpdate => ({
-  ...keep(row, now),
-  state: "scheduled",
-  // A run that never started was not delivered.
-  deliveries: started ? row.deliveries : Math.max(0, row.deliveries - 1),
-})
+export const handBack = (row: TaskRow, now: number, started: boolean): RowUpdate => {
+  const back = Rules.handBack(row.pausedReason ?? undefined)
+  return {
+    ...keep(row, now),
+    state: back.state,
+    pausedReason: back.pausedReason ?? null,
+    // A run that never started was not delivered.
+    deliveries: started ? row.deliveries : Math.max(0, row.deliveries - 1),
+  }
+}
 
-/** A claimed row that cannot be read back into the rules' terms: it ends failed, saying why. */
+/**
+ * A claimed row that cannot be read back into the rules' terms: it ends as core's UNREADABLE
+ * step says (`failed`), saying why.
+ */
 export const unreadable = (row: TaskRow, now: number, error: unknown): RowUpdate => ({
   ...handBack(row, now, true),
-  state: "failed",
+  state: Rules.unreadable(),
   finishedAt: now,
   pausedReason: null,
   lastError: `the stored task cannot be completed: ${error instanceof Error ? error.message : String(error)}`,

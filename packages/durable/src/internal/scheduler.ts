@@ -61,7 +61,7 @@ export interface DurableTaskInfo {
   /** When the pending attempt is due (the slot, or a retry's time). */
   readonly scheduledFor: number
   readonly attempt: number
-  /** Runs whose completion committed. */
+  /** Runs whose completion committed (a run of a task cancelled while it ran included). */
   readonly runNumber: number
   readonly consecutiveFailures: number
   /** Claims of the pending (slot, attempt): more than 1 after a crash or a lost lease. */

@@ -327,3 +327,32 @@ export const jobError = (input: unknown): Errors.InvalidOption | undefined =>
   Effect.isEffect(input) || typeof input === "function"
     ? undefined
     : optionError("job", input, "must be an Effect or a function returning one")
+
+/**
+ * `schedule`'s own checks of its options (SPEC §4): an object of known keys, a `timeout` (ms;
+ * `defaultTimeoutMs` when absent), a `job` and a boolean `keepResult`. Returns the timeout and the
+ * kept result's bound (`maxResultBytes` when kept, else `undefined`), or the first bad field's
+ * typed error. The kernel checks the rest.
+ */
+export const checkSchedule = (
+  o: {
+    readonly job?: unknown
+    readonly timeout?: Time.DurationInput | undefined
+    readonly keepResult?: unknown
+  },
+  defaultTimeoutMs: number,
+  maxResultBytes: number,
+):
+  | { readonly timeoutMs: number; readonly keepResult: number | undefined }
+  | Errors.InvalidOption => {
+  if (typeof o !== "object" || o === null) return optionError("options", o, "must be an object")
+  const unknownOption = Errors.unknownKey(o, scheduleOptionKeys)
+  if (unknownOption !== undefined) return unknownOption
+  const timeoutMs = Options.millis("timeout", o.timeout, defaultTimeoutMs)
+  if (typeof timeoutMs !== "number") return timeoutMs
+  const badJob = jobError(o.job)
+  if (badJob !== undefined) return badJob
+  if (o.keepResult !== undefined && typeof o.keepResult !== "boolean")
+    return optionError("keepResult", o.keepResult, "must be a boolean")
+  return { timeoutMs, keepResult: o.keepResult === true ? maxResultBytes : undefined }
+}

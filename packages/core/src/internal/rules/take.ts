@@ -81,6 +81,103 @@ export const take = (row: Row, now: number, limit: number = now, notBefore = -1)
 }
 
 /**
+ * One move of a take plan (see {@link takePlan}): a `Skip` or `Coalesce` decision of
+ * {@link take}, with `from`, the slot the row was due at before it.
+ *
+ * @category models
+ * @since 0.6.0
+ */
+export type TakeStep = Extract<Take, { readonly _tag: "Skip" | "Coalesce" }> & {
+  readonly from: number
+}
+
+/**
+ * A due run taken, as one plan (SPEC §3): every {@link take} decision until the run starts or
+ * the row waits.
+ * - `Start`: it starts now, as it is;
+ * - `Expire`: a one-shot past its deadline: the task ends `failed` without running;
+ * - `Move`: the row moves to `slot` through `steps`, in order (each a window skip or a coalesce,
+ *   one occurrence each), and is taken again in its turn there, so runs due before it still go
+ *   first (SPEC §4). `merged` is what the coalesce steps after the last skip fold into the run at
+ *   `slot`; `skipped` says a skip came first, which drops what the row had merged before.
+ *
+ * @category models
+ * @since 0.6.0
+ */
+export type TakePlan =
+  | { readonly _tag: "Start" }
+  | { readonly _tag: "Expire"; readonly deadline: number }
+  | {
+      readonly _tag: "Move"
+      readonly slot: number
+      readonly steps: ReadonlyArray<TakeStep>
+      readonly merged: Dropped | undefined
+      readonly skipped: boolean
+    }
+
+/**
+ * Two merged ranges of slots as one: `earlier` then `later`, as a run's `merged` reports them.
+ *
+ * @category combinators
+ * @since 0.6.0
+ */
+export const mergeDropped = (earlier: Dropped | undefined, later: Dropped): Dropped =>
+  earlier === undefined
+    ? later
+    : {
+        first: earlier.first,
+        last: later.last,
+        count: earlier.count + later.count,
+        exact: earlier.exact && later.exact,
+      }
+
+/**
+ * The whole take of a due run of `row` at `now` (SPEC §3): {@link take} applied again at each
+ * slot the row moves to, until the run starts there or the slot is past `limit` (a stepping
+ * driver's end time; `now` otherwise). The in-memory kernel and the durable store both apply
+ * this plan, so they fold the same slots with the same causes. Pure.
+ *
+ * **Example** (A coalescing task found 25 ms late)
+ *
+ * ```ts
+ * import { Retry, Rules, Schedule } from "@tickwork/core"
+ * const r = Schedule.resolve(Schedule.fixedRate(10), 0) as Schedule.Resolved
+ * const row = {
+ *   plan: r.plan, slot: 0, dueAt: 0, attempt: 1, runNumber: 0, consecutiveFailures: 0,
+ *   retry: Retry.none, missedRuns: "coalesce", pauseAfter: 0, windowMs: Rules.NO_WINDOW,
+ * } as const
+ * const plan = Rules.takePlan(row, 25)
+ * plan._tag === "Move" && [plan.slot, plan.steps.length] // [20, 1]
+ * ```
+ *
+ * @category combinators
+ * @since 0.6.0
+ */
+export const takePlan = (row: Row, now: number, limit: number = now, notBefore = -1): TakePlan => {
+  const steps: Array<TakeStep> = []
+  let view = row
+  let merged: Dropped | undefined
+  let skipped = false
+  for (;;) {
+    const t = take(view, now, limit, notBefore)
+    if (t._tag === "Start") break
+    // Only a one-shot expires, and a one-shot never moves: an expiry is the whole plan.
+    if (t._tag === "Expire") return t
+    steps.push({ ...t, from: view.dueAt })
+    if (t._tag === "Skip") {
+      skipped = true
+      merged = undefined
+    } else merged = mergeDropped(merged, t.merged)
+    // Each step moves the slot strictly later, so the plan ends.
+    view = { ...view, slot: t.slot, dueAt: t.slot }
+    if (t.slot > limit) break
+  }
+  return steps.length === 0 ? START_PLAN : { _tag: "Move", slot: view.slot, steps, merged, skipped }
+}
+
+const START_PLAN: TakePlan = { _tag: "Start" }
+
+/**
  * The START step of a row (SPEC §5): the run's number. Pure.
  *
  * @category combinators
