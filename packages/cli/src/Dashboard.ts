@@ -8,7 +8,8 @@
  * the server answers GET and HEAD only: anything else is 405.
  *
  * **Actions** (`--allow-actions`): the store is opened writable and `POST /api/pause`,
- * `/api/resume`, `/api/retry` (a failed task, SPEC §19.2) and `/api/cancel` (body
+ * `/api/resume`, `/api/trigger` (a scheduled task runs once now, SPEC §19.1), `/api/retry` (a
+ * failed task, SPEC §19.2) and `/api/cancel` (body
  * `{"id": "…"}`) run `StoreAdmin`'s controls with origin
  * `dashboard`, which the ledger keeps. Each needs the dashboard's token in the
  * `X-Tickwork-Token` header: `TICKWORK_DASHBOARD_TOKEN` when set, else a random one printed at
@@ -121,7 +122,7 @@ export interface Snapshot {
   /** The file, or `host:port/database` (never a password). */
   readonly target: string
   readonly readOnly: boolean
-  /** Whether the page may offer pause, resume, retry and cancel (`--allow-actions`). */
+  /** Whether the page may offer pause, resume, trigger, retry and cancel (`--allow-actions`). */
   readonly actions: boolean
   readonly stats: StoreAdmin.StoreStats
   readonly tasks: Omit<StoreAdmin.TaskPage, "tasks"> & { readonly tasks: ReadonlyArray<ShownTask> }
@@ -257,7 +258,7 @@ export interface ServeOptions {
   readonly port: number
   /** The address to bind (default `127.0.0.1`). */
   readonly host?: string | undefined
-  /** Open the store writable and serve the pause, resume, retry and cancel routes (default false). */
+  /** Open the store writable and serve the pause, resume, trigger, retry and cancel routes (default false). */
   readonly allowActions?: boolean | undefined
   /** The token; a random one when none is given and one is needed. */
   readonly token?: string | undefined
@@ -279,7 +280,7 @@ export interface Served {
   readonly admin: StoreAdmin.StoreAdminShape
 }
 
-const CONTROLS = ["pause", "resume", "retry", "cancel"] as const
+const CONTROLS = ["pause", "resume", "trigger", "retry", "cancel"] as const
 type Control = (typeof CONTROLS)[number]
 
 /**
@@ -448,7 +449,7 @@ export const command = Command.make(
     ),
     allowActions: Flag.Boolean("allow-actions").pipe(
       Flag.withDescription(
-        `Open the store writable and offer pause, resume, retry and cancel, each needing the token (${TOKEN_ENV}, or one printed at start)`,
+        `Open the store writable and offer pause, resume, trigger, retry and cancel, each needing the token (${TOKEN_ENV}, or one printed at start)`,
       ),
       Flag.withDefault(false),
     ),
@@ -489,7 +490,7 @@ export const command = Command.make(
           // One write: whoever waits for the URL has the store and the token lines with it.
           const lines = [
             `tickwork dashboard: ${served.url}`,
-            `store: ${served.admin.store} ${served.admin.target} (${served.admin.readOnly ? "read-only" : "writable: pause, resume, retry and cancel allowed"})`,
+            `store: ${served.admin.store} ${served.admin.target} (${served.admin.readOnly ? "read-only" : "writable: pause, resume, trigger, retry and cancel allowed"})`,
           ]
           if (served.token !== undefined) {
             lines.push(

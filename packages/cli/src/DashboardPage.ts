@@ -236,6 +236,8 @@ const controls = (t) => {
   const out = []
   if ((t.state === "scheduled" || t.state === "running") && t.pausedReason === null) out.push("pause")
   if (t.state === "paused" || (t.state === "running" && t.pausedReason !== null)) out.push("resume")
+  // SPEC §19.1: a scheduled task runs once now (refused, and said so, when one already waits).
+  if (t.state === "scheduled") out.push("trigger")
   if (t.state === "failed") out.push("retry")
   if (LIVE.has(t.state)) out.push("cancel")
   return out

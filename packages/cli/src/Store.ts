@@ -1,5 +1,5 @@
 /**
- * The store commands: `tasks`, `status`, `ledger`, `pause`, `resume`, `retry`, `cancel` and `stats`, over
+ * The store commands: `tasks`, `status`, `ledger`, `pause`, `resume`, `trigger`, `retry`, `cancel` and `stats`, over
  * a durable store named by `--store` (a SQLite file path or a `postgres://` URL). They open the
  * store with `@tickwork/durable`'s `StoreAdmin`, which runs no scheduler: nothing is claimed or
  * run, and the controls are the scheduler's own (the core's rules over the row, in one
@@ -285,12 +285,16 @@ export const ledgerTable = (
  * @since 0.1.0
  */
 export const controlText = (
-  operation: "pause" | "resume" | "cancel" | "retry",
+  operation: "pause" | "resume" | "cancel" | "retry" | "trigger",
   r: StoreAdmin.ControlResult,
 ): string => {
-  const past = { pause: "paused", resume: "resumed", cancel: "cancelled", retry: "retried" }[
-    operation
-  ]
+  const past = {
+    pause: "paused",
+    resume: "resumed",
+    cancel: "cancelled",
+    retry: "retried",
+    trigger: "triggered",
+  }[operation]
   const id = Errors.show(r.id)
   if (!r.changed) {
     // A failed task is not resumed but retried (SPEC §19.2): say so, and say why a retry is not.
@@ -298,9 +302,16 @@ export const controlText = (
       return `${id} was not resumed: it is failed; to run it again: tickwork retry ${id}`
     if (operation === "retry")
       return `${id} was not retried: it is ${stateText(r)}; only a failed task can be retried`
+    // SPEC §19.4: only a scheduled task with no manual run waiting is triggered.
+    if (operation === "trigger")
+      return r.state === "scheduled"
+        ? `${id} was not triggered: a manual run of it is already waiting to start`
+        : `${id} was not triggered: it is ${stateText(r)}; only a scheduled task can be triggered`
     return `${id} was not ${past}: it is ${stateText(r)}`
   }
   if (operation === "retry") return `retried ${id}: its failed slot runs again now`
+  if (operation === "trigger")
+    return `triggered ${id}: it runs once now; its next run stays as it was`
   return r.state === "running"
     ? `${past} ${id}: its run goes on; ${operation === "pause" ? "it is paused when the run ends" : operation === "resume" ? "the pause asked for is withdrawn" : "it never runs again"}`
     : `${past} ${id} (now ${stateText(r)})`
@@ -538,7 +549,10 @@ export const ledger = Command.make(
   ),
 )
 
-const control = (operation: "pause" | "resume" | "cancel" | "retry", description: string) =>
+const control = (
+  operation: "pause" | "resume" | "cancel" | "retry" | "trigger",
+  description: string,
+) =>
   Command.make(operation, { store: storeFlag, id: idArgument, json: jsonFlag }, (input) =>
     Effect.gen(function* () {
       const result = yield* withStore(input.store, true, (admin) =>
@@ -596,6 +610,18 @@ export const retry = control(
 )
 
 /**
+ * `trigger <id> --store <s> [--json]`: the scheduler's trigger (SPEC §19.1): a scheduled task
+ * runs once now, claimed by whichever worker of the fleet is free; its next run stays as it was.
+ *
+ * @category constructors
+ * @since 0.5.0
+ */
+export const trigger = control(
+  "trigger",
+  "Run a scheduled task once now (any worker may claim it); its next run, slot and attempt stay as they were. A task that is not scheduled is left as it is.",
+)
+
+/**
  * `stats --store <s> [--json]`.
  *
  * @category constructors
@@ -618,4 +644,14 @@ export const stats = Command.make("stats", { store: storeFlag, json: jsonFlag },
  * @category models
  * @since 0.1.0
  */
-export const commands = [tasks, status, ledger, pause, resume, retry, cancel, stats] as const
+export const commands = [
+  tasks,
+  status,
+  ledger,
+  pause,
+  resume,
+  trigger,
+  retry,
+  cancel,
+  stats,
+] as const

@@ -414,6 +414,47 @@ describe("pause, resume and cancel (SQLite)", () => {
     ),
   )
 
+  it.effect("SPEC §19.1: trigger runs a scheduled task now, once; a second waits refused", () =>
+    withSeeded((file) =>
+      Effect.gen(function* () {
+        const before = json<StoreAdmin.TaskDetails>(
+          yield* tickwork("status", "sync-crm", "--store", file, "--json"),
+        )
+        const triggered = yield* tickwork("trigger", "sync-crm", "--store", file)
+        expect(triggered.stdout).toBe(
+          'triggered "sync-crm": it runs once now; its next run stays as it was',
+        )
+        const during = json<StoreAdmin.TaskDetails>(
+          yield* tickwork("status", "sync-crm", "--store", file, "--json"),
+        )
+        // The manual run is the pending one now (attempt 1, due at the trigger's instant).
+        expect(during).toMatchObject({ state: "scheduled", attempt: 1 })
+        expect(during.slot).not.toBe(before.slot)
+        const again = yield* tickwork("trigger", "sync-crm", "--store", file, "--json")
+        expect(json(again)).toEqual({
+          id: "sync-crm",
+          changed: false,
+          state: "scheduled",
+          pausedReason: null,
+        })
+        const waiting = yield* tickwork("trigger", "sync-crm", "--store", file)
+        expect(waiting.stdout).toBe(
+          '"sync-crm" was not triggered: a manual run of it is already waiting to start',
+        )
+        const paused = yield* tickwork("trigger", "cleanup", "--store", file)
+        expect(paused.stdout).toBe(
+          '"cleanup" was not triggered: it is paused (manual); only a scheduled task can be triggered',
+        )
+        const failed = yield* tickwork("trigger", "import-legacy", "--store", file)
+        expect(failed.stdout).toContain("only a scheduled task can be triggered")
+        const ledger = lines(yield* tickwork("ledger", "sync-crm", "--store", file))
+        expect(ledger.filter((l) => l.includes("manual-trigger by cli"))).toHaveLength(1)
+        const missing = yield* tickwork("trigger", "nope", "--store", file)
+        expect(missing.code).toBe(1)
+      }),
+    ),
+  )
+
   it.effect("reading commands change nothing and run nothing, even with work overdue", () =>
     withSeeded((file) =>
       Effect.gen(function* () {

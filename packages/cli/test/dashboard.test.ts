@@ -371,6 +371,11 @@ describe("tickwork dashboard in headless Chromium", () => {
         (await call(port, { path: "/", headers: { host: `evil.example:${port}` } })).status,
       ).toBe(421)
       expect(await state("sync-crm")).toBe("scheduled")
+      // SPEC §19.1: the trigger route needs the token like every action.
+      const trigger = (headers: Record<string, string>) =>
+        call(port, { method: "POST", path: "/api/trigger", headers, body: { id: "sync-crm" } })
+      expect((await trigger({ origin })).status).toBe(401)
+      expect(await cli("ledger", "sync-crm", "--store", file)).not.toContain("manual-trigger")
 
       const errors: Array<string> = []
       page.on("pageerror", (error) => errors.push(error.message))
@@ -413,6 +418,16 @@ describe("tickwork dashboard in headless Chromium", () => {
       expect(
         await page.evaluate(`document.querySelectorAll("#ledger img, #ledger .result *").length`),
       ).toBe(0)
+
+      // SPEC §19.1: a scheduled task offers trigger; the seeder's worker claims the manual run,
+      // and the ledger says the dashboard asked for it.
+      await page.click('.task[data-task="sync-crm"] button[data-action="trigger"]')
+      await waitFor(
+        '#ledger li[data-kind="manual-trigger"][data-task="sync-crm"][data-origin="dashboard"]',
+      )
+      expect(await cli("ledger", "sync-crm", "--store", file)).toContain(
+        "manual-trigger by dashboard",
+      )
 
       await page.click('.task[data-task="sync-crm"] button[data-action="pause"]')
       await waitFor('.task[data-task="sync-crm"][data-state="paused"]')

@@ -73,6 +73,7 @@ import type {
 } from "./internal/scheduler.ts"
 import { infoOf } from "./internal/scheduler.ts"
 import * as Shutdown from "./internal/shutdown.ts"
+import * as TriggerControl from "./internal/triggerControl.ts"
 import * as Upkeep from "./internal/upkeep.ts"
 import { type BreakerView, type NewTask, TaskStore } from "./TaskStore.ts"
 
@@ -268,10 +269,14 @@ export const make = <H extends Handler.Any>(
           const outcome = Run.outcome(exit)
           const runMetrics = runSeries(h.row.handler)
           runMetrics.ran(outcome.kind)
-          runMetrics.lateness.add(
-            Task.lateness({ scheduledFor: h.row.runAt, startedAt: h.startedAt }, h.row.createdAt) /
-              1000,
-          )
+          // A manual run (SPEC §19.1) was not scheduled: it has no lateness to count.
+          if (h.row.kept === undefined)
+            runMetrics.lateness.add(
+              Task.lateness(
+                { scheduledFor: h.row.runAt, startedAt: h.startedAt },
+                h.row.createdAt,
+              ) / 1000,
+            )
           runMetrics.duration.add(Math.max(0, finishedAt - h.startedAt) / 1000)
           Queue.offerUnsafe(finished, { held: h, outcome, startedAt: h.startedAt, finishedAt })
           // Its worker is free now, before its completion commits: the dispatcher may claim.
@@ -559,6 +564,8 @@ export const make = <H extends Handler.Any>(
         Effect.tap(Controls.resume(env, id), (ok) => Effect.sync(() => ok && env.wakeup.wake())),
       retry: (id) =>
         Effect.tap(RetryControl.retryTask(env, id), () => Effect.sync(() => env.wakeup.wake())),
+      trigger: (id) =>
+        Effect.tap(TriggerControl.triggerTask(env, id), () => Effect.sync(() => env.wakeup.wake())),
       update: (id, changes) =>
         Effect.tap(Controls.update(env, id, changes as Controls.Changes), (ok) =>
           Effect.sync(() => ok && env.wakeup.wake()),

@@ -64,6 +64,7 @@ import * as Options from "./internal/options.ts"
 import * as RetryControl from "./internal/retryControl.ts"
 import * as Rows from "./internal/rows.ts"
 import { type DurableOccurrence, type DurableTaskInfo, infoOf } from "./internal/scheduler.ts"
+import * as TriggerControl from "./internal/triggerControl.ts"
 import { type Counts, make as makeStore, type TaskRow, type TaskStoreShape } from "./TaskStore.ts"
 
 /**
@@ -318,6 +319,22 @@ export interface StoreAdminShape {
    * @since 0.4.0
    */
   readonly retry: (
+    id: string,
+    options?: ControlOptions,
+  ) => Effect.Effect<
+    ControlResult,
+    UnknownTask | ReadOnlyStore | CoreErrors.InvalidOption | StoreError
+  >
+  /**
+   * The scheduler's `trigger` (SPEC §19.1): a `scheduled` task's pending run is set aside and a
+   * manual run is due at once, and the workers are told (`NOTIFY` on PostgreSQL); the run is
+   * claimed like any other, and its end puts the pending run back as it was. A task that is not
+   * scheduled, or already has a manual run waiting, is not changed (`changed: false`, with its
+   * state): `Rules.manualRefusal` says why.
+   *
+   * @since 0.5.0
+   */
+  readonly trigger: (
     id: string,
     options?: ControlOptions,
   ) => Effect.Effect<
@@ -618,7 +635,7 @@ export const open = (
     /** A control: refused when read-only; the task must exist; its state is read back after. */
     const control =
       (
-        operation: "pause" | "resume" | "cancel" | "retry",
+        operation: "pause" | "resume" | "cancel" | "retry" | "trigger",
         write: (id: string, origin: string | undefined) => Effect.Effect<boolean, StoreError>,
       ) =>
       (id: string, options: ControlOptions = {}) =>
@@ -665,6 +682,13 @@ export const open = (
       ),
       retry: control("retry", (id, origin) =>
         Effect.matchEffect(RetryControl.retryTask(env, id, origin), {
+          onFailure: (e) =>
+            e._tag === "ManualRunRefused" ? Effect.succeed(false) : Effect.fail(e),
+          onSuccess: () => Effect.as(notify, true),
+        }),
+      ),
+      trigger: control("trigger", (id, origin) =>
+        Effect.matchEffect(TriggerControl.triggerTask(env, id, origin), {
           onFailure: (e) =>
             e._tag === "ManualRunRefused" ? Effect.succeed(false) : Effect.fail(e),
           onSuccess: () => Effect.as(notify, true),

@@ -64,6 +64,7 @@ import * as Modify from "./internal/modify.ts"
 import * as Prune from "./internal/prune.ts"
 import * as Recover from "./internal/recover.ts"
 import * as ManualRetry from "./internal/retry.ts"
+import * as ManualTrigger from "./internal/trigger.ts"
 
 /**
  * The store's models (rows, ledger entries, changes and their results), kept in their own module
@@ -190,6 +191,20 @@ export interface TaskStoreShape {
     seq: number,
     origin?: string | undefined,
   ) => Effect.Effect<ManualRetry.Retried, StoreError>
+  /**
+   * Triggers a `scheduled` task by hand at `now` (SPEC §19.1): its pending run is set aside
+   * (`kept`) and a manual run is due at once, pushed as `seq`, with a `manual-trigger` event
+   * (carrying `origin`). `Refused` with the task's state (`unknown` for none), and whether a
+   * manual run is already pending, when the core refuses it; nothing changes then.
+   *
+   * @since 0.5.0
+   */
+  readonly trigger: (
+    id: string,
+    now: number,
+    seq: number,
+    origin?: string | undefined,
+  ) => Effect.Effect<ManualTrigger.Triggered, StoreError>
   /** Creates the layer's shared breakers (a policy given again replaces the stored one). */
   readonly defineBreakers: (
     list: ReadonlyArray<{ readonly name: string; readonly policy: Breaker.Resolved }>,
@@ -417,6 +432,14 @@ export const make = (options: {
               ),
             )
           : Effect.succeed({ _tag: "Refused", state: "unknown" } as const),
+      trigger: (id, now, seq, origin) =>
+        Ids.storable(id)
+          ? deadline("trigger a task")(
+              Effect.mapError(ManualTrigger.trigger(sql, dialect, id, now, seq, origin), (e) =>
+                e._tag === "StoreError" ? e : Failure.storeError("trigger a task", e),
+              ),
+            )
+          : Effect.succeed({ _tag: "Refused", state: "unknown", pending: false } as const),
       defineBreakers: (shared, now) =>
         deadline("define breakers")(BreakerOps.defineBreakers(sql, dialect, shared, now)),
       breakers: deadline("read the breakers")(BreakerOps.breakers(sql)),

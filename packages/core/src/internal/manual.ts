@@ -26,20 +26,26 @@ export const triggerRow = <J>(rows: Rows<J>, i: number, now: number): void => {
   const extra = rows.ensureExtra(i)
   rows.load(i, extra)
   Lifecycle.step(SCHEDULED, TRIGGER, rows.args)
-  extra.kept = {
+  const kept = {
     dueAt: t.slot(i),
     gridSlot: extra.gridSlot,
     attempt: t.attempt(i),
     merged: extra.merged,
     notBefore: extra.notBefore,
   }
+  extra.kept = kept
   extra.manual = "trigger"
   extra.merged = undefined
   extra.notBefore = -1
-  t.setAttempt(i, 1)
-  t.setSlot(i, now)
+  // The manual run as core decides it for every store (`Rules.triggered`).
+  const run = Rules.triggered(
+    { slot: kept.dueAt, dueAt: kept.dueAt, attempt: kept.attempt },
+    now,
+  ).run
+  t.setAttempt(i, run.attempt)
+  t.setSlot(i, run.slot)
   // Push first: the new entry makes the old one dead before a compaction can look at it.
-  rows.push(i, now)
+  rows.push(i, run.dueAt)
   rows.kill()
 }
 

@@ -313,3 +313,14 @@ describe("rules", () => {
     ])
   })
 })
+
+describe("§19.1 the decision a store applies (Rules.triggered, Rules.manualEnded)", () => {
+  it("sets the pending run aside, runs at the trigger's instant, and puts it back unchanged", () => {
+    const pending = { slot: 900, dueAt: 950, attempt: 3, deliveries: 2 }
+    const t = Rules.triggered(pending, 120)
+    expect(t.run).toEqual({ slot: 120, dueAt: 120, attempt: 1 })
+    expect(t.kept).toBe(pending)
+    expect(Rules.manualEnded(t.kept, false)).toEqual({ state: "scheduled", pending })
+    expect(Rules.manualEnded(t.kept, true)).toEqual({ state: "paused", pending })
+  })
+})

@@ -7,7 +7,15 @@
 import type { Breaker } from "@tickwork/core"
 import { type MissedRun, type Retry, Schedule, type Task } from "@tickwork/core"
 import { Array as Arr, Result } from "effect"
-import type { BreakerRow, EventEntry, EventKind, NewTask, RunEntry, TaskRow } from "./model.ts"
+import type {
+  BreakerRow,
+  EventEntry,
+  EventKind,
+  KeptRun,
+  NewTask,
+  RunEntry,
+  TaskRow,
+} from "./model.ts"
 
 /** A row as the driver returns it. */
 export type Raw = Record<string, unknown>
@@ -67,6 +75,8 @@ export const decodeRow = (r: Raw): TaskRow => {
         ? undefined
         : (JSON.parse(String(r.restart)) as Schedule.Schedule),
     revision: r.revision === null || r.revision === undefined ? 0 : num(r.revision),
+    kept:
+      r.kept === null || r.kept === undefined ? undefined : (JSON.parse(String(r.kept)) as KeptRun),
   }
 }
 
@@ -189,6 +199,7 @@ export const taskRecord = (t: NewTask) => ({
   breaker: t.breaker?.key ?? null,
   restart: null,
   revision: 0,
+  kept: null,
 })
 
 /** The columns of a run. */

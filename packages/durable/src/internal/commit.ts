@@ -44,14 +44,14 @@ export const commitAll = (
       sql<Raw>`
         WITH v (id, fence, state, slot, run_at, due_at, attempt, run_number,
                 consecutive_failures, deliveries, lease_owner, finished_at, last_error, seq,
-                updated_at, paused_reason, resume_from) AS (
+                updated_at, paused_reason, resume_from, kept_cleared) AS (
           VALUES ${sql.csv(
             chunk.map((c) => {
               const u = c.update
               return sql`(${c.id}, ${c.fence}, ${u.state}, ${u.slot}, ${u.runAt}, ${u.claimableAt},
                 ${u.attempt}, ${u.runNumber}, ${u.consecutiveFailures}, ${u.deliveries},
                 ${u.leaseOwner}, ${u.finishedAt}, ${u.lastError}, ${u.seq}, ${u.updatedAt},
-                ${u.pausedReason ?? null}, ${u.resumeFrom ?? -1})`
+                ${u.pausedReason ?? null}, ${u.resumeFrom ?? -1}, ${u.kept === null ? 1 : 0})`
             }),
           )})
         UPDATE tickwork_tasks SET state = v.state, slot = CAST(v.slot AS BIGINT),
@@ -61,7 +61,9 @@ export const commitAll = (
           deliveries = CAST(v.deliveries AS INTEGER), lease_owner = v.lease_owner,
           finished_at = CAST(v.finished_at AS BIGINT), last_error = v.last_error,
           seq = CAST(v.seq AS BIGINT), updated_at = CAST(v.updated_at AS BIGINT),
-          paused_reason = v.paused_reason, resume_from = CAST(v.resume_from AS BIGINT)
+          paused_reason = v.paused_reason, resume_from = CAST(v.resume_from AS BIGINT),
+          -- A run's change only ever clears the run a trigger set aside (its manual run ended).
+          kept = CASE WHEN CAST(v.kept_cleared AS INTEGER) = 1 THEN NULL ELSE tickwork_tasks.kept END
         FROM v
         WHERE tickwork_tasks.id = v.id AND tickwork_tasks.fence = CAST(v.fence AS BIGINT)
           AND tickwork_tasks.state = 'running'

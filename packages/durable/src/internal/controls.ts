@@ -24,6 +24,7 @@ import type { Definition, EventEntry, Modification, Query, Rejected, TaskRow } f
 import { optionError, unknownKey } from "./options.ts"
 import * as Payload from "./payload.ts"
 import * as Rows from "./rows.ts"
+import { withoutManual } from "./trigger.ts"
 
 /**
  * Pauses a task by hand: a scheduled one at once (it keeps its slot), a running one when its run
@@ -43,7 +44,10 @@ export const pause = (
   return Effect.map(
     env.store.modify(
       id,
-      (row) => {
+      (stored) => {
+        // A manual run that has not started is dropped by the pause (SPEC §19.1).
+        const row = withoutManual(stored)
+        const dropped = row === stored ? {} : { kept: null }
         // A running row's `pausedReason` is its pause request.
         const step = Rules.pauseStep(
           { state: row.state, pausedReason: row.pausedReason, pauseRequest: row.pausedReason },
@@ -54,12 +58,12 @@ export const pause = (
           outranked = true
           return row.state === "running"
             ? { update: Rows.requested(row, "manual", now), events: [] }
-            : { update: Rows.paused(row, "manual", now), events: [] }
+            : { update: { ...Rows.paused(row, "manual", now), ...dropped }, events: [] }
         }
         const event = Events.make("paused", row, now, null, { cause: "manual", origin })
         return step === "Paused"
           ? {
-              update: Rows.paused(row, "manual", now),
+              update: { ...Rows.paused(row, "manual", now), ...dropped },
               events: [event],
               // A probe paused by hand: the breaker's step picks another held task.
               breaker:

@@ -122,6 +122,8 @@ const start = (
       fence: row.fence,
       handler: row.handler,
       claimedAt: claimedAtEpoch,
+      // SPEC §19.1: a run a trigger asked for; absent for every other run.
+      ...(row.kept === undefined ? {} : { manual: true }),
     }
     const job = Effect.suspend(() => {
       // A lease that lapsed before the run began: it is not ours to run. Nor is a claim whose

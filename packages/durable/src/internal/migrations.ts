@@ -203,6 +203,13 @@ export const migrations = {
     yield* sql`ALTER TABLE tickwork_runs ADD COLUMN result TEXT`
     yield* sql`ALTER TABLE tickwork_runs ADD COLUMN result_error TEXT`
   }),
+  "0007_manual": Effect.gen(function* () {
+    const sql = yield* SqlClient
+    // SPEC §19.1: the pending run a trigger set aside (JSON: slot, due time, attempt, and the
+    // fields that go back with it), put back when the manual run ends. NULL otherwise, so
+    // every row before reads as having no manual run.
+    yield* sql`ALTER TABLE tickwork_tasks ADD COLUMN kept TEXT`
+  }),
 }
 
 /** Runs the migrations (of `record`, all by default) not yet recorded. */

@@ -86,6 +86,32 @@ export interface TaskRow {
   readonly restart: Schedule.Schedule | undefined
   /** Raised by every update: a completion decided on an older revision is decided again. */
   readonly revision: number
+  /**
+   * The pending run a trigger set aside (SPEC §19.1), put back when the manual run ends;
+   * `undefined` when no manual run is pending or running. While it is set, {@link slot},
+   * {@link runAt} and {@link attempt} are the manual run's.
+   */
+  readonly kept?: KeptRun | undefined
+}
+
+/**
+ * A pending run set aside by a trigger (SPEC §19.1): core's `Rules.PendingRun` (slot, due time,
+ * attempt) with the row's fields that go back with it, stored as JSON in `tickwork_tasks.kept`.
+ *
+ * @category models
+ * @since 0.5.0
+ */
+export interface KeptRun {
+  readonly slot: number
+  /** When the kept attempt is due, epoch ms (the row's `runAt`). */
+  readonly dueAt: number
+  readonly attempt: number
+  /** Its claims so far (see {@link TaskRow.deliveries}). */
+  readonly deliveries: number
+  /** Its push order (see {@link TaskRow.seq}): it keeps its turn among equal due times. */
+  readonly seq: number
+  /** See {@link TaskRow.resumeFrom}. */
+  readonly resumeFrom: number
 }
 
 /**
@@ -200,6 +226,11 @@ export interface RowUpdate {
   readonly schedule?: Schedule.Encoded | undefined
   /** A new definition (an update): written with a raised {@link TaskRow.revision}. */
   readonly define?: Definition | undefined
+  /**
+   * The run a trigger set aside ({@link TaskRow.kept}): a value stores it, `null` clears it (the
+   * manual run ended or was dropped). Absent: unchanged.
+   */
+  readonly kept?: KeptRun | null | undefined
 }
 
 /**
@@ -254,6 +285,8 @@ export interface RunEntry {
  *   and the task ended `failed`;
  * - `manual-retry`: a failed task retried by hand (SPEC §19.2), due at once (`detail` gives the
  *   attempt);
+ * - `manual-trigger`: a scheduled task triggered by hand (SPEC §19.1): a manual run due at once,
+ *   its pending run set aside (`detail` gives the kept slot and due time);
  * - `breaker`: a circuit breaker changed state (`cause` is the new state, {@link
  *   EventEntry.breaker} its name; the task is the one whose slot moved it, or the probe).
  *
@@ -274,6 +307,7 @@ export type EventKind =
   /** A declared task changed in place by `ensure` (SPEC §18); `detail` names the fields. */
   | "updated"
   | "manual-retry"
+  | "manual-trigger"
 
 /**
  * One ledger event.

@@ -203,5 +203,9 @@ export const updated = (
     resumeFrom: slot === undefined ? row.resumeFrom : -1,
     seq: moved.seq ?? row.seq,
     define,
+    // SPEC §19.1: a new schedule before a manual run starts drops it (the new slot replaces
+    // the run it had set aside).
+    kept:
+      slot !== undefined && row.state === "scheduled" && row.kept !== undefined ? null : undefined,
   }
 }

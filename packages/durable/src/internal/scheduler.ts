@@ -292,6 +292,18 @@ export interface DurableSchedulerShape {
    */
   readonly retry: (id: string) => Effect.Effect<void, CoreErrors.ManualRunRefused | StoreError>
   /**
+   * Runs a `scheduled` task once now, outside its schedule (SPEC §19.1): in one transaction its
+   * pending run is set aside and a manual run is due at once, with a `manual-trigger` event; the
+   * run is claimed like any other, so it runs once in a fleet. When it ends, whatever its
+   * outcome, the pending run is put back as it was (same slot, attempt and due time): the grid,
+   * the retry count, the failure policy and a breaker never see it. Fails with
+   * `ManualRunRefused` (naming the id and its state; nothing changes) for a task that is not
+   * scheduled or already has a manual run waiting.
+   *
+   * @since 0.5.0
+   */
+  readonly trigger: (id: string) => Effect.Effect<void, CoreErrors.ManualRunRefused | StoreError>
+  /**
    * Cancels a scheduled, running or paused task: true if it was one of those. A running run finishes
    * (its run is recorded, the task stays cancelled), unless `interrupt` is set and it runs in
    * this process: then its fiber is interrupted.

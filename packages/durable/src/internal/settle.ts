@@ -11,7 +11,7 @@ import { Errors, type Random, type Results, Rules, Schedule, type Task } from "@
 import { Ledger } from "@tickwork/runtime"
 import { Result } from "effect"
 import * as Events from "./events.ts"
-import type { Decided, EventEntry, Redecision, RunEntry, TaskRow } from "./model.ts"
+import type { Decided, EventEntry, KeptRun, Redecision, RunEntry, TaskRow } from "./model.ts"
 import * as KeptResult from "./result.ts"
 import * as Rows from "./rows.ts"
 
@@ -89,6 +89,7 @@ export const decide = (
   draws: Random.Random,
   breakerOpens: (() => boolean) | undefined,
 ): Decided & { readonly run: RunEntry } => {
+  if (row.kept !== undefined) return manualEnd(row, row.kept, r)
   const { outcome, finishedAt, startedAt, runNumber } = r
   const error = renderOutcome(outcome)
   const kept = keptOf(outcome)
@@ -146,5 +147,64 @@ export const decide = (
     },
     events,
     slot: { ended: settled.slotEnded, failed: outcome.kind !== "succeeded" },
+  }
+}
+
+/**
+ * The end of a manual run (SPEC §19.1), whatever its outcome: core's `Rules.manualEnded` puts
+ * the kept run back as it was (slot, due time, attempt, claims, push order), `scheduled`, or
+ * `paused` when a pause was asked for while it ran. Neither the failure policy nor a breaker
+ * sees it (no `slot` for the breaker to count); a failure is still the row's `lastError`.
+ */
+const manualEnd = (
+  row: TaskRow,
+  kept: KeptRun,
+  r: Redecision,
+): Decided & { readonly run: RunEntry } => {
+  const { outcome, finishedAt, startedAt, runNumber } = r
+  const error = renderOutcome(outcome)
+  const result = keptOf(outcome)
+  const ended = Rules.manualEnded(kept, row.pausedReason !== null)
+  const back = ended.pending
+  return {
+    update: {
+      state: ended.state,
+      slot: back.slot,
+      runAt: back.dueAt,
+      claimableAt: back.dueAt,
+      attempt: back.attempt,
+      runNumber,
+      consecutiveFailures: row.consecutiveFailures,
+      deliveries: back.deliveries,
+      leaseOwner: null,
+      finishedAt: null,
+      lastError: error ?? row.lastError,
+      seq: back.seq,
+      updatedAt: finishedAt,
+      pausedReason: ended.state === "paused" ? row.pausedReason : null,
+      resumeFrom: back.resumeFrom,
+      kept: null,
+    },
+    continuation: "next",
+    run: {
+      taskId: row.id,
+      generation: row.generation,
+      slot: row.slot,
+      attempt: row.attempt,
+      runAt: row.runAt,
+      startedAt,
+      finishedAt,
+      outcome: outcome.kind,
+      error,
+      fence: row.fence,
+      owner: r.owner,
+      delivery: row.deliveries,
+      state: ended.state,
+      nextRunAt: back.dueAt,
+      result: result?.kind === "kept" ? result.json : null,
+      resultError:
+        result?.kind === "refused" ? `${result.error._tag}: ${result.error.message}` : null,
+    },
+    events: [],
   }
 }

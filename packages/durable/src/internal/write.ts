@@ -33,6 +33,10 @@ export const row = (
       WHERE id = ${r.id} AND fence = ${r.fence} AND state = ${r.state}
       RETURNING id`
     if (written.length === 0) return false
+    if (u.kept !== undefined) {
+      yield* sql`UPDATE tickwork_tasks
+        SET kept = ${u.kept === null ? null : JSON.stringify(u.kept)} WHERE id = ${r.id}`
+    }
     if (u.schedule !== undefined) {
       yield* sql`UPDATE tickwork_tasks SET schedule = ${JSON.stringify(u.schedule)}, restart = NULL
         WHERE id = ${r.id}`

@@ -108,3 +108,58 @@ export const retried = (
   attempt: Math.max(lastRan + 1, pending),
   windowMs: recurring ? windowMs : NO_WINDOW,
 })
+
+/**
+ * A task's pending run as a trigger sets it aside (SPEC §19.1): its slot, when that attempt is
+ * due (epoch ms) and its 1-based attempt. A store may carry more fields of its own with it
+ * (`P`); they are put back untouched.
+ *
+ * @category models
+ * @since 0.5.0
+ */
+export interface PendingRun {
+  readonly slot: number
+  readonly dueAt: number
+  readonly attempt: number
+}
+
+/**
+ * A trigger at `now` (SPEC §19.1) of a task whose pending run is `pending` (the caller checked
+ * {@link manualRefusal} first): the manual run — slot and due time `now`, attempt 1 — and the
+ * pending run kept, as it was, to be put back by {@link manualEnded}. Pure.
+ *
+ * **Example** (A daily task's 09:00 slot kept while it runs now)
+ *
+ * ```ts
+ * import { Rules } from "@tickwork/core"
+ * Rules.triggered({ slot: 9, dueAt: 9, attempt: 1 }, 5)
+ * // { run: { slot: 5, dueAt: 5, attempt: 1 }, kept: { slot: 9, dueAt: 9, attempt: 1 } }
+ * ```
+ *
+ * @category rules
+ * @since 0.5.0
+ */
+export const triggered = <P extends PendingRun>(
+  pending: P,
+  now: number,
+): { readonly run: PendingRun; readonly kept: P } => ({
+  run: { slot: now, dueAt: now, attempt: 1 },
+  kept: pending,
+})
+
+/**
+ * The end of a manual run (SPEC §19.1, §19.5 `MANUAL_END`), whatever its outcome: the kept run
+ * is the task's pending run again, as it was, and the task is `scheduled`, or `paused` when a
+ * pause was asked for while it ran (`pauseRequested`). No slot moves, no retry is spent, and
+ * neither the failure policy nor a breaker counts the run. Pure.
+ *
+ * @category rules
+ * @since 0.5.0
+ */
+export const manualEnded = <P extends PendingRun>(
+  kept: P,
+  pauseRequested: boolean,
+): { readonly state: "scheduled" | "paused"; readonly pending: P } => ({
+  state: pauseRequested ? "paused" : "scheduled",
+  pending: kept,
+})
