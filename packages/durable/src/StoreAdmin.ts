@@ -35,13 +35,7 @@
  *
  * @since 0.1.0
  */
-import {
-  Errors as CoreErrors,
-  Options as CoreOptions,
-  Lifecycle,
-  type Task,
-  type Time,
-} from "@tickwork/core"
+import { Errors as CoreErrors, Lifecycle, type Task } from "@tickwork/core"
 import { Health } from "@tickwork/runtime"
 import { Clock, Effect, Option, type Scope } from "effect"
 import { SqlClient } from "effect/sql/SqlClient"
@@ -53,6 +47,17 @@ import {
   type StoreUnavailable,
   UnknownTask,
 } from "./Errors.ts"
+import {
+  type ControlOptions,
+  type ControlResult,
+  DEFAULT_LIMIT,
+  LATENESS_SAMPLE,
+  MAX_LIMIT,
+  type OpenOptions,
+  type StoreAdminShape,
+  type StoreStats,
+  type TaskDetails,
+} from "./internal/adminShape.ts"
 import * as Connection from "./internal/connection.ts"
 import * as Controls from "./internal/controls.ts"
 import * as Env from "./internal/env.ts"
@@ -63,9 +68,9 @@ import * as Ledger from "./internal/ledger.ts"
 import * as Options from "./internal/options.ts"
 import * as RetryControl from "./internal/retryControl.ts"
 import * as Rows from "./internal/rows.ts"
-import { type DurableOccurrence, type DurableTaskInfo, infoOf } from "./internal/scheduler.ts"
+import { infoOf } from "./internal/scheduler.ts"
 import * as TriggerControl from "./internal/triggerControl.ts"
-import { type Counts, make as makeStore, type TaskRow, type TaskStoreShape } from "./TaskStore.ts"
+import { make as makeStore, type TaskRow, type TaskStoreShape } from "./TaskStore.ts"
 
 /**
  * Where a store is: a SQLite file, or a PostgreSQL database (`where`: `host:port/database`, for
@@ -97,290 +102,19 @@ export type Target = Connection.Target
 export const parseTarget: (text: string) => Target | CoreErrors.InvalidOption =
   Connection.parseTarget
 
-/**
- * What {@link StoreAdminShape.tasks} lists. Every field is optional; an unknown state, a
- * `limit` that is not a whole number from 1 to {@link MAX_LIMIT}, or a `tag` on a store whose
- * tasks keep no tags is an `InvalidOption` naming the field.
- *
- * @category models
- * @since 0.1.0
- */
-export interface TaskFilter {
-  /** One of `scheduled`, `running`, `paused`, `done`, `failed`, `cancelled`. */
-  readonly state?: string | undefined
-  /** Tasks of this handler. */
-  readonly handler?: string | undefined
-  /**
-   * Tasks carrying this tag. Needs a store whose `tickwork_tasks` has a `tags` column (a JSON
-   * array, or comma-separated text); on an older store it is an `InvalidOption`.
-   */
-  readonly tag?: string | undefined
-  /** At most this many tasks (default {@link DEFAULT_LIMIT}). */
-  readonly limit?: number | undefined
-}
-
-/**
- * The most tasks one listing returns.
- *
- * @category models
- * @since 0.1.0
- */
-export const MAX_LIMIT: number = CoreOptions.bounds.limit.max
-
-/**
- * How many tasks a listing returns when no `limit` is given.
- *
- * @category models
- * @since 0.1.0
- */
-export const DEFAULT_LIMIT = 50
-
-/**
- * A task as an operator sees it: the scheduler's `DurableTaskInfo`, plus its schedule's kind,
- * tags, lease expiry and times.
- *
- * @category models
- * @since 0.1.0
- */
-export interface TaskDetails extends DurableTaskInfo {
-  /** When the lease of a `running` task runs out, epoch ms; `null` in other states. */
-  readonly leaseExpiresAt: number | null
-  readonly missedRuns: string
-  readonly createdAt: number
-  readonly updatedAt: number
-  /**
-   * The kept result of the task's latest run (SPEC §19.3), read by `info` only: its JSON text
-   * as stored (no schema is at hand here) or why none was kept. Absent when that run kept
-   * neither.
-   */
-  readonly lastResult?:
-    | { readonly finishedAt: number; readonly json: string | null; readonly error: string | null }
-    | undefined
-}
-
-/**
- * One page of {@link StoreAdminShape.tasks}: the tasks (live ones in due order, then final ones,
- * latest first) and how many matched in all.
- *
- * @category models
- * @since 0.1.0
- */
-export interface TaskPage {
-  readonly tasks: ReadonlyArray<TaskDetails>
-  /** How many tasks matched the filter (more than `tasks.length` when the limit cut it). */
-  readonly total: number
-  readonly limit: number
-}
-
-/**
- * A process seen in the store: the runs it holds under a lease now, and the runs it completed
- * within the last {@link StoreStats.window}.
- *
- * @category models
- * @since 0.1.0
- */
-export type Owner = Inspect.Owner
-
-/**
- * Lateness (core's `Task.lateness`: from the due time, or from acceptance when later; SPEC §6.8;
- * ms) of the latest runs: percentiles by the nearest-rank
- * method; all `null` when there are no runs.
- *
- * @category models
- * @since 0.1.0
- */
-export interface Lateness {
-  readonly runs: number
-  readonly p50: number | null
-  readonly p90: number | null
-  readonly p99: number | null
-  readonly max: number | null
-}
-
-/**
- * The store at a glance.
- *
- * @category models
- * @since 0.1.0
- */
-export interface StoreStats {
-  readonly store: "sqlite" | "postgres"
-  /** The file, or `host:port/database`. */
-  readonly target: string
-  /** When these figures were read, epoch ms. */
-  readonly at: number
-  readonly tasks: Counts
-  readonly total: number
-  /** Scheduled tasks already due (none is late by more than a poll in a healthy fleet). */
-  readonly overdue: number
-  /** The earliest due time among them, epoch ms, or `null`. */
-  readonly oldestDueAt: number | null
-  /** Lease owners and recent runners. */
-  readonly owners: ReadonlyArray<Owner>
-  /** How far back `owners` counts completed runs, ms. */
-  readonly window: number
-  /** Lateness of the latest runs (at most {@link LATENESS_SAMPLE}). */
-  readonly lateness: Lateness
-  /**
-   * The fleet's health as the store shows it (the runtime's `Health`, default bounds):
-   * `unhealthy` (`stalled`) when scheduled work has been due for 60 s and no run has ended
-   * since, in the whole store. What only a process knows (its store failures, uncommitted runs)
-   * is in its own `health`.
-   *
-   * @since 0.4.0
-   */
-  readonly health: Health.Health
-}
-
-/**
- * How many of the latest runs {@link StoreStats.lateness} is computed over.
- *
- * @category models
- * @since 0.1.0
- */
-export const LATENESS_SAMPLE = 1_000
-
-/**
- * What a control did: whether it changed the task, and the task's state afterwards.
- *
- * @category models
- * @since 0.1.0
- */
-export interface ControlResult {
-  readonly id: string
-  readonly changed: boolean
-  readonly state: Task.TaskState
-  /** Why it is `paused`, or will be when its run ends; `null` otherwise. */
-  readonly pausedReason: Task.PauseReason | null
-}
-
-/**
- * The operations on an opened store. Lookups of an id no task has fail with `UnknownTask`
- * naming `id`; a bad filter with `InvalidOption`; controls on a read-only store with
- * `ReadOnlyStore`. None of them writes anything when it fails.
- *
- * @category models
- * @since 0.1.0
- */
-export interface StoreAdminShape {
-  readonly store: "sqlite" | "postgres"
-  /** The file, or `host:port/database`. */
-  readonly target: string
-  readonly readOnly: boolean
-  /** Whether the store's tasks keep tags (its table has a `tags` column). */
-  readonly tags: boolean
-  /** Tasks matching the filter. */
-  readonly tasks: (
-    filter?: TaskFilter,
-  ) => Effect.Effect<TaskPage, CoreErrors.InvalidOption | StoreError>
-  /** One task. */
-  readonly info: (
-    id: string,
-  ) => Effect.Effect<TaskDetails, UnknownTask | CoreErrors.InvalidOption | StoreError>
-  /** One task's runs and events, oldest first; the latest `limit` of them when given. */
-  readonly ledger: (
-    id: string,
-    limit?: number,
-  ) => Effect.Effect<
-    ReadonlyArray<DurableOccurrence>,
-    UnknownTask | CoreErrors.InvalidOption | StoreError
-  >
-  /**
-   * The whole store's latest `limit` runs and events, newest first. A `limit` that is not a
-   * whole number from 1 to {@link MAX_LIMIT} is an `InvalidOption` naming `limit` (never
-   * clamped: a caller asking for more than a page is told so).
-   */
-  readonly recent: (
-    limit: number,
-  ) => Effect.Effect<ReadonlyArray<DurableOccurrence>, CoreErrors.InvalidOption | StoreError>
-  readonly stats: Effect.Effect<StoreStats, StoreError>
-  /** The scheduler's `pause` (SPEC §15). */
-  readonly pause: (
-    id: string,
-    options?: ControlOptions,
-  ) => Effect.Effect<
-    ControlResult,
-    UnknownTask | ReadOnlyStore | CoreErrors.InvalidOption | StoreError
-  >
-  /** The scheduler's `resume`; on PostgreSQL the workers are told at once (`NOTIFY`). */
-  readonly resume: (
-    id: string,
-    options?: ControlOptions,
-  ) => Effect.Effect<
-    ControlResult,
-    UnknownTask | ReadOnlyStore | CoreErrors.InvalidOption | StoreError
-  >
-  /**
-   * The scheduler's `retry` (SPEC §19.2): a `failed` task is scheduled again, due at once, and
-   * the workers are told (`NOTIFY` on PostgreSQL); the run is claimed like any other. A task
-   * that is not failed is not changed (`changed: false`, with its state): `Rules.manualRefusal`
-   * says why.
-   *
-   * @since 0.4.0
-   */
-  readonly retry: (
-    id: string,
-    options?: ControlOptions,
-  ) => Effect.Effect<
-    ControlResult,
-    UnknownTask | ReadOnlyStore | CoreErrors.InvalidOption | StoreError
-  >
-  /**
-   * The scheduler's `trigger` (SPEC §19.1): a `scheduled` task's pending run is set aside and a
-   * manual run is due at once, and the workers are told (`NOTIFY` on PostgreSQL); the run is
-   * claimed like any other, and its end puts the pending run back as it was. A task that is not
-   * scheduled, or already has a manual run waiting, is not changed (`changed: false`, with its
-   * state): `Rules.manualRefusal` says why.
-   *
-   * @since 0.5.0
-   */
-  readonly trigger: (
-    id: string,
-    options?: ControlOptions,
-  ) => Effect.Effect<
-    ControlResult,
-    UnknownTask | ReadOnlyStore | CoreErrors.InvalidOption | StoreError
-  >
-  /** The scheduler's `cancel` (cooperative: a running run finishes and is recorded). */
-  readonly cancel: (
-    id: string,
-    options?: ControlOptions,
-  ) => Effect.Effect<
-    ControlResult,
-    UnknownTask | ReadOnlyStore | CoreErrors.InvalidOption | StoreError
-  >
-}
-
-/**
- * Options of a control (`pause`, `resume`, `cancel`, `retry`).
- *
- * @category models
- * @since 0.4.0
- */
-export interface ControlOptions {
-  /**
-   * Who asks, recorded on the control's ledger event as its `origin` (e.g. `cli`, `dashboard`);
-   * a non-empty string of at most 1024 bytes. A store whose schema predates origins (migration
-   * 0005, applied when a scheduler of this version opens it) records the event without it.
-   */
-  readonly origin?: string | undefined
-}
-
-/**
- * How to open a store.
- *
- * @category models
- * @since 0.1.0
- */
-export interface OpenOptions {
-  /** Write nothing (default false): the controls then fail with `ReadOnlyStore`. */
-  readonly readOnly?: boolean | undefined
-  /**
-   * The workers' `catchUpWindow`, which `resume` applies as the scheduler would (default: the
-   * scheduler's default, one day).
-   */
-  readonly catchUpWindow?: Time.DurationInput | false | undefined
-}
+export type {
+  ControlOptions,
+  ControlResult,
+  Lateness,
+  OpenOptions,
+  Owner,
+  StoreAdminShape,
+  StoreStats,
+  TaskDetails,
+  TaskFilter,
+  TaskPage,
+} from "./internal/adminShape.ts"
+export { DEFAULT_LIMIT, LATENESS_SAMPLE, MAX_LIMIT } from "./internal/adminShape.ts"
 
 /** How far back {@link StoreStats.owners} counts completed runs. */
 const OWNER_WINDOW_MS = 10 * 60_000
@@ -666,6 +400,20 @@ export const open = (
         ? Effect.void
         : Effect.ignore(connection.notify.pipe(Effect.mapError(fail("notify the workers"))))
 
+    type ManualAsk = Effect.Effect<void, CoreErrors.ManualRunRefused | StoreError>
+    /** A manual run asked by an operator: a refusal is no change; a change wakes the fleet. */
+    const manual = (
+      operation: "retry" | "trigger",
+      ask: (env: Env.ControlEnv, id: string, origin?: string) => ManualAsk,
+    ) =>
+      control(operation, (id, origin) =>
+        Effect.matchEffect(ask(env, id, origin), {
+          onFailure: (e) =>
+            e._tag === "ManualRunRefused" ? Effect.succeed(false) : Effect.fail(e),
+          onSuccess: () => Effect.as(notify, true),
+        }),
+      )
+
     return {
       store: kind,
       target: connection.where,
@@ -680,20 +428,8 @@ export const open = (
       resume: control("resume", (id, origin) =>
         Effect.tap(Controls.resume(env, id, origin), (ok) => (ok ? notify : Effect.void)),
       ),
-      retry: control("retry", (id, origin) =>
-        Effect.matchEffect(RetryControl.retryTask(env, id, origin), {
-          onFailure: (e) =>
-            e._tag === "ManualRunRefused" ? Effect.succeed(false) : Effect.fail(e),
-          onSuccess: () => Effect.as(notify, true),
-        }),
-      ),
-      trigger: control("trigger", (id, origin) =>
-        Effect.matchEffect(TriggerControl.triggerTask(env, id, origin), {
-          onFailure: (e) =>
-            e._tag === "ManualRunRefused" ? Effect.succeed(false) : Effect.fail(e),
-          onSuccess: () => Effect.as(notify, true),
-        }),
-      ),
+      retry: manual("retry", RetryControl.retryTask),
+      trigger: manual("trigger", TriggerControl.triggerTask),
       cancel: control("cancel", (id, origin) =>
         Effect.map(taskStore.cancel(id, now(), origin), (found) => Option.isSome(found)),
       ),
