@@ -126,6 +126,21 @@ describe("two processes, one PostgreSQL database", () => {
           ),
         )
         const allDone = Date.now()
+        // Each recurring task runs at least four slots before it is stopped (a busy machine may
+        // take longer to get there than the one-shots take to finish).
+        yield* Effect.promise(() =>
+          until(
+            "every recurring task to run four slots",
+            async () => {
+              const [row] = await query<{ n: string }>(
+                db.url,
+                "SELECT count(*)::text AS n FROM (SELECT task_id FROM tickwork_runs WHERE task_id LIKE 'r%' GROUP BY task_id HAVING count(*) >= 4) t",
+              )
+              return Number(row?.n) === recurring.length
+            },
+            60_000,
+          ),
+        )
         // Stop the recurring tasks; let runs in flight finish, then stop the workers. A run that
         // ends meanwhile schedules its next slot (possibly due at once): cancel again until no
         // recurring task is scheduled or running, so no run can start before the kill.
