@@ -10,6 +10,7 @@ import * as Retry from "../Retry.ts"
 import * as Rules from "../Rules.ts"
 import type * as Schedule from "../Schedule.ts"
 import type { Outcome, PauseReason } from "../Task.ts"
+import type { Waiting } from "./limits.ts"
 
 /** @internal Tags of a task that has none: one frozen array shared by all. */
 export const NO_TAGS: ReadonlyArray<string> = Object.freeze([])
@@ -62,6 +63,10 @@ export class Extras {
   kept: Kept | undefined = undefined
   /** The last attempt of the slot a failed task failed on, for a retry's number (SPEC §19.2). */
   failedAttempt = 0
+  /** Its flow-control scopes (`group:<name>`, `key:<key>`; SPEC §20), fixed when accepted. */
+  scopes: ReadonlyArray<string> | undefined = undefined
+  /** Its last wait on a limit; current only while its ticket is `waiting.order` (internal/limits). */
+  waiting: Waiting | undefined = undefined
 }
 
 /** @internal The pending run a trigger set aside: its due time, slot and attempt. */
