@@ -127,6 +127,7 @@ export const make = (
         new Kernel.Kernel<PoolJob>({
           random: Random.seeded(seed),
           ...(options.breakers === undefined ? {} : { breakers: options.breakers }),
+          ...(options.limits === undefined ? {} : { limits: options.limits }),
           ...(options.retention === undefined ? {} : { retention: options.retention }),
         }),
       catch: (error) => error as Errors.InvalidOption,
@@ -178,6 +179,7 @@ export const make = (
       metrics: Metrics.forScheduler(name),
       context,
       states: () => kernel.stats(),
+      waiting: () => kernel.stats().waiting,
     })
     yield* Effect.addFinalizer(() => Effect.sync(recorder.closeGauges))
     const actor = new TimingActor({
@@ -352,6 +354,8 @@ export const make = (
               window: o.window,
               tags: o.tags,
               breaker: o.breaker,
+              group: o.group,
+              key: o.key,
             },
             o,
           )

@@ -68,7 +68,7 @@ describe("SPEC §20.1 concurrency limits", () => {
       ["a2", "a"],
       ["b1", "b"],
       ["b2", "b"],
-    ]) {
+    ] as const) {
       k.schedule({ id, job: id, schedule: once(5), key }, 0)
     }
     const first = take(k, 5)
