@@ -18,7 +18,7 @@
 import { TimerHeap } from "../Heap.ts"
 import * as Lifecycle from "../Lifecycle.ts"
 import * as Rules from "../Rules.ts"
-import type { Extras } from "./records.ts"
+import type { Extras, Waiting } from "./records.ts"
 import type { Rows } from "./rows.ts"
 
 const { SCHEDULED } = Lifecycle
@@ -41,18 +41,6 @@ export class ScopeCell implements Rules.ScopeLoad {
     this.name = name
     this.limit = limit
   }
-}
-
-/** @internal Why a row waits, set when it is queued; valid while its queue key is its ticket. */
-export interface Waiting {
-  readonly cause: Rules.WaitCause
-  readonly scope: string
-  /** The ticket (order key) the row had when queued. */
-  readonly order: number
-  /** When a rate-limited wait ends, epoch ms. */
-  readonly until: number | undefined
-  /** When it started waiting, epoch ms. */
-  readonly since: number
 }
 
 /** @internal See the module doc. */
