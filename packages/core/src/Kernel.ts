@@ -46,6 +46,7 @@ import type {
   BreakerInfo,
   Explanation,
   KernelOptions,
+  SlotToRetry,
   Stats,
   TaskFilter,
   TaskOptions,
@@ -81,6 +82,7 @@ export type {
   Explanation,
   KernelOptions,
   Retention,
+  SlotToRetry,
   Stats,
   TaskFilter,
   TaskOptions,
@@ -281,10 +283,38 @@ export class Kernel<J> {
    * rejoins it as it is (§7.8); its own breaker starts afresh.
    *
    * Refused (`ManualRunRefused`; nothing changes) for any task that is not `failed`. O(log n).
+   *
+   * Given `slot` (SPEC §19.7), one more attempt of that failed slot of a recurring task instead:
+   * run now like a trigger's run (the pending run set aside and put back when it ends, neither
+   * the failure policy nor the breaker counting it), with the slot's `slot` and its ledger's last
+   * attempt + 1 (`runs`: the kernel keeps no ledger; the caller reads it). Refused as
+   * `Rules.manualRefusal` decides: a task not `scheduled`, a one-shot, a manual run already
+   * waiting, a slot whose retry is pending, a slot not in the ledger or whose last run succeeded.
    */
-  retry(id: string, now: number): true | ManualRunRefused {
+  retry(id: string, now: number, slot?: SlotToRetry): true | ManualRunRefused {
     const i = this.rows.lookup(id)
     const state = i < 0 ? "unknown" : (Lifecycle.states[this.rows.t.state(i)] as TaskState)
+    if (slot !== undefined) {
+      const extra = i < 0 ? undefined : this.rows.t.extra(i)
+      const attempt = i < 0 ? 1 : this.rows.t.attempt(i)
+      const facts: Rules.SlotRetry = {
+        slot: slot.slot,
+        recurring: extra?.plan !== undefined,
+        // A pending retry's slot is its grid slot; a first attempt's is its heap slot.
+        pendingSlot:
+          state !== "scheduled"
+            ? undefined
+            : attempt > 1 && extra !== undefined
+              ? extra.gridSlot
+              : this.rows.t.slot(i),
+        runs: slot.runs,
+      }
+      const pending = extra?.manual !== undefined
+      const refused = Rules.manualRefusal("retry", id, state, pending, facts)
+      if (refused !== undefined) return refused
+      triggerRow(this.rows, i, now, { slot: slot.slot, runs: slot.runs as Rules.SlotRuns })
+      return true
+    }
     const refused = Rules.manualRefusal("retry", id, state)
     if (refused !== undefined) return refused
     retryTask(this.rows, this.circuits, i, now)
@@ -528,7 +558,7 @@ export class Kernel<J> {
         ctx.runNumber,
         merged,
         extra === undefined ? NO_TAGS : extra.tags,
-        manual === "trigger",
+        manual === "trigger" || manual === "slot",
       )
     }
   }

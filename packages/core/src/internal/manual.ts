@@ -20,8 +20,18 @@ import type { Run } from "./run.ts"
 
 const { SCHEDULED, RUNNING, PAUSED, FAILED, TRIGGER, MANUAL_END, RETRY } = Lifecycle
 
-/** @internal TRIGGER for a `scheduled` row `i` with no manual run pending, at `now`. */
-export const triggerRow = <J>(rows: Rows<J>, i: number, now: number): void => {
+/**
+ * @internal
+ * TRIGGER for a `scheduled` row `i` with no manual run pending, at `now`: a trigger's run
+ * (`Rules.triggered`), or with `slot` a retry of that failed slot (`Rules.slotRetried`, SPEC
+ * §19.7). Both set the pending run aside the same way; they differ in the run only.
+ */
+export const triggerRow = <J>(
+  rows: Rows<J>,
+  i: number,
+  now: number,
+  slot?: { readonly slot: number; readonly runs: Rules.SlotRuns },
+): void => {
   const t = rows.t
   const extra = rows.ensureExtra(i)
   rows.load(i, extra)
@@ -34,16 +44,18 @@ export const triggerRow = <J>(rows: Rows<J>, i: number, now: number): void => {
     notBefore: extra.notBefore,
   }
   extra.kept = kept
-  extra.manual = "trigger"
+  extra.manual = slot === undefined ? "trigger" : "slot"
   extra.merged = undefined
   extra.notBefore = -1
-  // The manual run as core decides it for every store (`Rules.triggered`).
-  const run = Rules.triggered(
-    { slot: kept.dueAt, dueAt: kept.dueAt, attempt: kept.attempt },
-    now,
-  ).run
+  // The manual run as core decides it for every store.
+  const run =
+    slot === undefined
+      ? Rules.triggered({ slot: kept.dueAt, dueAt: kept.dueAt, attempt: kept.attempt }, now).run
+      : Rules.slotRetried(slot.slot, slot.runs, now)
+  // A retried slot's attempt is > 1, so the take reads its slot here (its heap slot is its due time).
+  extra.gridSlot = run.slot
   t.setAttempt(i, run.attempt)
-  t.setSlot(i, run.slot)
+  t.setSlot(i, run.dueAt)
   // Push first: the new entry makes the old one dead before a compaction can look at it.
   rows.push(i, run.dueAt)
   rows.kill()
@@ -57,7 +69,7 @@ export const triggerRow = <J>(rows: Rows<J>, i: number, now: number): void => {
  */
 export const dropManual = <J>(rows: Rows<J>, i: number): boolean => {
   const extra = rows.t.extra(i)
-  if (extra?.manual !== "trigger" || rows.t.state(i) !== SCHEDULED) return false
+  if (extra?.kept === undefined || rows.t.state(i) !== SCHEDULED) return false
   restore(rows, i, extra)
   return true
 }
