@@ -53,7 +53,7 @@ import type {
   UpdateOptions,
 } from "./internal/kernelTypes.ts"
 import { taskOptionKeys, updateKeys } from "./internal/kernelTypes.ts"
-import { dropManual, endManual, retryTask, triggerRow } from "./internal/manual.ts"
+import { dropManual, endManual, retrySlot, retryTask, triggerRow } from "./internal/manual.ts"
 import { hold, pauseRow, resumeRow } from "./internal/pause.ts"
 import { breakerOf, definitionOf, infoOf, statsOf, taskIdsOf } from "./internal/queries.ts"
 import { type BreakerCell, Extras, NO_TAGS } from "./internal/records.ts"
@@ -284,37 +284,13 @@ export class Kernel<J> {
    *
    * Refused (`ManualRunRefused`; nothing changes) for any task that is not `failed`. O(log n).
    *
-   * Given `slot` (SPEC §19.7), one more attempt of that failed slot of a recurring task instead:
-   * run now like a trigger's run (the pending run set aside and put back when it ends, neither
-   * the failure policy nor the breaker counting it), with the slot's `slot` and its ledger's last
-   * attempt + 1 (`runs`: the kernel keeps no ledger; the caller reads it). Refused as
-   * `Rules.manualRefusal` decides: a task not `scheduled`, a one-shot, a manual run already
-   * waiting, a slot whose retry is pending, a slot not in the ledger or whose last run succeeded.
+   * Given `slot` (SPEC §19.7): that failed slot of a recurring task, as a manual run (`runs`:
+   * what the caller's ledger holds of it; the kernel keeps none), or `Rules.manualRefusal`'s no.
    */
   retry(id: string, now: number, slot?: SlotToRetry): true | ManualRunRefused {
     const i = this.rows.lookup(id)
     const state = i < 0 ? "unknown" : (Lifecycle.states[this.rows.t.state(i)] as TaskState)
-    if (slot !== undefined) {
-      const extra = i < 0 ? undefined : this.rows.t.extra(i)
-      const attempt = i < 0 ? 1 : this.rows.t.attempt(i)
-      const facts: Rules.SlotRetry = {
-        slot: slot.slot,
-        recurring: extra?.plan !== undefined,
-        // A pending retry's slot is its grid slot; a first attempt's is its heap slot.
-        pendingSlot:
-          state !== "scheduled"
-            ? undefined
-            : attempt > 1 && extra !== undefined
-              ? extra.gridSlot
-              : this.rows.t.slot(i),
-        runs: slot.runs,
-      }
-      const pending = extra?.manual !== undefined
-      const refused = Rules.manualRefusal("retry", id, state, pending, facts)
-      if (refused !== undefined) return refused
-      triggerRow(this.rows, i, now, { slot: slot.slot, runs: slot.runs as Rules.SlotRuns })
-      return true
-    }
+    if (slot !== undefined) return retrySlot(this.rows, i, id, state, slot, now)
     const refused = Rules.manualRefusal("retry", id, state)
     if (refused !== undefined) return refused
     retryTask(this.rows, this.circuits, i, now)

@@ -9,6 +9,7 @@
  * whatever its outcome, the kept run is put back as it was: the grid, the retry count, the
  * failure policy and the breaker never see a manual run.
  */
+import type { ManualRunRefused } from "../Errors.ts"
 import * as Lifecycle from "../Lifecycle.ts"
 import * as Rules from "../Rules.ts"
 import type { Outcome, PauseReason, RunRecord, TaskState } from "../Task.ts"
@@ -172,4 +173,36 @@ export const retryTask = <J>(
     extra.breaker = undefined
     breakers.join(i, extra, cell.shared ? cell : cell.policy, rows.idOf(i), now)
   }
+}
+
+/**
+ * @internal `Kernel.retry` given a slot (SPEC §19.7), for row `i` (-1: unknown) in `state`: core's
+ * refusal, or the slot's next attempt pushed as a manual run (a trigger's, with its own run).
+ */
+export const retrySlot = <J>(
+  rows: Rows<J>,
+  i: number,
+  id: string,
+  state: string,
+  slot: { readonly slot: number; readonly runs: Rules.SlotRuns | undefined },
+  now: number,
+): true | ManualRunRefused => {
+  const extra = i < 0 ? undefined : rows.t.extra(i)
+  const attempt = i < 0 ? 1 : rows.t.attempt(i)
+  const facts: Rules.SlotRetry = {
+    slot: slot.slot,
+    recurring: extra?.plan !== undefined,
+    // A pending retry's slot is its grid slot; a first attempt's is its heap slot.
+    pendingSlot:
+      state !== "scheduled"
+        ? undefined
+        : attempt > 1 && extra !== undefined
+          ? extra.gridSlot
+          : rows.t.slot(i),
+    runs: slot.runs,
+  }
+  const refused = Rules.manualRefusal("retry", id, state, extra?.manual !== undefined, facts)
+  if (refused !== undefined) return refused
+  triggerRow(rows, i, now, { slot: slot.slot, runs: slot.runs as Rules.SlotRuns })
+  return true
 }
