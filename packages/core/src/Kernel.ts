@@ -44,6 +44,7 @@ import type {
   BreakerInfo,
   Explanation,
   KernelOptions,
+  SlotToRetry,
   Stats,
   TaskFilter,
   TaskOptions,
@@ -51,7 +52,7 @@ import type {
 } from "./internal/kernelTypes.ts"
 import { taskOptionKeys } from "./internal/kernelTypes.ts"
 import { Flow, type ScopeCell } from "./internal/limits.ts"
-import { dropManual, endManual, retryTask, triggerRow } from "./internal/manual.ts"
+import { dropManual, endManual, retrySlot, retryTask, triggerRow } from "./internal/manual.ts"
 import { hold, pauseRow, resumeRow, resumeTask } from "./internal/pause.ts"
 import { breakerOf, definitionOf, infoOf, statsOf, taskIdsOf } from "./internal/queries.ts"
 import { Extras, NO_TAGS } from "./internal/records.ts"
@@ -80,6 +81,7 @@ export type {
   Explanation,
   KernelOptions,
   Retention,
+  SlotToRetry,
   Stats,
   TaskFilter,
   TaskOptions,
@@ -290,10 +292,14 @@ export class Kernel<J> {
    * rejoins it as it is (§7.8); its own breaker starts afresh.
    *
    * Refused (`ManualRunRefused`; nothing changes) for any task that is not `failed`. O(log n).
+   *
+   * Given `slot` (SPEC §19.7): that failed slot of a recurring task, as a manual run (`runs`:
+   * what the caller's ledger holds of it; the kernel keeps none), or `Rules.manualRefusal`'s no.
    */
-  retry(id: string, now: number): true | ManualRunRefused {
+  retry(id: string, now: number, slot?: SlotToRetry): true | ManualRunRefused {
     const i = this.rows.lookup(id)
     const state = i < 0 ? "unknown" : (Lifecycle.states[this.rows.t.state(i)] as TaskState)
+    if (slot !== undefined) return retrySlot(this.rows, i, id, state, slot, now)
     const refused = Rules.manualRefusal("retry", id, state)
     if (refused !== undefined) return refused
     retryTask(this.rows, this.circuits, i, now)
@@ -516,7 +522,7 @@ export class Kernel<J> {
         ctx.runNumber,
         merged,
         extra === undefined ? NO_TAGS : extra.tags,
-        manual === "trigger",
+        manual === "trigger" || manual === "slot",
       )
       if (cells !== undefined) {
         run.scopes = cells
@@ -673,10 +679,7 @@ export class Kernel<J> {
     if (this.rows.t.state(i) === SCHEDULED) dropManual(this.rows, i)
     return this.leaving(i, now, pauseRow(this.rows, this.circuits, i, reason, now))
   }
-  /**
-   * After row `i` left `scheduled` (`left`): a waiter let go into the heap for a free place of
-   * its scopes no longer takes it, so their queues are asked again (SPEC §20). Returns `left`.
-   */
+  /** Row `i` left `scheduled` (`left`): its scopes' queues are asked again (SPEC §20). */
   private leaving(i: number, now: number, left: boolean): boolean {
     const scopes = this.rows.t.extra(i)?.scopes
     if (left && scopes !== undefined && this.flow !== undefined) this.flow.leaving(scopes, now)
