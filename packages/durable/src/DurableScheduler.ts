@@ -405,6 +405,7 @@ export const make = <H extends Handler.Any>(
             resolved.handlers,
             env.nextSeq,
             resolved.breakers,
+            resolved.limits,
           )
 
     /**

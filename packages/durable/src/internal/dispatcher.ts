@@ -221,6 +221,7 @@ const dispatchLoop = (
           leaseMs: options.leaseMs,
           handlers: options.names,
           whileSessionHeld: store.session !== undefined,
+          limits: options.limits,
         })
         yield* env.outage.worked
         if (rows.length > 0) yield* startAll(env, context, rows, t, claimedAt)
@@ -235,7 +236,9 @@ const dispatchLoop = (
       let wait = MAX_SLEEP_MS
       // One round trip: a wake that comes while it is on the way is kept for the park.
       const next = yield* store.nextTimes(claimable(env) > 0 ? options.names : [])
-      // Due but not claimed: rows another process is claiming right now.
+      // Due but not claimed: rows another process is claiming right now. Rows waiting on a limit
+      // are not in `due` (SPEC §20): a rate wait's end is (`until`), a concurrency wait is woken
+      // by a run of its scope ending (here, or another process's notice) or by the poll.
       if (next.due !== undefined) wait = Math.max(1, next.due - t)
       // An open breaker's half-open time is a due time too (SPEC §7): its probe runs then.
       halfOpenAt = next.halfOpen ?? Number.POSITIVE_INFINITY

@@ -25,8 +25,9 @@ import type { Counts, EventEntry, RunEntry, TaskRow } from "./model.ts"
  * payload, or its name) with its payload, a schedule that can be stored, and the same policies
  * as an in-memory task: priority, retry, missed-run policy, failure policy, a catch-up `window`
  * (the layer's `catchUpWindow` applies to recurring tasks that give none), `tags`, and a
- * `breaker` (its own policy, or the name of one in the layer's `breakers`). An unknown key is
- * an `InvalidOption`.
+ * `breaker` (its own policy, or the name of one in the layer's `breakers`), and flow control's
+ * `group` and `key` (SPEC §20, limited by the layer's `limits`). An unknown key is an
+ * `InvalidOption`.
  *
  * @category models
  * @since 0.1.0
@@ -82,6 +83,11 @@ export interface DurableTaskInfo {
   readonly breaker: string | undefined
   /** Its run timeout, ms; 0: none of its own. */
   readonly timeoutMs: number
+  /** Its flow-control group and key (SPEC §20), when it has them. */
+  readonly group?: string | undefined
+  readonly key?: string | undefined
+  /** Why its due run has not started, while it waits on a limit (SPEC §20.4). */
+  readonly waiting?: Task.WaitInfo | undefined
 }
 
 /**
@@ -114,6 +120,9 @@ export const infoOf = (row: TaskRow): DurableTaskInfo => ({
   window: row.windowMs ?? undefined,
   breaker: row.breaker === null ? undefined : row.breaker.slice(row.breaker.indexOf(":") + 1),
   timeoutMs: row.timeoutMs,
+  ...(row.group === undefined ? {} : { group: row.group }),
+  ...(row.key === undefined ? {} : { key: row.key }),
+  ...(row.waiting === undefined ? {} : { waiting: row.waiting }),
 })
 
 /**

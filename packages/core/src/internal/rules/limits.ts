@@ -165,10 +165,7 @@ export const resolveLimits = (
   const unknown = unknownKey(limits, withHandlers ? storeLimitsKeys : limitsKeys, `${field}.`)
   if (unknown !== undefined) return unknown
   const l = limits as Limits
-  const named = (
-    given: unknown,
-    at: string,
-  ): Map<string, ResolvedLimit> | InvalidOption => {
+  const named = (given: unknown, at: string): Map<string, ResolvedLimit> | InvalidOption => {
     const out = new Map<string, ResolvedLimit>()
     if (given === undefined) return out
     if (!isObject(given) || Array.isArray(given)) {
