@@ -9,16 +9,10 @@ import { Errors as CoreErrors, Schedule } from "@tickwork/core"
 import { Clock, Effect, Option, Schema } from "effect"
 import { DurableScheduler, Handler } from "../src/index.ts"
 import { advance, inFile, settle, sqlite, withScheduler } from "./helpers.ts"
-
-/** One line of the effects log: a run's start or end, at virtual time `at`. */
-interface Effect_ {
-  readonly kind: "start" | "end"
-  readonly id: string
-  readonly at: number
-}
+import { type Effect_, peak } from "./limits-fixtures.ts"
 
 /** A handler `name` whose runs take `p.ms` (virtual) and log their start and end. */
-export const logged = (name = "work") => {
+const logged = (name = "work") => {
   const log: Array<Effect_> = []
   const handler = Handler.make(name, Schema.Struct({ ms: Schema.Number }), (p, run) =>
     Effect.gen(function* () {
@@ -28,18 +22,6 @@ export const logged = (name = "work") => {
     }),
   )
   return { log, handler }
-}
-
-/** The most runs of `ids` running at once, by the log's order of starts and ends. */
-export const peak = (log: ReadonlyArray<Effect_>, ids: (id: string) => boolean) => {
-  let now = 0
-  let max = 0
-  for (const e of log) {
-    if (!ids(e.id)) continue
-    now += e.kind === "start" ? 1 : -1
-    max = Math.max(max, now)
-  }
-  return max
 }
 
 const startsOf = (log: ReadonlyArray<Effect_>) =>
