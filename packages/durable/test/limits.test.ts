@@ -7,7 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Errors as CoreErrors, Schedule } from "@tickwork/core"
 import { Clock, Effect, Option, Schema } from "effect"
-import { DurableScheduler, Handler } from "../src/index.ts"
+import { type DurableScheduler, Handler } from "../src/index.ts"
 import { advance, inFile, settle, sqlite, withScheduler } from "./helpers.ts"
 import { type Effect_, peak } from "./limits-fixtures.ts"
 
