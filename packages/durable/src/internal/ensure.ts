@@ -247,10 +247,12 @@ export const ensure = (
             const changes = Declared.changesOf(resolved, updateFields(again.fields))
             const m = Controls.decideUpdate(env, row, changes as Controls.Changes, now)
             if ("rejected" in m) return m
-            const event = Events.make("updated", row, now, env.owner, {
-              detail: again.fields.join(", "),
-              cause: "ensure",
-            })
+            const event = Events.updated(
+              row,
+              now,
+              env.owner,
+              Declared.changeOf({ ensure: again.fields }),
+            )
             return { ...m, events: [...m.events, event] }
           },
           (e) => events.push(e),
