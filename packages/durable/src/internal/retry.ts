@@ -157,12 +157,7 @@ export const retrySlot = (
 ): Effect.Effect<Retried, StoreError | SqlError> =>
   sql.withTransaction(
     Effect.gen(function* () {
-      const rows =
-        dialect === "pg"
-          ? yield* sql<Raw>`SELECT * FROM tickwork_tasks WHERE id = ${id} FOR UPDATE`
-          : yield* sql<Raw>`SELECT * FROM tickwork_tasks WHERE id = ${id}`
-      const raw = Option.fromNullishOr(rows[0])
-      const row = Option.isNone(raw) ? undefined : decodeRow(raw.value)
+      const row = Option.getOrUndefined(yield* lockedRow(sql, dialect, id))
       const state = row?.state ?? "unknown"
       // The slot's attempts only grow: its highest is its latest run.
       const last =
