@@ -132,8 +132,11 @@ const program = Effect.gen(function* () {
       schedule: Schedule.once(0),
     })
     yield* until("the charge", statusIs("charge-42", "done"))
-    const ran = (yield* tasks.ledger("charge-42")).find((o) => o.kind === "ran")
-    const receipt = Schema.decodeUnknownSync(Receipt)(ran?.kind === "ran" ? ran.value : undefined)
+    // `value` is `unknown` (a ledger holds any handler's runs), decoded already: the schema's
+    // guard gives it its type back.
+    const ran = (yield* tasks.ledger("charge-42")).flatMap((o) => (o.kind === "ran" ? [o] : []))
+    const receipt = ran[0]?.value
+    assert.ok(Schema.is(Receipt)(receipt))
     console.log(`charge-42 result: ${receipt.chargeId} for ${receipt.cents} cents`)
 
     // Left failed for the operator: `tickwork retry sync-crm` runs it on the next start.
