@@ -58,6 +58,7 @@ import { type Finished, type Occurrence, Wakeup } from "./internal/env.ts"
 import * as Events from "./internal/events.ts"
 import * as Held from "./internal/held.ts"
 import * as Leases from "./internal/leases.ts"
+import type * as List from "./internal/list.ts"
 import * as Ledger from "./internal/ledger.ts"
 import * as Liveness from "./internal/liveness.ts"
 import type { Counts } from "./internal/model.ts"
@@ -163,6 +164,8 @@ export const MIN_LEASE_MS = Options.MIN_LEASE_MS
  */
 export const STORE_COUNTS_REFRESH_MS = 5_000
 
+const noWaits: List.WaitCounts = { concurrency: 0, "rate-limited": 0 }
+
 const noCounts: Counts = {
   scheduled: 0,
   running: 0,
@@ -227,6 +230,8 @@ export const make = <H extends Handler.Any>(
     // change this process made or saw, and every STORE_COUNTS_REFRESH_MS on a shared store,
     // but at most once per that interval.
     let storeCounts: Counts | undefined
+    // Due runs waiting on a limit, store-wide by cause (SPEC §20.4), read with the counts.
+    let storeWaiting: List.WaitCounts = noWaits
     const countsWakeup = new Wakeup()
     const spans =
       runtimeOptions.spans === undefined || runtimeOptions.spans === "auto"
@@ -358,6 +363,7 @@ export const make = <H extends Handler.Any>(
         return held.size
       },
       states: () => storeCounts ?? noCounts,
+      waiting: () => storeWaiting,
     })
     yield* Effect.addFinalizer(() => Effect.sync(removeGauges))
     const shared = Number.isFinite(resolved.pollMs)
@@ -365,8 +371,11 @@ export const make = <H extends Handler.Any>(
       Effect.forever(
         Effect.gen(function* () {
           yield* shared ? countsWakeup.wait(STORE_COUNTS_REFRESH_MS) : countsWakeup.wait()
-          const counts = yield* Effect.option(store.counts)
-          if (Option.isSome(counts)) storeCounts = counts.value
+          const tally = yield* Effect.option(store.tally)
+          if (Option.isSome(tally)) {
+            storeCounts = tally.value.counts
+            storeWaiting = tally.value.waiting
+          }
           yield* Effect.sleep(STORE_COUNTS_REFRESH_MS)
         }),
       ),
@@ -630,8 +639,9 @@ export const make = <H extends Handler.Any>(
         })
       }) as DurableLedgerRead,
       occurrences: Stream.fromPubSub(occurrences),
-      stats: Effect.map(store.counts, (tasks) => ({
+      stats: Effect.map(store.tally, ({ counts: tasks, waiting }) => ({
         tasks,
+        waiting,
         owner: resolved.owner,
         inFlight: held.size,
         ...counters,

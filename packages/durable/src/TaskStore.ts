@@ -283,6 +283,11 @@ export interface TaskStoreShape {
   /** The events of a task, oldest first. */
   readonly events: (id: string) => Effect.Effect<ReadonlyArray<EventEntry>, StoreError>
   readonly counts: Effect.Effect<Counts, StoreError>
+  /** {@link counts} and the due runs waiting on a limit by cause (SPEC §20.4), in one read. */
+  readonly tally: Effect.Effect<
+    { readonly counts: Counts; readonly waiting: List.WaitCounts },
+    StoreError
+  >
   /** Deletes ledger rows and final tasks that ended before `before`. */
   readonly prune: (before: number) => Effect.Effect<void, StoreError>
   /**
@@ -486,6 +491,7 @@ export const make = (options: {
       events: (id) =>
         Ids.storable(id) ? deadline("read the events")(List.events(sql, id)) : Effect.succeed([]),
       counts: deadline("count tasks")(List.counts(sql)),
+      tally: deadline("count tasks")(List.tally(sql)),
       prune: (before) => deadline("prune the ledger")(Prune.prune(sql, before)),
       signal: options.signal,
       session: options.session,

@@ -6,8 +6,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Errors as CoreErrors, Schedule } from "@tickwork/core"
-import { Clock, Effect, Option, Schema } from "effect"
-import { type DurableScheduler, Handler } from "../src/index.ts"
+import { Metrics } from "@tickwork/runtime"
+import { Clock, Effect, Metric, Option, Schema } from "effect"
+import { type DurableScheduler, Handler, StoreAdmin } from "../src/index.ts"
 import { advance, inFile, settle, sqlite, withScheduler } from "./helpers.ts"
 import { type Effect_, peak } from "./limits-fixtures.ts"
 
@@ -166,6 +167,64 @@ describe("concurrency limits on SQLite (SPEC §20.1)", () => {
         ])
         expect(peak(other.log, () => true)).toBe(3)
       }),
+    ),
+  )
+})
+
+describe("waits are visible (SPEC §20.4)", () => {
+  it.effect("stats, the tickwork_runs_waiting gauge and StoreAdmin.info show the waits", () =>
+    inFile((file) =>
+      Effect.gen(function* () {
+        const { handler } = logged()
+        yield* withScheduler(
+          sqlite(file),
+          {
+            handlers: [handler],
+            workers: 8,
+            runtime: { name: "limited" },
+            shutdown: "interrupt",
+            limits: {
+              groups: { one: { concurrency: 1 }, api: { rate: { max: 1, per: 60_000 } } },
+            },
+          },
+          (d) =>
+            Effect.gen(function* () {
+              for (let k = 0; k < 3; k++) {
+                yield* d.schedule({
+                  id: `c${k}`,
+                  handler,
+                  payload: { ms: 60_000 },
+                  schedule: Schedule.once(0),
+                  group: "one",
+                })
+                yield* d.schedule({
+                  id: `r${k}`,
+                  handler,
+                  payload: { ms: 0 },
+                  schedule: Schedule.once(0),
+                  group: "api",
+                })
+              }
+              yield* settle(d)
+              expect((yield* d.stats).waiting).toEqual({ concurrency: 2, "rate-limited": 2 })
+              // The gauges re-read the store at most every STORE_COUNTS_REFRESH_MS.
+              yield* advance(d, 5_000)
+              yield* advance(d, 5_000)
+              const m = Metrics.forScheduler("limited")
+              expect((yield* Metric.value(m.waiting("concurrency"))).value).toBe(2)
+              expect((yield* Metric.value(m.waiting("rate-limited"))).value).toBe(2)
+            }),
+        )
+        // Read by an operator's tool once the scheduler has closed (it handed its run back):
+        // the waits stay recorded on the rows.
+        const info = yield* Effect.scoped(
+          Effect.flatMap(StoreAdmin.open(file, { readOnly: true }), (admin) => admin.info("r2")),
+        )
+        expect([info.group, info.waiting]).toEqual([
+          "api",
+          { cause: "rate-limited", scope: "group:api", since: 0, until: 60_000 },
+        ])
+      }).pipe(Effect.provideService(Metric.MetricRegistry, new Map())),
     ),
   )
 })

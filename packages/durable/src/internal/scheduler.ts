@@ -200,6 +200,8 @@ export type DurableOccurrence = Ran | EventEntry
 export interface DurableStats {
   /** Tasks by state, in the whole store. */
   readonly tasks: Counts
+  /** Due runs waiting on a limit, in the whole store, by cause (SPEC §20.4). */
+  readonly waiting: Readonly<Record<"concurrency" | "rate-limited", number>>
   /** This process's lease owner name. */
   readonly owner: string
   /** Runs this process holds (claimed, running or completing). */
