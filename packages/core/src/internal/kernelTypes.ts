@@ -76,6 +76,26 @@ export interface TaskOptions<J> {
    * series). Fixed once scheduled.
    */
   readonly key?: string | undefined
+  /**
+   * Its deduplication key (SPEC §20.3): `{ key, mode?, window? }`. A schedule under a key whose
+   * holder is live (`singleton`), pending (`debounce`) or accepted less than `window` ago
+   * (`throttle`) creates no new task; {@link Kernel.scheduleDeduplicated} says what happened.
+   * Fixed once scheduled.
+   */
+  readonly dedup?: Rules.Dedup | undefined
+}
+
+/**
+ * What {@link Kernel.scheduleDeduplicated} did (SPEC §20.3): `id` is the task that holds the
+ * key (or the new task when there is no `dedup`); `outcome` says whether it was `created`, the
+ * request was `deduplicated` into it, or it was `replaced` by the request (debounce).
+ *
+ * @category models
+ * @since 0.7.0
+ */
+export interface Scheduled {
+  readonly id: TaskId
+  readonly outcome: "created" | "deduplicated" | "replaced"
 }
 
 /**
@@ -233,6 +253,15 @@ export interface Stats {
   readonly deadEntries: number
   /** Due runs waiting on a limit (SPEC §20), by cause. O(waiting) to count. */
   readonly waiting: { readonly concurrency: number; readonly "rate-limited": number }
+  /**
+   * Deduplication keys (SPEC §20.3): keys tracked now, and schedules since the kernel was built
+   * that were `deduplicated` (nothing created) or `replaced` a pending holder (debounce).
+   */
+  readonly dedup: {
+    readonly keys: number
+    readonly deduplicated: number
+    readonly replaced: number
+  }
 }
 
 /**
