@@ -170,7 +170,6 @@ export class Kernel<J> {
     if (scopes instanceof InvalidOption) return scopes
     const bad = badId(options.id)
     if (bad !== undefined) return bad
-    // A request under a deduplicated key may create nothing (SPEC §20.3).
     const dedup = options.dedup === undefined ? undefined : Rules.resolveDedup(options.dedup)
     if (dedup instanceof InvalidOption) return dedup
     const done = dedup === undefined ? undefined : this.keys.request(dedup, options, now)
@@ -179,15 +178,14 @@ export class Kernel<J> {
     const replaced = reusableRow(this.rows, options.id)
     if (typeof replaced !== "number") return replaced
     const c = this.circuits
-    const taskId = acceptRow(this.rows, c, options, accepted, breaker, replaced, now, scopes, dedup)
-    if (dedup !== undefined) this.keys.created(dedup, taskId, now)
-    return taskId
+    const id = acceptRow(this.rows, c, options, accepted, breaker, replaced, now, scopes, dedup)
+    if (dedup !== undefined) this.keys.created(dedup, id, now)
+    return id
   }
 
   /**
-   * {@link schedule}, saying what it did (SPEC §20.3): the id of the task that holds the
-   * request's `dedup` key (the new task without one) and whether it was `created`, the request
-   * `deduplicated` into it, or it was `replaced` by the request (debounce). O(log n).
+   * {@link schedule}, saying whether the `dedup` key's holder (SPEC §20.3) was `created`, the
+   * request `deduplicated` into it, or it was `replaced` by the request (debounce). O(log n).
    */
   scheduleDeduplicated(options: TaskOptions<J>, now: number): Scheduled | ScheduleError {
     const id = this.schedule(options, now)
