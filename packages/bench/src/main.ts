@@ -21,7 +21,13 @@ import type { VirtualContender } from "./contenders/virtual.ts"
 import { progress } from "./lib/budget.ts"
 import { canCollect, environment, header, loadAverage } from "./lib/env.ts"
 import { fixed } from "./lib/format.ts"
-import { burstContenders, burstRatios, burstTable, runBurst, summarizeBurst } from "./parts/burst.ts"
+import {
+  burstContenders,
+  burstRatios,
+  burstTable,
+  runBurst,
+  summarizeBurst,
+} from "./parts/burst.ts"
 import { cancelTable, runCancel, summarizeCancel } from "./parts/cancel.ts"
 import { durableTables, runDurable } from "./parts/durable.ts"
 import { runFleet } from "./parts/fleet.ts"
