@@ -128,6 +128,7 @@ export const make = (
         new Kernel.Kernel<PoolJob>({
           random: Random.seeded(seed),
           ...(options.breakers === undefined ? {} : { breakers: options.breakers }),
+          ...(options.limits === undefined ? {} : { limits: options.limits }),
           ...(options.retention === undefined ? {} : { retention: options.retention }),
         }),
       catch: (error) => error as Errors.InvalidOption,
@@ -179,6 +180,7 @@ export const make = (
       metrics: Metrics.forScheduler(name),
       context,
       states: () => kernel.stats(),
+      waiting: () => kernel.stats().waiting,
     })
     yield* Effect.addFinalizer(() => Effect.sync(recorder.closeGauges))
     const actor = new TimingActor({
@@ -353,6 +355,8 @@ export const make = (
               window: o.window,
               tags: o.tags,
               breaker: o.breaker,
+              group: o.group,
+              key: o.key,
             },
             o,
           )
