@@ -444,15 +444,8 @@ export class Kernel<J> {
         continue
       }
       const flow = this.flow
-      if (
-        flow !== undefined &&
-        flow.at <= limit &&
-        (heap.size === 0 || flow.at <= heap.topSlot())
-      ) {
-        // A rate window opens before the next run: its waiters go back to the heap (SPEC §20.2).
-        flow.open(Math.max(flow.at, now))
-        continue
-      }
+      // A rate window opening before the next run lets its waiters go back to the heap (§20.2).
+      if (flow !== undefined && flow.opened(now, limit, heap)) continue
       if (heap.size === 0) return undefined
       const slot = heap.topSlot()
       if (slot > limit) return undefined

@@ -233,6 +233,11 @@ export interface Stats {
   readonly deadEntries: number
   /** Due runs waiting on a limit (SPEC §20), by cause. O(waiting) to count. */
   readonly waiting: { readonly concurrency: number; readonly "rate-limited": number }
+  /**
+   * Flow-control scopes holding state now (SPEC §20.5): the declared groups that have been used,
+   * and each key with a run running, waiting or let go, or a start inside its rate window.
+   */
+  readonly scopes: number
 }
 
 /**
