@@ -372,7 +372,7 @@ export class Kernel<J> {
    */
   explain(id: string, now: number, count = 5): Explanation | undefined {
     const i = this.rows.lookup(id)
-    return i < 0 ? undefined : explainRow(this.rows, this.circuits, i, now, count)
+    return i < 0 ? undefined : explainRow(this.rows, this.circuits, this.flow, i, now, count)
   }
 
   /** Every circuit breaker: the shared ones, then those of live tasks. O(breakers + their tasks). */

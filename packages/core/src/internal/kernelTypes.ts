@@ -8,7 +8,15 @@ import type * as Random from "../Random.ts"
 import type * as Retry from "../Retry.ts"
 import * as Rules from "../Rules.ts"
 import type * as Schedule from "../Schedule.ts"
-import type { BreakerState, PauseReason, Priority, TaskId, TaskInfo, TaskState } from "../Task.ts"
+import type {
+  BreakerState,
+  PauseReason,
+  Priority,
+  TaskId,
+  TaskInfo,
+  TaskState,
+  WaitInfo,
+} from "../Task.ts"
 import type { DurationInput } from "../Time.ts"
 
 /**
@@ -159,6 +167,11 @@ export interface Explanation {
   /** A one-shot's deadline: its slot + window. */
   readonly deadline: number | undefined
   readonly breaker: BreakerInfo | undefined
+  /**
+   * While its due run waits on a limit (SPEC §20.4): why (`cause`, `scope`, `since`, `until` for a
+   * rate wait) and, in `for`, what it waits for in one sentence with the scope's figures.
+   */
+  readonly waiting?: (WaitInfo & { readonly for: string }) | undefined
   /**
    * Its next slots in order, each with its DST note: a scheduled task's from its pending slot; a
    * running one's after its run; a paused one's as if resumed now (by hand or failure policy) or

@@ -309,6 +309,27 @@ export class Flow<J> {
     for (const cell of this.cells.values()) cell.queue?.forEach(f)
   }
 
+  /**
+   * What wait `w` waits for, in words with its scope's figures (SPEC §20.4; `explain`): a run of
+   * the scope to end, or its rate window to open. O(queued in the scope).
+   */
+  waitsFor(row: number, w: Waiting): string {
+    const cell = this.cells.get(w.scope)
+    // A waiter let go and not yet taken: its cell holds it (ground rule 4), so this is defensive.
+    if (cell === undefined) return `${w.scope} to let it go`
+    const at = this.rows.t.slot(row)
+    // Waiters before it in SPEC §4 order: the queue's own (slot, order) key.
+    let ahead = 0
+    cell.queue?.forEach((slot, order, i) => {
+      if ((slot < at || (slot === at && order < w.order)) && this.rows.isLive(i, order)) ahead++
+    })
+    const queued = ahead === 0 ? "it is next" : `${ahead} waiting before it`
+    if (w.cause === "concurrency") {
+      return `a run of ${w.scope} to end (${cell.running} of ${cell.limit.concurrency} running; ${queued})`
+    }
+    return `${w.scope}'s rate window to open at ${w.until} (at most ${cell.limit.rateMax} per ${cell.limit.ratePerMs} ms; ${queued})`
+  }
+
   /** Live waiters by cause. O(queued). */
   waitingCounts(): { concurrency: number; "rate-limited": number } {
     const out = { concurrency: 0, "rate-limited": 0 }

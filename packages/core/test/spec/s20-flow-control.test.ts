@@ -398,6 +398,48 @@ describe("SPEC §20.5 flow-control state is bounded", () => {
   })
 })
 
+describe("SPEC §20.4 explain says why a run waits and what for", () => {
+  it("a concurrency wait: cause, scope, since, the scope's figures and its place in the queue", () => {
+    const k = kernel({ groups: { email: { concurrency: 2 } } })
+    for (const id of ["a", "b", "c", "d"])
+      k.schedule({ id, job: id, schedule: once(10), group: "email" }, 0)
+    take(k, 10)
+    const d = k.explain("d", 12)
+    expect(d?.waiting).toEqual({
+      cause: "concurrency",
+      scope: "group:email",
+      since: 10,
+      until: undefined,
+      for: "a run of group:email to end (2 of 2 running; 1 waiting before it)",
+    })
+    expect(d?.notes).toContain(
+      "waiting (concurrency) on group:email since 10: it waits for a run of group:email to end (2 of 2 running; 1 waiting before it)",
+    )
+    expect(k.explain("c", 12)?.waiting?.for).toContain("it is next")
+    // Running, or not waiting: no wait to explain.
+    expect(k.explain("a", 12)?.waiting).toBeUndefined()
+    k.cancel("c", 13)
+    expect(k.explain("d", 13)?.waiting?.for).toContain("it is next")
+    k.pause("d", 13)
+    expect(k.explain("d", 13)?.waiting).toBeUndefined()
+  })
+
+  it("a rate wait says until when, and the window's figures", () => {
+    const k = kernel({ keys: { rate: { max: 1, per: 100 } } })
+    k.schedule({ id: "a", job: "a", schedule: once(0), key: "cust" }, 0)
+    k.schedule({ id: "b", job: "b", schedule: once(5), key: "cust" }, 0)
+    take(k, 10)
+    expect(k.explain("b", 10)?.waiting).toEqual({
+      cause: "rate-limited",
+      scope: "key:cust",
+      since: 10,
+      until: 110,
+      for: "key:cust's rate window to open at 110 (at most 1 per 100 ms; it is next)",
+    })
+    expect(new Kernel.Kernel<string>().explain("x", 0)).toBeUndefined()
+  })
+})
+
 describe("SPEC §20 typed errors", () => {
   it("bad limits name the field and the value; the kernel is not built", () => {
     const bad = (limits: unknown) => {
