@@ -667,9 +667,9 @@ export class Kernel<J> {
   }
 
   // ------------------------------------------------------------------ controls: internals
-  /** PAUSE for row `i`; a manual run not yet started is dropped first (SPEC §19.1). */
+  /** PAUSE for row `i`; by hand, a manual run not yet started is dropped first (SPEC §19.1). */
   private pauseAt(i: number, reason: PauseReason, now: number): boolean {
-    if (this.rows.t.state(i) === SCHEDULED) dropManual(this.rows, i)
+    if (Rules.pauseDropsManual(reason)) dropManual(this.rows, i)
     return this.leaving(i, now, pauseRow(this.rows, this.circuits, i, reason, now))
   }
   /** Row `i` left `scheduled` (`left`): its scopes' queues are asked again (SPEC §20). */
