@@ -445,7 +445,7 @@ export class Kernel<J> {
       }
       const flow = this.flow
       // A rate window opening before the next run lets its waiters go back to the heap (§20.2).
-      if (flow !== undefined && flow.opened(now, limit, heap)) continue
+      if (flow?.opened(now, limit, heap)) continue
       if (heap.size === 0) return undefined
       const slot = heap.topSlot()
       if (slot > limit) return undefined

@@ -280,7 +280,8 @@ export class Flow<J> {
   private settle(cell: ScopeCell, now: number): void {
     if (cell.running > 0 || (cell.queue !== undefined && cell.queue.size > 0)) return
     if (!cell.name.startsWith("key:")) return
-    if (cell.letGo.length > 0 && (this.prune(cell), cell.letGo.length > 0)) return
+    if (cell.letGo.length > 0) this.prune(cell)
+    if (cell.letGo.length > 0) return
     const last = cell.starts.at(-1)
     if (last !== undefined && last + cell.limit.ratePerMs > now) {
       if (!cell.expiring) {
