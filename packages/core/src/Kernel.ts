@@ -371,7 +371,7 @@ export class Kernel<J> {
    */
   explain(id: string, now: number, count = 5): Explanation | undefined {
     const i = this.rows.lookup(id)
-    return i < 0 ? undefined : explainRow(this.rows, this.circuits, i, now, count)
+    return i < 0 ? undefined : explainRow(this.rows, this.circuits, this.flow, i, now, count)
   }
 
   /** Every circuit breaker: the shared ones, then those of live tasks. O(breakers + their tasks). */
@@ -443,15 +443,8 @@ export class Kernel<J> {
         continue
       }
       const flow = this.flow
-      if (
-        flow !== undefined &&
-        flow.at <= limit &&
-        (heap.size === 0 || flow.at <= heap.topSlot())
-      ) {
-        // A rate window opens before the next run: its waiters go back to the heap (SPEC §20.2).
-        flow.open(Math.max(flow.at, now))
-        continue
-      }
+      // A rate window opening before the next run lets its waiters go back to the heap (§20.2).
+      if (flow?.opened(now, limit, heap)) continue
       if (heap.size === 0) return undefined
       const slot = heap.topSlot()
       if (slot > limit) return undefined
@@ -673,9 +666,9 @@ export class Kernel<J> {
   }
 
   // ------------------------------------------------------------------ controls: internals
-  /** PAUSE for row `i`; a manual run not yet started is dropped first (SPEC §19.1). */
+  /** PAUSE for row `i`; by hand, a manual run not yet started is dropped first (SPEC §19.1). */
   private pauseAt(i: number, reason: PauseReason, now: number): boolean {
-    if (this.rows.t.state(i) === SCHEDULED) dropManual(this.rows, i)
+    if (Rules.pauseDropsManual(reason)) dropManual(this.rows, i)
     return this.leaving(i, now, pauseRow(this.rows, this.circuits, i, reason, now))
   }
   /** Row `i` left `scheduled` (`left`): its scopes' queues are asked again (SPEC §20). */

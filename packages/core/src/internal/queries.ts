@@ -154,5 +154,6 @@ export const statsOf = <J>(rows: Rows<J>, flow?: Flow<J>, keys?: DedupKeys<J>): 
       deduplicated: keys?.deduplicated ?? 0,
       replaced: keys?.replaced ?? 0,
     },
+    scopes: flow === undefined ? 0 : flow.cells.size,
   }
 }
