@@ -52,7 +52,7 @@ describe("deduplication keys (SPEC §20.3)", () => {
       expect(heard).toEqual([first.id, plain.id])
       const stats = yield* s.stats
       expect(stats.accepted).toBe(2)
-      expect(stats.dedup).toEqual({ keys: 0, deduplicated: 2, replaced: 0 })
+      expect(stats.dedup).toEqual({ keys: 0, tracked: 1, deduplicated: 2, replaced: 0 })
       const ledger = yield* s.ledger(first.id)
       expect(ledger.filter((o) => o.kind === "deduplicated").map((o) => o.at)).toEqual([0, 0])
       const counter = yield* Metric.value(

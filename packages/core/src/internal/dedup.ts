@@ -102,6 +102,11 @@ export class DedupKeys<J> {
     if (this.byKey.size >= this.sweepAt) this.sweep(now)
   }
 
+  /** Keys with an entry (see `Stats.dedup.tracked`). */
+  get tracked(): number {
+    return this.byKey.size
+  }
+
   /** Keys whose holder is live (`scheduled`, `running` or `paused`). O(keys). */
   held(): number {
     let n = 0

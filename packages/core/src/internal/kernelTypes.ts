@@ -272,6 +272,12 @@ export interface Stats {
    */
   readonly dedup: {
     readonly keys: number
+    /**
+     * Keys the kernel keeps a holder for: those held, those inside a throttle window, and those
+     * whose holder ended since the last sweep. A sweep runs when this reaches twice what the
+     * last one kept (and at least 64), so it stays within twice the keys in force.
+     */
+    readonly tracked: number
     readonly deduplicated: number
     readonly replaced: number
   }

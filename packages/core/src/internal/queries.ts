@@ -151,6 +151,7 @@ export const statsOf = <J>(rows: Rows<J>, flow?: Flow<J>, keys?: DedupKeys<J>): 
     waiting: flow === undefined ? NO_WAITING : flow.waitingCounts(),
     dedup: {
       keys: keys === undefined ? 0 : keys.held(),
+      tracked: keys === undefined ? 0 : keys.tracked,
       deduplicated: keys?.deduplicated ?? 0,
       replaced: keys?.replaced ?? 0,
     },

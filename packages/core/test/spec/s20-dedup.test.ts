@@ -51,7 +51,7 @@ describe("SPEC §20.3 singleton", () => {
     })
     k.pause("#1.1", 12)
     expect(k.schedule({ job: "e", schedule: Schedule.once(0), dedup }, 13)).toBe("#1.1")
-    expect(k.stats().dedup).toEqual({ keys: 1, deduplicated: 3, replaced: 0 })
+    expect(k.stats().dedup).toEqual({ keys: 1, tracked: 1, deduplicated: 3, replaced: 0 })
     k.checkInvariants()
   })
 
@@ -109,7 +109,7 @@ describe("SPEC §20.3 debounce", () => {
     expect(take(k, 100)).toEqual([])
     const runs = take(k, 160)
     expect(runs.map((x) => [x.job, x.startedAt])).toEqual([["v2", 160]])
-    expect(k.stats().dedup).toEqual({ keys: 1, deduplicated: 0, replaced: 1 })
+    expect(k.stats().dedup).toEqual({ keys: 1, tracked: 1, deduplicated: 0, replaced: 1 })
     k.checkInvariants()
   })
 
@@ -191,6 +191,47 @@ describe("SPEC §20.3 throttle", () => {
       "next",
     )
     expect(k.status("late")).toBe("scheduled")
+  })
+})
+
+describe("SPEC §20.3 bounded state", () => {
+  it("a key whose holder ended (and whose window passed) is forgotten: memory follows the keys in force", () => {
+    const { k } = setup()
+    // 1,000 keys used once each, one at a time: never more than one in force.
+    for (let n = 0; n < 1000; n++) {
+      k.schedule({ job: `j${n}`, schedule: Schedule.once(0), dedup: { key: `order:${n}` } }, n)
+      const [run] = take(k, n)
+      k.complete(run as Kernel.Run<string>, Task.succeeded, n, false)
+    }
+    expect(k.stats().dedup.keys).toBe(0)
+    expect(k.stats().dedup.tracked).toBeLessThanOrEqual(64)
+    // Keys in force are never forgotten: 200 live holders (10 of them paused, 1 running).
+    for (let n = 0; n < 200; n++) {
+      const dedup = { key: `live:${n}` }
+      k.schedule({ id: `live${n}`, job: "x", schedule: Schedule.once(5000), dedup }, 1000)
+      if (n < 10) k.pause(`live${n}`, 1000)
+    }
+    k.schedule({ id: "run", job: "r", schedule: Schedule.once(0), dedup: { key: "run" } }, 1000)
+    expect(take(k, 1000).map((r) => r.job)).toEqual(["r"])
+    for (let n = 0; n < 500; n++) {
+      k.schedule({ job: "w", schedule: Schedule.once(9000), dedup: { key: `w:${n}` } }, 1001)
+    }
+    for (let n = 0; n < 200; n++) {
+      const dedup = { key: `live:${n}` }
+      expect(k.schedule({ job: "y", schedule: Schedule.once(0), dedup }, 1001)).toBe(`live${n}`)
+    }
+    expect(k.schedule({ job: "y", schedule: Schedule.once(0), dedup: { key: "run" } }, 1001)).toBe(
+      "run",
+    )
+    expect(k.stats().dedup.keys).toBe(701)
+    // A throttle window outlives its holder, and is forgotten only once it has passed.
+    const throttle = { key: "t", mode: "throttle", window: 10_000 } as const
+    k.schedule({ id: "t1", job: "t", schedule: Schedule.once(0), dedup: throttle }, 2000)
+    k.cancel("t1", 2001)
+    for (let n = 0; n < 500; n++) {
+      k.schedule({ job: "z", schedule: Schedule.once(0), dedup: { key: `more:${n}` } }, 2002)
+    }
+    expect(k.schedule({ job: "t", schedule: Schedule.once(0), dedup: throttle }, 11_999)).toBe("t1")
   })
 })
 
