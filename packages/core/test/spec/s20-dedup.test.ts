@@ -2,8 +2,10 @@
  * SPEC §20.3: deduplication keys. The kernel applies `Rules.decideDedup` to each schedule under
  * a key; time is the manual clock's, so every window edge is hit exactly.
  */
+
+import { Result } from "effect"
 import { describe, expect, it } from "vitest"
-import { Clock, Errors, Kernel, Rules, Schedule, Task } from "../../src/index.ts"
+import { Clock, Driver, Errors, Kernel, Rules, Schedule, Task } from "../../src/index.ts"
 
 type K = Kernel.Kernel<string>
 
@@ -191,6 +193,36 @@ describe("SPEC §20.3 throttle", () => {
       "next",
     )
     expect(k.status("late")).toBe("scheduled")
+  })
+})
+
+describe("SPEC §20.3 in the deterministic driver", () => {
+  it("a burst of debounced schedules runs once, after the last, with its job", () => {
+    const clock = new Clock.ManualClock(0)
+    const seen: Array<Task.Occurrence> = []
+    const driver = Driver.make({ clock, onOccurrence: (o) => seen.push(o) })
+    const ran: Array<[string, number]> = []
+    const dedup = { key: "sync", mode: "debounce" } as const
+    const outcomes: Array<string> = []
+    for (const at of [0, 30, 60]) {
+      if (at > 0) driver.runUntil(at)
+      const r = driver.scheduleDeduplicated({
+        job: (run) => void ran.push([`v${at}`, run.startedAt]),
+        schedule: Schedule.once(100),
+        dedup,
+      })
+      outcomes.push(Result.isSuccess(r) ? r.success.outcome : "error")
+    }
+    expect(outcomes).toEqual(["created", "replaced", "replaced"])
+    driver.runUntil(1000)
+    expect(ran).toEqual([["v60", 160]])
+    expect(seen.filter((o) => o.kind === "deduplicated").length).toBe(2)
+    const bad = driver.scheduleDeduplicated({
+      job: () => {},
+      schedule: Schedule.once(0),
+      dedup: { key: "" },
+    })
+    expect(Result.isFailure(bad)).toBe(true)
   })
 })
 
