@@ -174,6 +174,12 @@ describe("deduplication keys (SPEC §20.3)", () => {
       expect(error).toBeInstanceOf(Errors.InvalidOption)
       expect((error as Errors.InvalidOption).field).toBe("dedup.window")
       expect((yield* s.stats).accepted).toBe(2)
+      // ensure's ids already deduplicate: a key there is refused, and nothing is created.
+      const declared = yield* Effect.flip(
+        s.ensure([{ id: "d", schedule: Schedule.once(0), job: Effect.void, dedup: { key: "k" } }]),
+      )
+      expect(declared).toMatchObject({ _tag: "InvalidOption", field: "dedup" })
+      expect(yield* s.status("d")).toBe("unknown")
     }),
   )
 })
