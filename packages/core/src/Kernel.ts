@@ -46,13 +46,14 @@ import type {
   BreakerInfo,
   Explanation,
   KernelOptions,
+  SlotToRetry,
   Stats,
   TaskFilter,
   TaskOptions,
   UpdateOptions,
 } from "./internal/kernelTypes.ts"
 import { taskOptionKeys, updateKeys } from "./internal/kernelTypes.ts"
-import { dropManual, endManual, retryTask, triggerRow } from "./internal/manual.ts"
+import { dropManual, endManual, retrySlot, retryTask, triggerRow } from "./internal/manual.ts"
 import { hold, pauseRow, resumeRow } from "./internal/pause.ts"
 import { breakerOf, definitionOf, infoOf, statsOf, taskIdsOf } from "./internal/queries.ts"
 import { type BreakerCell, Extras, NO_TAGS } from "./internal/records.ts"
@@ -81,6 +82,7 @@ export type {
   Explanation,
   KernelOptions,
   Retention,
+  SlotToRetry,
   Stats,
   TaskFilter,
   TaskOptions,
@@ -281,10 +283,14 @@ export class Kernel<J> {
    * rejoins it as it is (§7.8); its own breaker starts afresh.
    *
    * Refused (`ManualRunRefused`; nothing changes) for any task that is not `failed`. O(log n).
+   *
+   * Given `slot` (SPEC §19.7): that failed slot of a recurring task, as a manual run (`runs`:
+   * what the caller's ledger holds of it; the kernel keeps none), or `Rules.manualRefusal`'s no.
    */
-  retry(id: string, now: number): true | ManualRunRefused {
+  retry(id: string, now: number, slot?: SlotToRetry): true | ManualRunRefused {
     const i = this.rows.lookup(id)
     const state = i < 0 ? "unknown" : (Lifecycle.states[this.rows.t.state(i)] as TaskState)
+    if (slot !== undefined) return retrySlot(this.rows, i, id, state, slot, now)
     const refused = Rules.manualRefusal("retry", id, state)
     if (refused !== undefined) return refused
     retryTask(this.rows, this.circuits, i, now)
@@ -528,7 +534,7 @@ export class Kernel<J> {
         ctx.runNumber,
         merged,
         extra === undefined ? NO_TAGS : extra.tags,
-        manual === "trigger",
+        manual === "trigger" || manual === "slot",
       )
     }
   }

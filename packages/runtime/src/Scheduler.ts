@@ -29,7 +29,7 @@
  *
  * @since 0.1.0
  */
-import { Declared, Errors, Kernel, Options, Random, type Task, type Time } from "@tickwork/core"
+import { Declared, Errors, Kernel, Options, Random, type Task, Time } from "@tickwork/core"
 import {
   Clock,
   Context,
@@ -71,6 +71,7 @@ export type { SchedulerOptions, ShutdownPolicy, ShutdownReport } from "./interna
 export type {
   JobInput,
   LedgerRead,
+  RetryOptions,
   RunServices,
   ScheduleOptions,
   SchedulerShape,
@@ -491,7 +492,15 @@ export const make = (
       pause: (id) => Effect.sync(() => actor.pause(id)),
       resume: (id) => Effect.sync(() => actor.resume(id)),
       trigger: (id) => Effect.suspend(() => manualResult(actor.manual("trigger", id))),
-      retry: (id) => Effect.suspend(() => manualResult(actor.manual("retry", id))),
+      retry: (id, retryOptions) =>
+        Effect.suspend((): Effect.Effect<void, Errors.ManualRunRefused | Errors.InvalidTime> => {
+          if (retryOptions?.slot === undefined) return manualResult(actor.manual("retry", id))
+          // SPEC §19.7: a bad slot is a typed error naming the field, before anything is read.
+          const slot = Time.toInstant(retryOptions.slot, "slot")
+          return typeof slot === "number"
+            ? manualResult(actor.manual("retry", id, slot))
+            : Effect.fail(slot)
+        }),
       update,
       pauseAll: (filter) => Effect.sync(() => actor.bulk("pause", filter)),
       resumeAll: (filter) => Effect.sync(() => actor.bulk("resume", filter)),

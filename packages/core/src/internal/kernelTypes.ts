@@ -232,3 +232,16 @@ export const fieldsMatch: [
   SameKeys<UpdateOptions<unknown>, Omit<typeof Rules.fields, Marked<"fixed">>>,
   SameKeys<Record<Removable<UpdateOptions<string>>, 0>, Record<Marked<"remove">, 0>>,
 ] = [true, true, true]
+
+/**
+ * A retry of one slot (SPEC §19.7) as {@link Kernel.retry} takes it: the slot (epoch ms) and
+ * what the caller's ledger holds about it (`undefined`: no run of it there). The kernel keeps
+ * no ledger, so the store that keeps one reads it.
+ *
+ * @category models
+ * @since 0.6.0
+ */
+export interface SlotToRetry {
+  readonly slot: number
+  readonly runs: Rules.SlotRuns | undefined
+}

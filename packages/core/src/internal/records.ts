@@ -54,11 +54,14 @@ export class Extras {
   notBefore = -1
   /**
    * A manual run asked for and not yet ended (SPEC §19): `"trigger"` from `trigger` until its run
-   * ends, `"retry"` from `retry` until its run starts (a retried slot is not skipped or expired by
-   * its window). Undefined otherwise.
+   * ends, `"slot"` likewise from a retry of one slot (SPEC §19.7), `"retry"` from `retry` until
+   * its run starts (a retried slot is not skipped or expired by its window). Undefined otherwise.
    */
-  manual: "trigger" | "retry" | undefined = undefined
-  /** The pending run a trigger set aside, put back when the manual run ends (SPEC §19.1). */
+  manual: "trigger" | "slot" | "retry" | undefined = undefined
+  /**
+   * The pending run a trigger or a retry of one slot set aside, put back when the manual run
+   * ends (SPEC §19.1); set exactly while `manual` is `"trigger"` or `"slot"`.
+   */
   kept: Kept | undefined = undefined
   /** The last attempt of the slot a failed task failed on, for a retry's number (SPEC §19.2). */
   failedAttempt = 0

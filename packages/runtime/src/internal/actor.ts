@@ -249,13 +249,36 @@ export class TimingActor {
     return done
   }
 
-  /** A trigger or retry (SPEC §19): true when accepted, else the kernel's refusal. */
-  manual(action: "trigger" | "retry", id: string): true | Errors.ManualRunRefused {
+  /**
+   * A trigger or retry (SPEC §19): true when accepted, else the kernel's refusal. A retry given
+   * `slot` (epoch ms) is of that one slot (SPEC §19.7), decided on what the ledger holds of it.
+   */
+  manual(action: "trigger" | "retry", id: string, slot?: number): true | Errors.ManualRunRefused {
     const now = this.now()
-    const done = action === "trigger" ? this.kernel.trigger(id, now) : this.kernel.retry(id, now)
+    const done =
+      action === "trigger"
+        ? this.kernel.trigger(id, now)
+        : slot === undefined
+          ? this.kernel.retry(id, now)
+          : this.kernel.retry(id, now, { slot, runs: this.slotRuns(id, slot) })
     this.flush()
     this.nudge()
     return done
+  }
+
+  /**
+   * What the ledger of task `id`'s current generation holds about `slot` (SPEC §19.7): its run
+   * with the highest attempt, or `undefined` when none is there (never ran, or dropped by the
+   * ledger's bounds). O(records of the task).
+   */
+  private slotRuns(id: string, slot: number): Rules.SlotRuns | undefined {
+    let last: Rules.SlotRuns | undefined
+    for (const o of this.history(id)) {
+      if ((o.kind !== "ran" && o.kind !== "retried") || o.slot !== slot) continue
+      if (last === undefined || o.attempt >= last.lastAttempt)
+        last = { lastAttempt: o.attempt, failed: o.outcome.kind !== "succeeded" }
+    }
+    return last
   }
 
   /**
