@@ -128,6 +128,7 @@ export const make = (
         new Kernel.Kernel<PoolJob>({
           random: Random.seeded(seed),
           ...(options.breakers === undefined ? {} : { breakers: options.breakers }),
+          ...(options.limits === undefined ? {} : { limits: options.limits }),
           ...(options.retention === undefined ? {} : { retention: options.retention }),
         }),
       catch: (error) => error as Errors.InvalidOption,
@@ -179,6 +180,7 @@ export const make = (
       metrics: Metrics.forScheduler(name),
       context,
       states: () => kernel.stats(),
+      waiting: () => kernel.stats().waiting,
     })
     yield* Effect.addFinalizer(() => Effect.sync(recorder.closeGauges))
     const actor = new TimingActor({
@@ -353,6 +355,8 @@ export const make = (
               window: o.window,
               tags: o.tags,
               breaker: o.breaker,
+              group: o.group,
+              key: o.key,
             },
             o,
           )
@@ -360,12 +364,14 @@ export const make = (
         },
       )
 
-    /** `update`, recorded as `cause` (`ensure` names the fields that differed). */
+    /**
+     * `update`, recorded as core's `Declared.changeOf` says: with `ensured` (the fields `ensure`
+     * found changed) as an ensure's, without it as an update of the fields given.
+     */
     const updateAs = <A = never, E = never, R = never>(
       id: string,
       changes: UpdateChanges<A, E, R>,
-      cause: "update" | "ensure",
-      fields?: ReadonlyArray<string>,
+      ensured?: ReadonlyArray<Declared.Field>,
     ): Effect.Effect<boolean, Errors.ScheduleError, Exclude<R, RunServices>> =>
       Effect.flatMap(
         Effect.context<never>(),
@@ -400,15 +406,11 @@ export const make = (
                     ),
                   }
           }
-          const given =
-            fields ??
-            Object.keys(changes).filter(
-              (k) => (changes as Record<string, unknown>)[k] !== undefined,
-            )
-          const done = actor.update(id, job === undefined ? rest : { ...rest, job }, {
-            fields: given,
-            cause,
-          })
+          const done = actor.update(
+            id,
+            job === undefined ? rest : { ...rest, job },
+            Declared.changeOf(ensured === undefined ? { update: changes } : { ensure: ensured }),
+          )
           return typeof done === "boolean" ? Effect.succeed(done) : Effect.fail(done)
         },
       )
@@ -417,7 +419,7 @@ export const make = (
       id: string,
       changes: UpdateChanges<A, E, R>,
     ): Effect.Effect<boolean, Errors.ScheduleError, Exclude<R, RunServices>> =>
-      updateAs(id, changes, "update")
+      updateAs(id, changes)
 
     const ensure = <A, E, R>(
       declared: ReadonlyArray<ScheduleOptions<A, E, R> & { readonly id: string }>,
@@ -459,7 +461,6 @@ export const make = (
               yield* updateAs(
                 id,
                 Declared.changesOf(o, d.fields) as UpdateChanges<A, E, R>,
-                "ensure",
                 d.fields,
               )
               updated.push({ id, fields: d.fields })

@@ -10,8 +10,9 @@ import { Effect, Option } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import type { StoreError } from "../Errors.ts"
-import { decodeRow, num, type Raw } from "./codec.ts"
+import { num } from "./codec.ts"
 import * as Events from "./events.ts"
+import { lockedRow } from "./locked.ts"
 import type { EventEntry, RowUpdate, TaskRow } from "./model.ts"
 import { pendingOf } from "./trigger.ts"
 import * as Write from "./write.ts"
@@ -82,13 +83,9 @@ export const retry = (
 ): Effect.Effect<Retried, StoreError | SqlError> =>
   sql.withTransaction(
     Effect.gen(function* () {
-      const rows =
-        dialect === "pg"
-          ? yield* sql<Raw>`SELECT * FROM tickwork_tasks WHERE id = ${id} FOR UPDATE`
-          : yield* sql<Raw>`SELECT * FROM tickwork_tasks WHERE id = ${id}`
-      const raw = Option.fromNullishOr(rows[0])
-      if (Option.isNone(raw)) return { _tag: "Refused", state: "unknown" } as const
-      const row = decodeRow(raw.value)
+      const found = yield* lockedRow(sql, dialect, id)
+      if (Option.isNone(found)) return { _tag: "Refused", state: "unknown" } as const
+      const row = found.value
       if (Rules.manualRefusal("retry", id, row.state) !== undefined)
         return { _tag: "Refused", state: row.state } as const
       // The failed slot's last attempt that ran: the ledger's (0 when none ran: it expired).
@@ -160,12 +157,7 @@ export const retrySlot = (
 ): Effect.Effect<Retried, StoreError | SqlError> =>
   sql.withTransaction(
     Effect.gen(function* () {
-      const rows =
-        dialect === "pg"
-          ? yield* sql<Raw>`SELECT * FROM tickwork_tasks WHERE id = ${id} FOR UPDATE`
-          : yield* sql<Raw>`SELECT * FROM tickwork_tasks WHERE id = ${id}`
-      const raw = Option.fromNullishOr(rows[0])
-      const row = Option.isNone(raw) ? undefined : decodeRow(raw.value)
+      const row = Option.getOrUndefined(yield* lockedRow(sql, dialect, id))
       const state = row?.state ?? "unknown"
       // The slot's attempts only grow: its highest is its latest run.
       const last =

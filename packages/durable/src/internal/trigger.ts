@@ -11,8 +11,8 @@ import { Effect, Option } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import type { StoreError } from "../Errors.ts"
-import { decodeRow, type Raw } from "./codec.ts"
 import * as Events from "./events.ts"
+import { lockedRow } from "./locked.ts"
 import type { EventEntry, KeptRun, RowUpdate, TaskRow } from "./model.ts"
 import * as Write from "./write.ts"
 
@@ -32,12 +32,14 @@ export const pendingOf = (row: TaskRow): KeptRun => ({
 })
 
 /**
- * Row `row` with a manual run that has not started dropped (SPEC §19.1: a pause before it
- * starts drops it): its kept run put back as it was. Any other row as it is.
+ * Row `row` with a manual run that has not started dropped (SPEC §19.1: a pause by hand or a
+ * new schedule before it starts drops it): its kept run put back as it was. A `paused` row's
+ * manual run has not started either (a breaker's hold keeps it waiting). Any other row, a
+ * running one included, as it is.
  */
 export const withoutManual = (row: TaskRow): TaskRow => {
   const k = row.kept
-  if (row.state !== "scheduled" || k === undefined) return row
+  if ((row.state !== "scheduled" && row.state !== "paused") || k === undefined) return row
   return {
     ...row,
     slot: k.slot,
@@ -89,13 +91,10 @@ export const trigger = (
 ): Effect.Effect<Triggered, StoreError | SqlError> =>
   sql.withTransaction(
     Effect.gen(function* () {
-      const rows =
-        dialect === "pg"
-          ? yield* sql<Raw>`SELECT * FROM tickwork_tasks WHERE id = ${id} FOR UPDATE`
-          : yield* sql<Raw>`SELECT * FROM tickwork_tasks WHERE id = ${id}`
-      const raw = Option.fromNullishOr(rows[0])
-      if (Option.isNone(raw)) return { _tag: "Refused", state: "unknown", pending: false } as const
-      const row = decodeRow(raw.value)
+      const found = yield* lockedRow(sql, dialect, id)
+      if (Option.isNone(found))
+        return { _tag: "Refused", state: "unknown", pending: false } as const
+      const row = found.value
       const pending = row.kept !== undefined
       if (Rules.manualRefusal("trigger", id, row.state, pending) !== undefined)
         return { _tag: "Refused", state: row.state, pending } as const

@@ -17,7 +17,7 @@
  *    a finished run, or by an insert earlier than the slot it sleeps toward. It never busy-waits
  *    and never sleeps past an earlier insert. Both are the `Wakeup` it waits on.
  */
-import { type Errors, type Kernel, Rules, type Task } from "@tickwork/core"
+import { type Declared, type Errors, type Kernel, Rules, type Task } from "@tickwork/core"
 import { Deferred, Effect, type Exit, Option } from "effect"
 import type * as Ledger from "../Ledger.ts"
 import type { AcceptedOptions, Recorder } from "../Recorder.ts"
@@ -283,12 +283,12 @@ export class TimingActor {
 
   /**
    * Changes a live task in place (SPEC §15): true if it was live, or the typed error of a bad
-   * change. A change made is recorded in the task's ledger as `updated`, naming `fields`.
+   * change. A change made is recorded in the task's ledger as `updated`, as `record` says.
    */
   update(
     id: string,
     changes: Kernel.UpdateOptions<PoolJob>,
-    record: { readonly fields: ReadonlyArray<string>; readonly cause: "update" | "ensure" },
+    record: Declared.Change,
   ): boolean | Errors.ScheduleError {
     const at = this.now()
     const done = this.kernel.update(id, changes, at)
