@@ -33,11 +33,13 @@ export interface TaskOptions extends Rules.Options {
 }
 
 /**
- * The keys of a durable task's options: the rules' (but the job; `group` and `key` included,
- * SPEC §20), its handler and payload, and the run timeout.
+ * The keys of a durable task's options: the rules' (but the job; flow control's `group` and
+ * `key` included, SPEC §20), its handler and payload, and the run timeout. The deduplication
+ * key `dedup` (SPEC §20.3) is not enforced by a durable store yet: it is refused as an unknown
+ * key (`InvalidOption` naming it) rather than accepted and ignored.
  */
 export const taskKeys: ReadonlySet<string> = Rules.keysWith(Rules.optionKeys, {
-  without: ["job"],
+  without: ["job", "dedup"],
   with: ["handler", "payload", "timeout"],
 })
 
