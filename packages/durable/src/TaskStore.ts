@@ -288,8 +288,11 @@ export interface TaskStoreShape {
     { readonly counts: Counts; readonly waiting: List.WaitCounts },
     StoreError
   >
-  /** Deletes ledger rows and final tasks that ended before `before`. */
-  readonly prune: (before: number) => Effect.Effect<void, StoreError>
+  /**
+   * Deletes ledger rows and final tasks that ended before `before`, and rate-limit starts
+   * (SPEC §20.2) before `before` or their scope's cut-off in `starts`.
+   */
+  readonly prune: (before: number, starts?: Prune.StartCutoffs) => Effect.Effect<void, StoreError>
   /**
    * Liveness from the database session (a shared store): opens a dedicated connection (not from
    * the pool) and takes `owner`'s lock on it, held until the scope closes or the session ends.
@@ -492,7 +495,7 @@ export const make = (options: {
         Ids.storable(id) ? deadline("read the events")(List.events(sql, id)) : Effect.succeed([]),
       counts: deadline("count tasks")(List.counts(sql)),
       tally: deadline("count tasks")(List.tally(sql)),
-      prune: (before) => deadline("prune the ledger")(Prune.prune(sql, before)),
+      prune: (before, starts) => deadline("prune the ledger")(Prune.prune(sql, before, starts)),
       signal: options.signal,
       session: options.session,
       integrity: options.integrity,

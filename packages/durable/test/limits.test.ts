@@ -7,6 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Errors as CoreErrors, Schedule } from "@tickwork/core"
 import { Metrics } from "@tickwork/runtime"
+import Database from "better-sqlite3"
 import { Clock, Effect, Metric, Option, Schema } from "effect"
 import { type DurableScheduler, Handler, StoreAdmin } from "../src/index.ts"
 import { advance, inFile, settle, sqlite, withScheduler } from "./helpers.ts"
@@ -278,6 +279,71 @@ describe("rate limits on SQLite (SPEC §20.2)", () => {
           ])
         }),
       ),
+  )
+})
+
+describe("recorded starts are pruned (SPEC §20.2)", () => {
+  it.effect("a scope's starts go with the retention, but never while inside its window", () =>
+    inFile((file) =>
+      Effect.gen(function* () {
+        const { handler } = logged()
+        const starts = () => {
+          const db = new Database(file, { readonly: true })
+          try {
+            return (
+              db.prepare("SELECT COUNT(*) AS n FROM tickwork_scope_starts").get() as { n: number }
+            ).n
+          } finally {
+            db.close()
+          }
+        }
+        yield* withScheduler(
+          sqlite(file),
+          {
+            handlers: [handler],
+            retention: 60_000,
+            // The api window (10 minutes) is longer than the retention; the keys' is shorter.
+            limits: {
+              keys: { rate: { max: 5, per: 1_000 } },
+              groups: { api: { rate: { max: 1, per: 600_000 } } },
+            },
+          },
+          (d) =>
+            Effect.gen(function* () {
+              yield* d.schedule({
+                id: "one-off",
+                handler,
+                payload: { ms: 0 },
+                schedule: Schedule.once(0),
+                key: "customer-1",
+              })
+              yield* d.schedule({
+                id: "api",
+                handler,
+                payload: { ms: 0 },
+                schedule: Schedule.once(0),
+                group: "api",
+              })
+              // Past the retention and pruner passes, the group's start still holds its window.
+              for (let k = 0; k < 3; k++) yield* advance(d, 60_000)
+              yield* d.schedule({
+                id: "api-2",
+                handler,
+                payload: { ms: 0 },
+                schedule: Schedule.once(0),
+                group: "api",
+              })
+              yield* settle(d)
+              expect(Option.getOrThrow(yield* d.info("api-2")).waiting).toMatchObject({
+                cause: "rate-limited",
+                until: 600_000,
+              })
+            }),
+        )
+        // Read once the store is closed: the key's start was pruned, the group's is kept.
+        expect(starts()).toBe(1)
+      }),
+    ),
   )
 })
 

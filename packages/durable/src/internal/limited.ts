@@ -52,6 +52,26 @@ export const longestWindow = (limits: Rules.ResolvedLimits): number => {
   return per
 }
 
+/**
+ * Where the pruner may cut each scope's recorded starts at `now` (retention cut-off `before`):
+ * never inside the scope's own window, so a rate window longer than the retention holds.
+ */
+export const startCutoffs = (
+  limits: Rules.ResolvedLimits,
+  now: number,
+  before: number,
+): { readonly keys: number; readonly scopes: ReadonlyArray<readonly [string, number]> } => {
+  const cut = (l: Rules.ResolvedLimit | undefined) => Math.min(before, now - (l?.ratePerMs ?? 0))
+  const scopes: Array<readonly [string, number]> = []
+  for (const [prefix, named] of [
+    ["group:", limits.groups],
+    ["handler:", limits.handlers ?? new Map<string, Rules.ResolvedLimit>()],
+  ] as const) {
+    for (const [name, l] of named) if (cut(l) < before) scopes.push([`${prefix}${name}`, cut(l)])
+  }
+  return { keys: cut(limits.keys), scopes }
+}
+
 interface Candidate {
   readonly id: string
   readonly fence: number
