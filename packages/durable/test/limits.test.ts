@@ -413,6 +413,19 @@ describe("typed errors (SPEC §20.2)", () => {
                 )
                 expect(key).toMatchObject({ _tag: "InvalidOption", field: "key", value: "k" })
                 expect(Option.isNone(yield* d.info("x"))).toBe(true)
+                // Fixed once scheduled (SPEC §20.1): update refuses group, and changes nothing.
+                yield* d.schedule({
+                  id: "m",
+                  handler,
+                  payload: { ms: 0 },
+                  schedule: Schedule.once(60_000),
+                  group: "mail",
+                })
+                const moved = yield* Effect.flip(
+                  d.update("m", { group: "other" } as unknown as Parameters<typeof d.update>[1]),
+                )
+                expect(moved).toMatchObject({ _tag: "InvalidOption", field: "group" })
+                expect(Option.getOrThrow(yield* d.info("m")).group).toBe("mail")
               }),
           )
         }),
