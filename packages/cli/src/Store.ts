@@ -15,7 +15,7 @@
  * @since 0.1.0
  */
 
-import { Errors, Schedule } from "@tickwork/core"
+import { Errors, Schedule, Task } from "@tickwork/core"
 import { type DurableScheduler, StoreAdmin } from "@tickwork/durable"
 import { Config, Console, Effect, Option } from "effect"
 import { Argument, CliError, Command, Flag } from "effect/cli"
@@ -236,8 +236,25 @@ const slots = (first: number, last: number, count: number): string =>
   count === 1 ? instant(first) : `${instant(first)} .. ${instant(last)} (${count})`
 
 /**
+ * A run's LATE cell: its lateness from its due time, or `manual` for a manual run, which was not
+ * scheduled and counts none (core's `Task.countedLateness`, SPEC §19.1).
+ */
+const late = (o: {
+  readonly runAt: number
+  readonly startedAt: number
+  readonly manual?: boolean | undefined
+}): string => {
+  const ms = Task.countedLateness(
+    { scheduledFor: o.runAt, startedAt: o.startedAt, manual: o.manual },
+    Number.NEGATIVE_INFINITY,
+  )
+  return ms === undefined ? "manual" : `${ms}ms`
+}
+
+/**
  * A ledger as a table, oldest first: when, what (a run's outcome, or the event's kind and the
- * tool that asked for it, `paused by cli`), the slot(s), the attempt, lateness, owner, and the
+ * tool that asked for it, `paused by cli`), the slot(s), the attempt, lateness (`manual` for a
+ * manual run, which counts none), owner, and the
  * cause or error (a run's kept result after it, cut to 80 characters: SPEC §19.3).
  *
  * @category getters
@@ -259,7 +276,7 @@ export const ledgerTable = (
             `ran: ${o.outcome}`,
             instant(o.slot),
             String(o.attempt),
-            `${Math.max(0, o.startedAt - o.runAt)}ms`,
+            late(o),
             o.owner,
             ranDetail(o),
           ]

@@ -109,6 +109,20 @@ export const lateness = (
 ): number => Math.max(0, run.startedAt - Math.max(run.scheduledFor, acceptedAt))
 
 /**
+ * The lateness a run counts for (SPEC §6.8, §19.1): {@link lateness}, or `undefined` for a
+ * manual run (`manual: true`: a trigger's or a slot retry's), which was not scheduled, so its
+ * wait says nothing about the scheduler. Every lateness figure — metrics, stats, a ledger's
+ * `late` column — takes its value from here, and shows a manual run as `manual` instead.
+ *
+ * @category getters
+ * @since 0.7.0
+ */
+export const countedLateness = (
+  run: Pick<RunInfo, "scheduledFor" | "startedAt"> & { readonly manual?: boolean | undefined },
+  acceptedAt: number,
+): number | undefined => (run.manual === true ? undefined : lateness(run, acceptedAt))
+
+/**
  * A `failed` outcome.
  *
  * @category constructors

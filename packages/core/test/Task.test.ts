@@ -69,4 +69,14 @@ describe("lateness (SPEC §6.8)", () => {
     expect(Task.lateness({ scheduledFor: 100, startedAt: 90 }, 0)).toBe(0)
     expect(Task.lateness({ scheduledFor: 0, startedAt: 90 }, 100)).toBe(0)
   })
+
+  it("a manual run counts no lateness (SPEC §19.1); any other run counts its lateness", () => {
+    expect(
+      Task.countedLateness({ scheduledFor: 0, startedAt: 2_239, manual: true }, 0),
+    ).toBeUndefined()
+    expect(Task.countedLateness({ scheduledFor: 0, startedAt: 2_239, manual: false }, 0)).toBe(
+      2_239,
+    )
+    expect(Task.countedLateness({ scheduledFor: 0, startedAt: 90 }, 40)).toBe(50)
+  })
 })

@@ -270,13 +270,11 @@ export const make = <H extends Handler.Any>(
           const runMetrics = runSeries(h.row.handler)
           runMetrics.ran(outcome.kind)
           // A manual run (SPEC §19.1) was not scheduled: it has no lateness to count.
-          if (h.row.kept === undefined)
-            runMetrics.lateness.add(
-              Task.lateness(
-                { scheduledFor: h.row.runAt, startedAt: h.startedAt },
-                h.row.createdAt,
-              ) / 1000,
-            )
+          const late = Task.countedLateness(
+            { scheduledFor: h.row.runAt, startedAt: h.startedAt, manual: h.row.kept !== undefined },
+            h.row.createdAt,
+          )
+          if (late !== undefined) runMetrics.lateness.add(late / 1000)
           runMetrics.duration.add(Math.max(0, finishedAt - h.startedAt) / 1000)
           Queue.offerUnsafe(finished, { held: h, outcome, startedAt: h.startedAt, finishedAt })
           // Its worker is free now, before its completion commits: the dispatcher may claim.

@@ -97,9 +97,10 @@ export interface TaskPage {
 export type Owner = Inspect.Owner
 
 /**
- * Lateness (core's `Task.lateness`: from the due time, or from acceptance when later; SPEC §6.8;
- * ms) of the latest runs: percentiles by the nearest-rank
- * method; all `null` when there are no runs.
+ * Lateness (core's `Task.countedLateness`: from the due time, or from acceptance when later;
+ * SPEC §6.8; ms) of the latest runs, manual runs left out (SPEC §19.1: they were not scheduled):
+ * percentiles by the nearest-rank method; all `null` when there are no runs. `runs` counts the
+ * runs measured, so it is below {@link LATENESS_SAMPLE} when manual runs were among the latest.
  *
  * @category models
  * @since 0.1.0

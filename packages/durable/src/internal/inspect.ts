@@ -210,28 +210,35 @@ export const recent = (
   })
 
 /**
- * The lateness (core's `Task.lateness`, SPEC §6.8) of the latest `limit` runs, ms, in no
+ * The lateness (core's `Task.countedLateness`, SPEC §6.8) of the latest `limit` runs, ms, in no
  * particular order: counted from acceptance for a run of the task's current generation whose
  * due time lies before it was accepted. A row keeps only its current generation's acceptance,
- * so an earlier generation's runs count from their due time.
+ * so an earlier generation's runs count from their due time. Manual runs among them count
+ * none (SPEC §19.1) and are left out. `r.*`: a store before migration 0008 has no `manual`
+ * column, and its runs read as not manual.
  */
 export const lateness = (
   sql: SqlClient,
   limit: number,
 ): Effect.Effect<ReadonlyArray<number>, SqlError> =>
   Effect.map(
-    sql<Raw>`SELECT r.started_at, r.run_at, t.created_at FROM tickwork_runs r
+    sql<Raw>`SELECT r.*, t.created_at AS accepted_at FROM tickwork_runs r
       LEFT JOIN tickwork_tasks t ON t.id = r.task_id AND t.generation = r.generation
       ORDER BY r.finished_at DESC LIMIT ${limit}`,
     (rows) =>
-      rows.map((r) =>
-        Task.lateness(
-          { scheduledFor: num(r.run_at), startedAt: num(r.started_at) },
-          r.created_at === null || r.created_at === undefined
+      rows.flatMap((r) => {
+        const late = Task.countedLateness(
+          {
+            scheduledFor: num(r.run_at),
+            startedAt: num(r.started_at),
+            manual: decodeRun(r).manual,
+          },
+          r.accepted_at === null || r.accepted_at === undefined
             ? Number.NEGATIVE_INFINITY
-            : num(r.created_at),
-        ),
-      ),
+            : num(r.accepted_at),
+        )
+        return late === undefined ? [] : [late]
+      }),
   )
 
 /** Scheduled rows already due at `now`, and the earliest one's due time. */
