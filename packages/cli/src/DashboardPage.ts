@@ -122,7 +122,7 @@ export const html = `<!doctype html>
   <section class="wide">
     <h2>Tasks <small id="shown"></small></h2>
     <div id="tasks-wrap">
-      <table id="tasks"><thead><tr><th>id</th><th>state</th><th>handler</th><th>schedule</th><th>due / ended</th><th>attempt</th><th>runs</th><th>lease owner</th><th>lease until</th><th>tags</th><th>payload</th><th>last error</th><th id="actions-head"></th></tr></thead><tbody></tbody></table>
+      <table id="tasks"><thead><tr><th>id</th><th>state</th><th>handler</th><th>schedule</th><th>due / ended</th><th>attempt</th><th>runs</th><th>lease owner</th><th>lease until</th><th>tags</th><th>payload</th><th>last failure</th><th id="actions-head"></th></tr></thead><tbody></tbody></table>
     </div>
   </section>
   <section class="wide">

@@ -191,7 +191,7 @@ export const statusText = (t: StoreAdmin.TaskDetails): string => {
     ["created", instant(t.createdAt)],
     ["updated", instant(t.updatedAt)],
     ["finished", instant(t.finishedAt)],
-    ["last error", t.lastError ?? "-"],
+    ["last failure", lastFailureText(t)],
     ["payload", JSON.stringify(t.payload)],
     ...(t.lastResult === undefined
       ? []
@@ -249,6 +249,17 @@ const late = (o: {
     Number.NEGATIVE_INFINITY,
   )
   return ms === undefined ? "manual" : `${ms}ms`
+}
+
+/**
+ * The task's last failure (SPEC §6.9): it stays after a later success, so `status` says when it
+ * was and that a run succeeded since, when the ledger still holds it.
+ */
+const lastFailureText = (t: StoreAdmin.TaskDetails): string => {
+  if (t.lastError === null) return "-"
+  const when = t.lastFailureAt
+  if (when === undefined) return t.lastError
+  return `${instant(when.at)}: ${t.lastError}${when.succeededSince ? " (a run succeeded since)" : ""}`
 }
 
 /**

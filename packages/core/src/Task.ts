@@ -190,13 +190,19 @@ export interface TaskInfo {
   readonly kind: "once" | "fixed-rate" | "fixed-delay" | "cron" | "custom"
   /** The slot of the pending run when `scheduled`; otherwise the slot of the last run. */
   readonly scheduledFor: number
-  /** The attempt of the pending (or last) run. */
+  /**
+   * The attempt of the pending run; once the task ended (`done`, `failed`), of the run that ran
+   * last (2 for a one-shot whose first retry succeeded).
+   */
   readonly attempt: number
   /** Runs started so far. */
   readonly runNumber: number
   /** Slots in a row that failed after all retries. */
   readonly consecutiveFailures: number
-  /** The last failure's outcome, if any run failed. */
+  /**
+   * The last failure's outcome, if any run failed: the last failure, not the last run's outcome,
+   * so a later success leaves it (SPEC §6.9).
+   */
   readonly lastFailure: Outcome | undefined
   /** Set when a custom schedule's `next` threw or returned something that is not a slot. */
   readonly scheduleError: unknown

@@ -71,6 +71,14 @@ export interface TaskDetails extends DurableTaskInfo {
   readonly lastResult?:
     | { readonly finishedAt: number; readonly json: string | null; readonly error: string | null }
     | undefined
+  /**
+   * When the task's last failure (`lastError`, which a later success leaves: SPEC §6.9) ended,
+   * epoch ms, and whether a run succeeded since, read by `info` only from the ledger of the
+   * task's generation. Absent when its ledger holds no failed run (or retention pruned it).
+   *
+   * @since 0.7.0
+   */
+  readonly lastFailureAt?: { readonly at: number; readonly succeededSince: boolean } | undefined
 }
 
 /**

@@ -261,6 +261,27 @@ export const overdue = (
   )
 
 /**
+ * When the latest failed run of task `id`'s `generation` ended (SPEC §6.9), epoch ms, and
+ * whether a run of it succeeded after; `undefined` when its ledger holds no failed run (none
+ * failed, or retention pruned it).
+ */
+export const lastFailureAt = (
+  sql: SqlClient,
+  id: string,
+  generation: number,
+): Effect.Effect<{ readonly at: number; readonly succeededSince: boolean } | undefined, SqlError> =>
+  Effect.gen(function* () {
+    const failed = yield* sql<Raw>`SELECT MAX(finished_at) AS at FROM tickwork_runs
+      WHERE task_id = ${id} AND generation = ${generation} AND outcome <> 'succeeded'`
+    const at = failed[0]?.at
+    if (at === null || at === undefined) return undefined
+    const since = yield* sql<Raw>`SELECT 1 AS one FROM tickwork_runs
+      WHERE task_id = ${id} AND generation = ${generation} AND outcome = 'succeeded'
+      AND finished_at >= ${num(at)} LIMIT 1`
+    return { at: num(at), succeededSince: since.length > 0 }
+  })
+
+/**
  * The kept result of the latest run of task `id`'s `generation` (SPEC §19.3): its JSON text or
  * why none was kept; `undefined` when that run kept neither (or there is none). `SELECT *`: a
  * store not yet at migration 0006 has no result columns, and reads as keeping none.

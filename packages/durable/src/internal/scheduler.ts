@@ -68,6 +68,10 @@ export interface DurableTaskInfo {
   readonly deliveries: number
   /** The process holding the run, while `running`. */
   readonly leaseOwner: string | null
+  /**
+   * The last failure, rendered (SPEC §6.9): a later success leaves it, as the runtime's
+   * `lastFailure`; `StoreAdmin.info`'s `lastFailureAt` says when it was. `null` when no run failed.
+   */
   readonly lastError: string | null
   readonly finishedAt: number | null
   /** Why it is `paused` (or will be when its run ends). */

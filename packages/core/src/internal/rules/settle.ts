@@ -300,7 +300,9 @@ export const settleInto = (
   out.nextSlot = nextSlot
   out.slot = slot
   out.dropped = dropped
-  out.attempt = ctx.attempt
+  // A task that ended (`done`, `failed`) has no pending run: it reports the attempt that ran
+  // last (TaskInfo.attempt), not the 1 the machine's slot end resets the count to.
+  out.attempt = continuation === "final" ? row.attempt : ctx.attempt
   out.consecutiveFailures = ctx.consecutiveFailures
   out.pausedReason = pausedReason
   out.slotEnded =
