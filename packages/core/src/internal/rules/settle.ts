@@ -300,13 +300,14 @@ export const settleInto = (
   out.nextSlot = nextSlot
   out.slot = slot
   out.dropped = dropped
-  // A task that ended (`done`, `failed`) has no pending run: it reports the attempt that ran
-  // last (TaskInfo.attempt), not the 1 the machine's slot end resets the count to.
-  out.attempt = continuation === "final" ? row.attempt : ctx.attempt
+  out.attempt = ctx.attempt
   out.consecutiveFailures = ctx.consecutiveFailures
   out.pausedReason = pausedReason
   out.slotEnded =
-    edge.ops.includes(Lifecycle.ops.slotFailed) || edge.ops.includes(Lifecycle.ops.slotSucceeded)
+    edge.ops.includes(Lifecycle.ops.slotFailed) ||
+    edge.ops.includes(Lifecycle.ops.slotSucceeded) ||
+    edge.ops.includes(Lifecycle.ops.lastSlotFailed) ||
+    edge.ops.includes(Lifecycle.ops.lastSlotSucceeded)
   out.consumed = completion.computed
   out.plan = completion.plan
   out.scheduleError = completion.error
