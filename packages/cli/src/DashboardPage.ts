@@ -6,6 +6,8 @@
  * @internal
  */
 
+import { waitingText } from "./internal/waiting.ts"
+
 /** The page, `text/html`. */
 export const html = `<!doctype html>
 <html lang="en">
@@ -122,7 +124,7 @@ export const html = `<!doctype html>
   <section class="wide">
     <h2>Tasks <small id="shown"></small></h2>
     <div id="tasks-wrap">
-      <table id="tasks"><thead><tr><th>id</th><th>state</th><th>handler</th><th>schedule</th><th>due / ended</th><th>attempt</th><th>runs</th><th>lease owner</th><th>lease until</th><th>tags</th><th>payload</th><th>last failure</th><th id="actions-head"></th></tr></thead><tbody></tbody></table>
+      <table id="tasks"><thead><tr><th>id</th><th>state</th><th>waiting</th><th>handler</th><th>schedule</th><th>due / ended</th><th>attempt</th><th>runs</th><th>lease owner</th><th>lease until</th><th>tags</th><th>payload</th><th>last failure</th><th id="actions-head"></th></tr></thead><tbody></tbody></table>
     </div>
   </section>
   <section class="wide">
@@ -138,6 +140,8 @@ export const html = `<!doctype html>
 const STATES = ["scheduled", "running", "paused", "done", "failed", "cancelled"]
 const LIVE = new Set(["scheduled", "running", "paused"])
 const TOKEN_KEY = "tickwork-dashboard-token"
+// A wait on a limit (SPEC §20.4), worded as the CLI's status words it (the same function).
+const waitingText = ${waitingText.toString()}
 const $ = (s) => document.querySelector(s)
 const esc = (v) => String(v ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c])
 const color = (k) => \`var(--\${esc(String(k).replace(/[^a-z-]/g, ""))}, var(--muted))\`
@@ -254,6 +258,7 @@ function renderTasks(snap) {
     \`<tr class="task" data-task="\${esc(t.id)}" data-state="\${esc(t.state)}" data-reason="\${esc(t.pausedReason ?? "")}" data-owner="\${esc(t.leaseOwner ?? "")}">
       <td class="mono id">\${esc(t.id)}</td>
       <td><span class="badge" style="--c:\${color(t.state)}">\${esc(t.state)}</span>\${t.pausedReason ? \`<span class="reason">\${esc(t.pausedReason)}</span>\` : ""}</td>
+      <td class="mono waiting">\${esc(waitingText(t.waiting) ?? "")}</td>
       <td class="mono handler">\${esc(t.handler)}</td><td class="mono schedule">\${esc(schedule(t.schedule))}\${t.scheduleWords ? \`<div class="words">\${esc(t.scheduleWords)}</div>\` : ""}</td>
       <td class="mono">\${LIVE.has(t.state) ? day(t.scheduledFor) : day(t.finishedAt)}</td>
       <td>\${esc(t.attempt)}</td><td>\${esc(t.runNumber)}</td>

@@ -372,7 +372,7 @@ export class Kernel<J> {
    */
   explain(id: string, now: number, count = 5): Explanation | undefined {
     const i = this.rows.lookup(id)
-    return i < 0 ? undefined : explainRow(this.rows, this.circuits, i, now, count)
+    return i < 0 ? undefined : explainRow(this.rows, this.circuits, this.flow, i, now, count)
   }
 
   /** Every circuit breaker: the shared ones, then those of live tasks. O(breakers + their tasks). */
@@ -444,15 +444,8 @@ export class Kernel<J> {
         continue
       }
       const flow = this.flow
-      if (
-        flow !== undefined &&
-        flow.at <= limit &&
-        (heap.size === 0 || flow.at <= heap.topSlot())
-      ) {
-        // A rate window opens before the next run: its waiters go back to the heap (SPEC §20.2).
-        flow.open(Math.max(flow.at, now))
-        continue
-      }
+      // A rate window opening before the next run lets its waiters go back to the heap (§20.2).
+      if (flow?.opened(now, limit, heap)) continue
       if (heap.size === 0) return undefined
       const slot = heap.topSlot()
       if (slot > limit) return undefined

@@ -8,7 +8,15 @@ import type * as Random from "../Random.ts"
 import type * as Retry from "../Retry.ts"
 import * as Rules from "../Rules.ts"
 import type * as Schedule from "../Schedule.ts"
-import type { BreakerState, PauseReason, Priority, TaskId, TaskInfo, TaskState } from "../Task.ts"
+import type {
+  BreakerState,
+  PauseReason,
+  Priority,
+  TaskId,
+  TaskInfo,
+  TaskState,
+  WaitInfo,
+} from "../Task.ts"
 import type { DurationInput } from "../Time.ts"
 
 /**
@@ -160,6 +168,11 @@ export interface Explanation {
   readonly deadline: number | undefined
   readonly breaker: BreakerInfo | undefined
   /**
+   * While its due run waits on a limit (SPEC §20.4): why (`cause`, `scope`, `since`, `until` for a
+   * rate wait) and, in `for`, what it waits for in one sentence with the scope's figures.
+   */
+  readonly waiting?: (WaitInfo & { readonly for: string }) | undefined
+  /**
    * Its next slots in order, each with its DST note: a scheduled task's from its pending slot; a
    * running one's after its run; a paused one's as if resumed now (by hand or failure policy) or
    * when its breaker lets it through (half-open time). Empty when nothing would follow.
@@ -233,6 +246,11 @@ export interface Stats {
   readonly deadEntries: number
   /** Due runs waiting on a limit (SPEC §20), by cause. O(waiting) to count. */
   readonly waiting: { readonly concurrency: number; readonly "rate-limited": number }
+  /**
+   * Flow-control scopes holding state now (SPEC §20.5): the declared groups that have been used,
+   * and each key with a run running, waiting or let go, or a start inside its rate window.
+   */
+  readonly scopes: number
 }
 
 /**

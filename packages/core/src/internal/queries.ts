@@ -141,5 +141,6 @@ export const statsOf = <J>(rows: Rows<J>, flow?: Flow<J>): Stats => {
     heapEntries: rows.heap.size,
     deadEntries: rows.dead,
     waiting: flow === undefined ? NO_WAITING : flow.waitingCounts(),
+    scopes: flow === undefined ? 0 : flow.cells.size,
   }
 }
