@@ -338,8 +338,12 @@ export interface DurableSchedulerShape {
     changes: DurableChanges,
   ) => Effect.Effect<boolean, DurableUpdateError>
   /**
-   * One page of the tasks matching `filter` (live and retained final ones), in id order: one
-   * indexed query (by tag through `tickwork_tags`), at most `filter.limit` rows.
+   * A plain array of the tasks matching `filter` (live and retained final ones), in id order,
+   * at most `filter.limit` of them (default 1,000), after the id `filter.after`: one indexed
+   * query (by tag through `tickwork_tags`). It carries no total and no cursor: when it holds
+   * `limit` tasks there may be more — call again with `after` set to its last task's id; an
+   * array shorter than `limit` is the last. (`StoreAdmin.tasks`, which the CLI's
+   * `tasks --json` prints, is another shape: `{ tasks, total, limit }`, in due order.)
    */
   readonly tasks: (
     filter?: DurableTaskFilter,
