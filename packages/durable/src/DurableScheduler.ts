@@ -105,6 +105,15 @@ export type {
  * @since 0.1.0
  */
 export { infoOf } from "./internal/scheduler.ts"
+/**
+ * Task `id`'s ledger with each run's kept result typed (SPEC §19.3): `value` is of `handler`'s
+ * `result` schema type (`undefined` when none was kept or it no longer decodes). A handler
+ * without a `result` schema, or not the task's, is an `InvalidOption` naming `handler`.
+ *
+ * @category getters
+ * @since 0.7.0
+ */
+export { ledgerOf, type TypedOccurrence, type TypedRan } from "./internal/typedLedger.ts"
 
 /**
  * The DurableScheduler service.
