@@ -15,10 +15,12 @@
  * @since 0.1.0
  */
 
-import { Errors, Schedule, Task } from "@tickwork/core"
+import { Errors, Schedule } from "@tickwork/core"
 import { type DurableScheduler, StoreAdmin } from "@tickwork/durable"
 import { Config, Console, Effect, Option } from "effect"
 import { Argument, CliError, Command, Flag } from "effect/cli"
+import * as Cells from "./internal/cells.ts"
+import { lastFailureText, late } from "./internal/cells.ts"
 import { printable, printableJson } from "./internal/printable.ts"
 import * as Slot from "./internal/slot.ts"
 import { type Listed, stateText, waitingText } from "./internal/waiting.ts"
@@ -31,10 +33,7 @@ import { type Listed, stateText, waitingText } from "./internal/waiting.ts"
  * @category getters
  * @since 0.1.0
  */
-export const instant = (ms: number | null | undefined): string =>
-  ms === null || ms === undefined || !Number.isFinite(ms)
-    ? "-"
-    : new Date(ms).toISOString().replace(/\.000Z$/, "Z")
+export const instant = Cells.instant
 
 /** `250ms`, `12s`, `5m`, `1h30m`, `2d`. */
 const duration = (ms: number): string => {
@@ -233,33 +232,6 @@ const detailText = (detail: string): string =>
 
 const slots = (first: number, last: number, count: number): string =>
   count === 1 ? instant(first) : `${instant(first)} .. ${instant(last)} (${count})`
-
-/**
- * A run's LATE cell: its lateness from its due time, or `manual` for a manual run, which was not
- * scheduled and counts none (core's `Task.countedLateness`, SPEC §19.1).
- */
-const late = (o: {
-  readonly runAt: number
-  readonly startedAt: number
-  readonly manual?: boolean | undefined
-}): string => {
-  const ms = Task.countedLateness(
-    { scheduledFor: o.runAt, startedAt: o.startedAt, manual: o.manual },
-    Number.NEGATIVE_INFINITY,
-  )
-  return ms === undefined ? "manual" : `${ms}ms`
-}
-
-/**
- * The task's last failure (SPEC §6.9): it stays after a later success, so `status` says when it
- * was and that a run succeeded since, when the ledger still holds it.
- */
-const lastFailureText = (t: StoreAdmin.TaskDetails): string => {
-  if (t.lastError === null) return "-"
-  const when = t.lastFailureAt
-  if (when === undefined) return t.lastError
-  return `${instant(when.at)}: ${t.lastError}${when.succeededSince ? " (a run succeeded since)" : ""}`
-}
 
 /**
  * A ledger as a table, oldest first: when, what (a run's outcome, or the event's kind and the
