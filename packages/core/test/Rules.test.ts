@@ -43,6 +43,179 @@ describe("validate", () => {
     const e = Rules.validate({ schedule: Schedule.fixedDelay(10), window: 5 }, 0)
     expect((e as Errors.InvalidOption).field).toBe("window")
   })
+
+  it("fills in the documented defaults and keeps what is given", () => {
+    expect(Rules.validate({ schedule: Schedule.once(5) }, 100)).toEqual({
+      priority: "normal",
+      rank: 1,
+      retry: Retry.none,
+      missedRuns: "catch-up",
+      pauseAfter: 0,
+      tags: [],
+      windowMs: Rules.NO_WINDOW,
+      first: 105,
+      plan: undefined,
+    })
+    const a = Rules.validate(
+      {
+        schedule: Schedule.cron("0 9 * * *"),
+        priority: "low",
+        missedRuns: "skip",
+        pauseAfterConsecutiveFailures: 3,
+        tags: ["b", "a", "b"],
+        window: "1 minute",
+      },
+      0,
+    )
+    expect(a).toMatchObject({
+      priority: "low",
+      rank: 2,
+      missedRuns: "skip",
+      pauseAfter: 3,
+      tags: ["b", "a"],
+      windowMs: 60_000,
+      first: 9 * 3_600_000,
+    })
+    expect((a as Rules.Accepted).plan?.kind).toBe("cron")
+  })
+
+  it("a one-shot's delay that is not a plain whole ms is resolved like any schedule", () => {
+    expect(Rules.validate({ schedule: Schedule.once("2 seconds") }, 100)).toMatchObject({
+      first: 2100,
+    })
+    expect(Rules.validate({ schedule: Schedule.once(0) }, 100)).toMatchObject({ first: 100 })
+    for (const delay of [-1, 1.5, Number.NaN]) {
+      const e = Rules.validate({ schedule: Schedule.once(delay) }, 100)
+      expect(e).toBeInstanceOf(Errors.InvalidDelay)
+    }
+    // A slot past the end of time is refused, not wrapped or clamped.
+    expect(Rules.validate({ schedule: Schedule.once(Number.MAX_SAFE_INTEGER) }, 1)).toBeInstanceOf(
+      Errors.InvalidDelay,
+    )
+    expect(
+      Rules.validate({ schedule: Schedule.once(Number.MAX_SAFE_INTEGER - 1) }, 1),
+    ).toMatchObject({ first: Number.MAX_SAFE_INTEGER })
+  })
+
+  // SPEC §13: each bad option is a typed error naming the field and the value.
+  it.each([
+    ["options", null, "options"],
+    ["priority", { priority: "urgent" }, "priority"],
+    ["retry", { retry: { maxRetries: -1 } }, "retry.maxRetries"],
+    ["missedRuns", { missedRuns: "later" }, "missedRuns"],
+    [
+      "a negative pause count",
+      { pauseAfterConsecutiveFailures: -1 },
+      "pauseAfterConsecutiveFailures",
+    ],
+    [
+      "a fractional pause count",
+      { pauseAfterConsecutiveFailures: 1.5 },
+      "pauseAfterConsecutiveFailures",
+    ],
+    ["tags that are no array", { tags: "a" }, "tags"],
+    ["33 tags", { tags: Array.from({ length: 33 }, (_, k) => `t${k}`) }, "tags"],
+    ["an empty tag", { tags: ["a", ""] }, "tags[1]"],
+    ["a 65-character tag", { tags: ["x".repeat(65)] }, "tags[0]"],
+    ["a tag that is no string", { tags: [7] }, "tags[0]"],
+    ["window", { window: -5 }, "window"],
+    ["a window on a custom schedule", { schedule: Schedule.custom(() => 1), window: 5 }, "window"],
+    ["schedule", { schedule: Schedule.fixedRate(0) }, "period"],
+  ])("validate: %s is refused, naming %s", (_what, options, field) => {
+    const given = options === null ? null : { schedule: Schedule.once(1), ...(options as object) }
+    const e = Rules.validate(given as never, 0) as Errors.InvalidOption
+    expect(e).toBeInstanceOf(Error)
+    expect(e.field).toBe(field)
+    expect(e.message).toContain(field === "options" ? "object" : field.replace(/\[\d+\]$/, ""))
+  })
+
+  it("validate: tags at the limits are accepted", () => {
+    const tags = Array.from({ length: 32 }, (_, k) => `${k}`.padEnd(64, "x"))
+    expect(Rules.validate({ schedule: Schedule.once(1), tags }, 0)).toMatchObject({ tags })
+    expect(Rules.validate({ schedule: Schedule.once(1), tags: [] }, 0)).toMatchObject({ tags: [] })
+  })
+})
+
+describe("validateChanges", () => {
+  const current = { plan: grid(10), windowMs: Rules.NO_WINDOW }
+
+  it("each field given is resolved; the others stay undefined (no change)", () => {
+    expect(Rules.validateChanges({}, 0, current)).toEqual({
+      rank: undefined,
+      retry: undefined,
+      missedRuns: undefined,
+      pauseAfter: undefined,
+      tags: undefined,
+      windowMs: undefined,
+      resolved: undefined,
+    })
+    const v = Rules.validateChanges(
+      {
+        priority: "high",
+        retry: { maxRetries: 2 },
+        missedRuns: "coalesce",
+        pauseAfterConsecutiveFailures: 4,
+        tags: ["x", "x"],
+        window: 30,
+        schedule: Schedule.fixedRate(5, { delay: 1 }),
+      },
+      100,
+      current,
+    ) as Rules.ValidChanges
+    expect(v).toMatchObject({
+      rank: 0,
+      retry: { maxRetries: 2 },
+      missedRuns: "coalesce",
+      pauseAfter: 4,
+      tags: ["x"],
+      windowMs: 30,
+      resolved: { first: 101 },
+    })
+  })
+
+  it("window: null removes the window; a fixed-delay task cannot get one", () => {
+    expect(
+      Rules.validateChanges({ window: null }, 0, { plan: grid(10), windowMs: 50 }),
+    ).toMatchObject({ windowMs: Rules.NO_WINDOW })
+    const delay = (Schedule.resolve(Schedule.fixedDelay(10), 0) as Schedule.Resolved).plan
+    expect(
+      (
+        Rules.validateChanges({ window: 5 }, 0, {
+          plan: delay,
+          windowMs: Rules.NO_WINDOW,
+        }) as Errors.InvalidOption
+      ).field,
+    ).toBe("window")
+    // A kept window does not fit a new fixed-delay schedule; removing it with the change does.
+    expect(
+      (
+        Rules.validateChanges({ schedule: Schedule.fixedDelay(10) }, 0, {
+          plan: grid(10),
+          windowMs: 50,
+        }) as Errors.InvalidOption
+      ).field,
+    ).toBe("window")
+    expect(
+      Rules.validateChanges({ schedule: Schedule.fixedDelay(10), window: null }, 0, {
+        plan: grid(10),
+        windowMs: 50,
+      }),
+    ).toMatchObject({ windowMs: Rules.NO_WINDOW, resolved: { first: 0 } })
+  })
+
+  it.each([
+    ["priority", { priority: "urgent" }, "priority"],
+    ["retry", { retry: { factor: 0.5 } }, "retry.factor"],
+    ["missedRuns", { missedRuns: "later" }, "missedRuns"],
+    ["pause count", { pauseAfterConsecutiveFailures: -2 }, "pauseAfterConsecutiveFailures"],
+    ["tags", { tags: [""] }, "tags[0]"],
+    ["window", { window: 1.5 }, "window"],
+    ["schedule", { schedule: Schedule.fixedRate(-1) }, "period"],
+  ])("a bad %s change is refused, naming %s", (_what, changes, field) => {
+    const e = Rules.validateChanges(changes as never, 0, current) as Errors.InvalidOption
+    expect(e).toBeInstanceOf(Error)
+    expect(e.field).toBe(field)
+  })
 })
 
 describe("take", () => {
