@@ -340,6 +340,136 @@ describe("settle", () => {
     expect(s).toMatchObject({ state: "paused", pausedReason: "manual", nextSlot: 10 })
   })
 
+  it("SPEC §5: a recurring task's success continues on its grid, dropping what its policy drops", () => {
+    const s = Rules.settle(row({ plan: grid(10), missedRuns: "skip" }), Task.succeeded, 35, {
+      random,
+    })
+    expect(s).toMatchObject({
+      state: "scheduled",
+      continuation: "next",
+      nextSlot: 40,
+      slot: 40,
+      dropped: { first: 10, last: 30, count: 3 },
+      slotEnded: true,
+      consumed: true,
+      scheduleError: undefined,
+    })
+  })
+
+  it("SPEC §7: a failure with retries left neither ends the slot nor computes the next slot", () => {
+    const retry = Retry.resolve({ maxRetries: 2, base: 5 }) as Retry.Resolved
+    const s = Rules.settle(row({ plan: grid(10), retry }), Task.failed("x"), 3, { random })
+    expect(s).toMatchObject({ slotEnded: false, consumed: false, dropped: undefined })
+    // The last retry's failure ends the slot; the recurring task goes on at its next slot.
+    const last = Rules.settle(row({ plan: grid(10), retry, attempt: 3 }), Task.failed("x"), 4, {
+      random,
+    })
+    expect(last).toMatchObject({
+      state: "scheduled",
+      continuation: "next",
+      nextSlot: 10,
+      attempt: 1,
+      slotEnded: true,
+      consecutiveFailures: 1,
+    })
+  })
+
+  it("SPEC §7: a retry's due time is capped at the end of time", () => {
+    const retry = Retry.resolve({ maxRetries: 1, base: 1000 }) as Retry.Resolved
+    const s = Rules.settle(row({ retry }), Task.failed("x"), Number.MAX_SAFE_INTEGER - 10, {
+      random,
+    })
+    expect(s.nextSlot).toBe(Number.MAX_SAFE_INTEGER)
+  })
+
+  it("SPEC §7: the breaker is asked only when the slot failed; its opening holds the task", () => {
+    let asked = 0
+    const opens = () => {
+      asked++
+      return true
+    }
+    const ok = Rules.settle(row({ plan: grid(10) }), Task.succeeded, 1, {
+      random,
+      breakerOpens: opens,
+    })
+    expect(ok.state).toBe("scheduled")
+    expect(asked).toBe(0)
+    const s = Rules.settle(row({ plan: grid(10) }), Task.failed("x"), 1, {
+      random,
+      breakerOpens: opens,
+    })
+    expect(s).toMatchObject({ state: "paused", pausedReason: "breaker", nextSlot: 10 })
+    expect(asked).toBe(1)
+    // The failure policy stops it first: its reason, not the breaker's.
+    const f = Rules.settle(row({ plan: grid(10), pauseAfter: 1 }), Task.failed("x"), 1, {
+      random,
+      breakerOpens: opens,
+    })
+    expect(f.pausedReason).toBe("failures")
+    // A closed breaker that does not open leaves it scheduled.
+    const closed = Rules.settle(row({ plan: grid(10) }), Task.failed("x"), 1, {
+      random,
+      breakerOpens: () => false,
+    })
+    expect(closed).toMatchObject({ state: "scheduled", pausedReason: undefined })
+  })
+
+  it("SPEC §15: a schedule change that waited starts when the slot ends, as if scheduled then", () => {
+    const s = Rules.settle(
+      row({ plan: grid(10), restart: Schedule.fixedRate(100, { delay: 7 }) }),
+      Task.succeeded,
+      12,
+      { random },
+    )
+    expect(s).toMatchObject({ state: "scheduled", nextSlot: 19, slot: 19, consumed: true })
+    expect(s.plan).toMatchObject({ kind: "fixed-rate", period: 100 })
+    // A one-shot given a new recurring schedule goes on too.
+    expect(
+      Rules.settle(row({ restart: Schedule.fixedDelay(5) }), Task.succeeded, 3, { random }),
+    ).toMatchObject({ state: "scheduled", nextSlot: 3 })
+    // A bad waiting schedule ends the task with its error.
+    const bad = Rules.settle(
+      row({ plan: grid(10), restart: Schedule.custom(() => Number.NaN) }),
+      Task.succeeded,
+      3,
+      { random },
+    )
+    expect(bad.scheduleError).toBeInstanceOf(Errors.InvalidTime)
+    expect(bad.nextSlot).toBeUndefined()
+  })
+
+  it("a custom schedule's next() that throws after a run is the settle's schedule error", () => {
+    const plan = (
+      Schedule.resolve(
+        Schedule.custom((s) => {
+          if (s !== undefined) throw new Error("no")
+          return 5
+        }),
+        0,
+      ) as Schedule.Resolved
+    ).plan
+    const s = Rules.settle(row({ plan, slot: 5, dueAt: 5 }), Task.succeeded, 6, { random })
+    expect(s.scheduleError).toBeInstanceOf(Errors.InvalidTime)
+    expect(s.nextSlot).toBeUndefined()
+  })
+
+  it("SPEC §15: after a held retry resumed past grid slots, the grid goes on from the resume", () => {
+    // Slot 10's retry resumed at 45 (slots 20..40 recorded as skipped): next is 50, not 20.
+    const held = row({ plan: grid(10), slot: 10, dueAt: 17, attempt: 2, resumeFrom: 45 })
+    expect(Rules.settle(held, Task.succeeded, 46, { random })).toMatchObject({
+      nextSlot: 50,
+      dropped: undefined,
+    })
+    // Resumed exactly at a grid slot: that slot is still to run.
+    expect(Rules.settle({ ...held, resumeFrom: 40 }, Task.succeeded, 40, { random })).toMatchObject(
+      { nextSlot: 40 },
+    )
+    // No resume recorded: the grid goes on after the retry's own slot (catch-up runs 20).
+    expect(Rules.settle({ ...held, resumeFrom: -1 }, Task.succeeded, 46, { random })).toMatchObject(
+      { nextSlot: 20 },
+    )
+  })
+
   it("a one-off's success ends it done; the record says so", () => {
     const s = Rules.settle(row(), Task.succeeded, 2, { random })
     expect(s).toMatchObject({ state: "done", continuation: "final", nextSlot: undefined })
@@ -395,6 +525,70 @@ describe("pause and resume", () => {
       skipped: { first: 0, last: 20, count: 3, exact: true },
       retry: false,
       consecutiveFailures: 0,
+      resumeFrom: -1,
+    })
+  })
+
+  it("SPEC §15: a grid paused before its slot keeps it; a one-shot keeps its slot however late", () => {
+    expect(Rules.resume(row({ plan: grid(10), slot: 30, dueAt: 30 }), 30)).toMatchObject({
+      dueAt: 30,
+      slot: 30,
+      skipped: undefined,
+    })
+    expect(Rules.resume(row({ slot: 5, dueAt: 5 }), 500)).toMatchObject({
+      dueAt: 5,
+      slot: 5,
+      skipped: undefined,
+      retry: false,
+    })
+  })
+
+  it("SPEC §15: a grid resumed exactly at one of its slots runs that slot, the earlier ones skipped", () => {
+    expect(Rules.resume(row({ plan: grid(10) }), 30)).toMatchObject({
+      dueAt: 30,
+      slot: 30,
+      skipped: { first: 0, last: 20, count: 3 },
+    })
+  })
+
+  it("SPEC §15: fixed delay and custom resume at max(held slot, now), skipping nothing", () => {
+    const delay = (Schedule.resolve(Schedule.fixedDelay(10), 0) as Schedule.Resolved).plan
+    expect(Rules.resume(row({ plan: delay, slot: 40, dueAt: 40 }), 25)).toMatchObject({
+      dueAt: 40,
+      slot: 40,
+      skipped: undefined,
+    })
+    expect(Rules.resume(row({ plan: delay, slot: 40, dueAt: 40 }), 55)).toMatchObject({
+      dueAt: 55,
+      slot: 55,
+      skipped: undefined,
+    })
+  })
+
+  it("SPEC §15: a held retry keeps its due time and slot; grid slots that passed after its slot are skipped", () => {
+    const retry = Retry.resolve({ maxRetries: 3, base: 5 }) as Retry.Resolved
+    // Slot 10's second attempt was due at 17; resumed at 45: slots 20, 30 and 40 passed.
+    const held = row({ plan: grid(10), slot: 10, dueAt: 17, attempt: 2, retry })
+    expect(Rules.resume(held, 45)).toEqual({
+      dueAt: 17,
+      slot: 10,
+      skipped: { first: 20, last: 40, count: 3, exact: true },
+      retry: true,
+      consecutiveFailures: 0,
+      resumeFrom: 45,
+    })
+    // Resumed before the next grid slot: nothing skipped, nothing to remember.
+    expect(Rules.resume(held, 20)).toMatchObject({ skipped: undefined, resumeFrom: -1 })
+    expect(Rules.resume(held, 21)).toMatchObject({
+      skipped: { first: 20, last: 20, count: 1 },
+      resumeFrom: 21,
+    })
+    // A one-shot's held retry skips nothing.
+    expect(Rules.resume(row({ slot: 0, dueAt: 7, attempt: 2, retry }), 100)).toMatchObject({
+      dueAt: 7,
+      slot: 0,
+      skipped: undefined,
+      retry: true,
       resumeFrom: -1,
     })
   })
