@@ -252,6 +252,48 @@ describe("take", () => {
     expect(Rules.take(row({ plan: grid(10), missedRuns: "coalesce" }), 0)._tag).toBe("Start")
   })
 
+  it("SPEC §3: the window's edges: a run exactly at its deadline or window still starts", () => {
+    expect(Rules.take(row({ slot: 10, dueAt: 10, windowMs: 5 }), 15)._tag).toBe("Start")
+    expect(Rules.take(row({ plan: grid(10), windowMs: 15 }), 15)._tag).toBe("Start")
+    expect(Rules.take(row({ plan: grid(10), windowMs: 15 }), 16)).toEqual({
+      _tag: "Skip",
+      slot: 10,
+      skipped: { first: 0, last: 0, count: 1, exact: true },
+    })
+    // `notBefore` (the run's earliest start) counts as the start: it can make a run late.
+    expect(Rules.take(row({ slot: 10, dueAt: 10, windowMs: 5 }), 12, 12, 16)).toEqual({
+      _tag: "Expire",
+      deadline: 15,
+    })
+    expect(Rules.take(row({ plan: grid(10), windowMs: 15 }), 0, 0, 16)._tag).toBe("Skip")
+  })
+
+  it("SPEC §3, §7: a retry is never skipped by the window nor coalesced: it belongs to its slot", () => {
+    const retrying = { plan: grid(10), slot: 0, dueAt: 3, attempt: 2 }
+    expect(Rules.take(row({ ...retrying, windowMs: 5 }), 100)._tag).toBe("Start")
+    expect(Rules.take(row({ ...retrying, missedRuns: "coalesce" }), 100)._tag).toBe("Start")
+    // A fixed-delay task is no grid: nothing to coalesce.
+    const delay = (Schedule.resolve(Schedule.fixedDelay(10), 0) as Schedule.Resolved).plan
+    expect(Rules.take(row({ plan: delay, missedRuns: "coalesce" }), 100)._tag).toBe("Start")
+  })
+
+  it("SPEC §3: a coalescing slot that is only late, with no later slot passed, starts as it is", () => {
+    expect(Rules.take(row({ plan: grid(10), missedRuns: "coalesce" }), 9)._tag).toBe("Start")
+    expect(Rules.take(row({ plan: grid(10), missedRuns: "coalesce" }), 10)).toEqual({
+      _tag: "Coalesce",
+      slot: 10,
+      merged: { first: 0, last: 0, count: 1, exact: true },
+    })
+  })
+
+  it("mergeDropped: two merged ranges as one, exact only when both are", () => {
+    const a = { first: 0, last: 20, count: 3, exact: true }
+    const b = { first: 30, last: 40, count: 2, exact: false }
+    expect(Rules.mergeDropped(undefined, b)).toBe(b)
+    expect(Rules.mergeDropped(a, b)).toEqual({ first: 0, last: 40, count: 5, exact: false })
+    expect(Rules.mergeDropped(a, { ...b, exact: true }).exact).toBe(true)
+  })
+
   it("SPEC §3: takePlan folds a window skip then a coalesce into one move, each step with its cause", () => {
     // Due at 0, taken at 100 with a 15 ms window: 0–80 are skipped to 90, then 90 is coalesced
     // into 100, where the run starts; the coalesce after the skip is what the run merges.
@@ -488,6 +530,109 @@ describe("settle", () => {
       state: "done",
       finishedAt: 2,
     })
+  })
+})
+
+describe("records", () => {
+  const run = {
+    id: "a" as Task.TaskId,
+    generation: 2,
+    slot: 10,
+    scheduledFor: 10,
+    startedAt: 11,
+    attempt: 2,
+    runNumber: 3,
+    tags: [],
+    merged: { first: 0, last: 0, count: 1, exact: true },
+  }
+  const settled = {
+    state: "scheduled" as const,
+    continuation: "retry" as const,
+    nextSlot: 20,
+    dropped: undefined,
+    pausedReason: undefined,
+  }
+  const expected = {
+    kind: "retried",
+    id: "a",
+    generation: 2,
+    slot: 10,
+    scheduledFor: 10,
+    startedAt: 11,
+    attempt: 2,
+    runNumber: 3,
+    finishedAt: 15,
+    outcome: Task.failed("x"),
+    state: "scheduled",
+    continuation: "retry",
+    nextSlot: 20,
+    dropped: undefined,
+    merged: run.merged,
+  }
+
+  it("SPEC §6: a run's record: kind retried for a retry, ran otherwise; every field from the run and its settle", () => {
+    expect(Rules.record(run, Task.failed("x"), 15, settled)).toStrictEqual(expected)
+    expect(Rules.record(run, Task.succeeded, 15, { ...settled, continuation: "next" }).kind).toBe(
+      "ran",
+    )
+    // A record written into a buffer is the same record.
+    const into = Rules.makeRecordBuffer()
+    expect(Rules.recordInto(into, run, Task.failed("x"), 15, settled)).toStrictEqual(expected)
+    expect(
+      Rules.recordInto(into, run, Task.succeeded, 15, { ...settled, continuation: "final" }).kind,
+    ).toBe("ran")
+  })
+
+  it("SPEC §19.1, §7: a manual run and a pausing run say so; copyRecord keeps both", () => {
+    const r = Rules.record({ ...run, manual: true }, Task.failed("x"), 15, {
+      ...settled,
+      state: "paused",
+      pausedReason: "breaker",
+    })
+    expect(r).toMatchObject({ manual: true, pausedReason: "breaker", state: "paused" })
+    expect(Rules.copyRecord(r)).toStrictEqual(r)
+    expect(Rules.copyRecord(r)).not.toBe(r)
+    const plain = Rules.record(run, Task.succeeded, 15, settled)
+    expect("manual" in plain || "pausedReason" in plain).toBe(false)
+  })
+
+  it("a run whose task was cancelled while it ran changes nothing: final, no next slot", () => {
+    expect(Rules.finalRecord(run, Task.succeeded, 15, "cancelled")).toMatchObject({
+      kind: "ran",
+      state: "cancelled",
+      continuation: "final",
+      nextSlot: undefined,
+      dropped: undefined,
+    })
+  })
+})
+
+describe("manual runs (SPEC §19)", () => {
+  it("a retry by hand runs the attempt after the last that ran; a one-shot's deadline is dropped", () => {
+    expect(Rules.retried(2, 1, false, 5_000)).toEqual({ attempt: 3, windowMs: Rules.NO_WINDOW })
+    // An expired one-shot never ran its pending attempt: that attempt runs.
+    expect(Rules.retried(0, 1, false, 5_000)).toEqual({ attempt: 1, windowMs: Rules.NO_WINDOW })
+    expect(Rules.retried(1, 3, true, 5_000)).toEqual({ attempt: 3, windowMs: 5_000 })
+  })
+
+  it("a refusal names the action, the id and the state, and says what to do instead", () => {
+    const t = Rules.manualRefusal("trigger", "report", "running") as Errors.ManualRunRefused
+    expect(t).toMatchObject({ action: "trigger", id: "report", state: "running" })
+    expect(t.message).toBe(
+      'cannot trigger "report": it is running; a task never runs twice at once (SPEC §6.6): trigger it again when the run has finished',
+    )
+    expect(Rules.manualRefusal("trigger", "r", "scheduled", true)?.message).toBe(
+      'cannot trigger "r": it is scheduled; a manual run of it is already waiting to start',
+    )
+    expect(Rules.manualRefusal("trigger", "r", "failed")?.message).toContain("retry it instead")
+    expect(Rules.manualRefusal("retry", "r", "done")).toMatchObject({
+      action: "retry",
+      state: "done",
+    })
+    expect(Rules.manualRefusal("retry", "r", "paused")?.message).toBe(
+      'cannot retry "r": it is paused; only a failed task can be retried: resume it instead',
+    )
+    expect(Rules.manualRefusal("retry", "r", "unknown")?.message).toContain("no task has this id")
   })
 })
 
