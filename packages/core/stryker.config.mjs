@@ -9,6 +9,19 @@
 // - Schedule.ts, `preview`: the policy "catch-up" given to `nextAfterRun` (StringLiteral). Each
 //   preview slot "ends" at its own slot, so no grid slot is missed and `MissedRun.next` returns
 //   the nominal next slot before it reads the policy: any string gives the same preview.
+// - Heap.ts, `batch` and `RunCodec.fit`: `<` as `<=` (and `>` as `>=`) in the running minimums
+//   and maximums (EqualityOperator, disabled): on a tie the bound is assigned the value it has.
+// - Heap.ts, `RunCodec`: `ranked`'s initial `false` (BooleanLiteral, disabled: `fit` sets it
+//   before `pack` reads it) and `ranked = rankBits > 0` as `true` or `>= 0` (disabled: with an
+//   empty rank field every entry's rank is `minRank`, so reading it from the order gives the same).
+// Equivalent, but left enabled because their line holds killed mutants of the same mutator
+// (a disable comment would switch those off too):
+// - Heap.ts, an order-key tie, `<` as `<=` on the order in `push`, `siftDown` (twice), `verify`
+//   and `pickTop`: order keys are unique (ground rule 2), so two entries never tie on it.
+// - Heap.ts, `RunCodec.pack`: `2 * j + LOW` as `2 * j - LOW`: LOW is 0 on a little-endian
+//   machine (every platform Node runs on here), where the two are the same index.
+// - Heap.ts, `RunCodec.fit`: `minRank !== maxRank` as `true` (the sequence numbers' range is
+//   then computed by a pass that gives the same range for a batch of one priority).
 import { base } from "../testkit/stryker.base.mjs"
 
 /** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */

@@ -371,11 +371,13 @@ export class TimerHeap {
       if (Math.floor(s) !== s) whole = false
       const o = keys[2 * p + 1] as number
       const t = tasks[p] as number
+      // Stryker disable EqualityOperator: equivalent, on a tie the bound is assigned the value it has
       if (s < minSlot) minSlot = s
       if (s > maxSlot) maxSlot = s
       if (o < minOrder) minOrder = o
       if (o > maxOrder) maxOrder = o
       if (t > maxTask) maxTask = t
+      // Stryker restore EqualityOperator
       due++
     }
     if (due * 16 < end || !whole) return
@@ -551,7 +553,8 @@ class RunCodec {
   private minSlot = 0
   private minRank = 0
   private minSeq = 0
-  /** Whether the batch mixes priorities (else its rank field is empty). */
+  /** Whether the batch mixes priorities (else its rank field is empty). Set by {@link fit}. */
+  // Stryker disable next-line BooleanLiteral: equivalent, fit sets it before pack reads it
   private ranked = false
   /** 2^width of the rank, seq and task fields, of the head's bits in the low word, and inverses. */
   private rankSpan = 1
@@ -594,8 +597,10 @@ class RunCodec {
         if ((keys[2 * p] as number) > limit) continue
         const o = keys[2 * p + 1] as number
         const seq = o - Math.floor(o * INV_STRIDE) * RANK_STRIDE
+        // Stryker disable EqualityOperator: equivalent, on a tie the bound is assigned the value it has
         if (seq < minSeq) minSeq = seq
         if (seq > maxSeq) maxSeq = seq
+        // Stryker restore EqualityOperator
       }
     }
     const rankBits = bitsFor(maxRank - minRank)
@@ -606,6 +611,7 @@ class RunCodec {
     this.minSlot = minSlot
     this.minRank = minRank
     this.minSeq = minSeq
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent, with an empty rank field the rank read from the order is minRank anyway
     this.ranked = rankBits > 0
     this.rankSpan = 2 ** rankBits
     this.seqSpan = 2 ** seqBits
