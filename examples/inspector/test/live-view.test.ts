@@ -96,7 +96,7 @@ describe("the live view in headless Chromium", () => {
     page.on("pageerror", (error) => errors.push(error.message))
     let t = Date.now()
     await page.goto(url)
-    await page.waitForSelector("#overview svg .node", { timeout: 10_000 })
+    await page.waitForSelector("#overview svg .node", { timeout: 30_000 })
     timings.firstPaintMs = Date.now() - t
     t = Date.now()
 

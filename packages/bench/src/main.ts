@@ -21,7 +21,13 @@ import type { VirtualContender } from "./contenders/virtual.ts"
 import { progress } from "./lib/budget.ts"
 import { canCollect, environment, header, loadAverage } from "./lib/env.ts"
 import { fixed } from "./lib/format.ts"
-import { burstContenders, burstTable, runBurst, summarizeBurst } from "./parts/burst.ts"
+import {
+  burstContenders,
+  burstRatios,
+  burstTable,
+  runBurst,
+  summarizeBurst,
+} from "./parts/burst.ts"
 import { cancelTable, runCancel, summarizeCancel } from "./parts/cancel.ts"
 import { durableTables, runDurable } from "./parts/durable.ts"
 import { runFleet } from "./parts/fleet.ts"
@@ -247,6 +253,7 @@ const main = async (): Promise<void> => {
       `Part 5 — burst: N one-shot no-op jobs all due at once; tasks/s from due to the last finished (${reps} reps; the runtime on TestClock, baselines on the real clock)`,
     )
     console.log(burstTable(summaries))
+    console.log(`\n${burstRatios(summaries)}`)
     console.log(`
 part 5 took ${seconds.toFixed(1)} s`)
     partResults.burst = { seconds, sizes, reps, partBudgetMs: PART_BUDGET_MS, summaries, rows }

@@ -14,11 +14,13 @@
  *
  * @since 0.1.0
  */
+
 import { Errors, Schedule } from "@tickwork/core"
 import { type DurableScheduler, StoreAdmin } from "@tickwork/durable"
 import { Config, Console, Effect, Option } from "effect"
 import { Argument, CliError, Command, Flag } from "effect/cli"
 import { printable, printableJson } from "./internal/printable.ts"
+import * as Slot from "./internal/slot.ts"
 
 // ------------------------------------------------------------------------------ rendering
 
@@ -287,7 +289,15 @@ export const ledgerTable = (
 export const controlText = (
   operation: "pause" | "resume" | "cancel" | "retry" | "trigger",
   r: StoreAdmin.ControlResult,
+  slot?: number,
 ): string => {
+  // SPEC §19.7: a retry of one slot says which, and core's reason when it was refused.
+  if (operation === "retry" && slot !== undefined) {
+    const at = new Date(slot).toISOString()
+    return r.changed
+      ? `retried slot ${at} of ${Errors.show(r.id)}: it runs again now; its next run stays as it was`
+      : `not retried: ${r.refused ?? `it is ${stateText(r)}`}`
+  }
   const past = {
     pause: "paused",
     resume: "resumed",
@@ -389,6 +399,8 @@ export const parseLimit = (text: string): number | Errors.InvalidOption => {
         message: `limit must be a whole number from 1 to ${StoreAdmin.MAX_LIMIT}, got ${Errors.show(text)}`,
       })
 }
+
+export { parseSlot } from "./internal/slot.ts"
 
 /** Shows a typed error's message (it names the field and the value) and exits with code 1. */
 const userError = (error: { readonly message: string }): CliError.UserError =>
@@ -604,9 +616,34 @@ export const cancel = control(
  * @category constructors
  * @since 0.4.0
  */
-export const retry = control(
+export const retry = Command.make(
   "retry",
-  "Retry a failed task: one more attempt of the slot it failed on, due now (any worker may claim it). A task that is not failed is left as it is.",
+  {
+    store: storeFlag,
+    id: idArgument,
+    json: jsonFlag,
+    slot: Flag.String("slot").pipe(
+      Flag.withMetavar("instant"),
+      Flag.withDescription(
+        "Retry this failed slot of a scheduled recurring task instead (epoch ms, or ISO 8601 with its offset): one more attempt now, its next run kept",
+      ),
+      Flag.optional,
+    ),
+  },
+  (input) =>
+    Effect.gen(function* () {
+      const text = Option.getOrUndefined(input.slot)
+      const slot = text === undefined ? undefined : Slot.parseSlot(text)
+      if (slot !== undefined && typeof slot !== "number") return yield* userError(slot)
+      const result = yield* withStore(input.store, true, (admin) =>
+        admin.retry(input.id, { origin: "cli", slot }),
+      )
+      yield* print(input.json, result, () => controlText("retry", result, slot))
+    }),
+).pipe(
+  Command.withDescription(
+    "Retry a failed task: one more attempt of the slot it failed on, due now (any worker may claim it). With --slot, one failed slot of a scheduled recurring task. Anything else is left as it is.",
+  ),
 )
 
 /**

@@ -401,6 +401,8 @@ describe("pause, resume and cancel (SQLite)", () => {
           changed: false,
           state: "scheduled",
           pausedReason: null,
+          refused:
+            'cannot retry "import-legacy": it is scheduled; only a failed task can be retried: trigger it to run it now',
         })
         const notFailed = yield* tickwork("retry", "sync-crm", "--store", file)
         expect(notFailed.stdout).toBe(
@@ -412,6 +414,52 @@ describe("pause, resume and cancel (SQLite)", () => {
         expect(missing.code).toBe(1)
       }),
     ),
+  )
+
+  it.effect(
+    "SPEC §19.7: retry --slot names a slot by ISO or ms; refusals say why; bad text is typed",
+    () =>
+      withSeeded((file) =>
+        Effect.gen(function* () {
+          const before = yield* tickwork("status", "sync-crm", "--store", file, "--json")
+          // sync-crm's 09:01 slot ran and succeeded: not retried, and core's reason is given.
+          const ok = yield* tickwork(
+            "retry",
+            "sync-crm",
+            "--slot",
+            "2026-12-01T09:01:00Z",
+            "--store",
+            file,
+          )
+          expect(ok.code).toBe(0)
+          expect(ok.stdout).toBe(
+            `not retried: cannot retry slot ${T0 + 60_000} of "sync-crm": its last run of slot ${T0 + 60_000} (attempt 1) succeeded: only a failed slot can be retried`,
+          )
+          const never = yield* tickwork(
+            "retry",
+            "sync-crm",
+            "--slot",
+            String(T0 + 30_000),
+            "--store",
+            file,
+            "--json",
+          )
+          expect(json(never)).toMatchObject({ changed: false, state: "scheduled" })
+          expect(json<{ refused: string }>(never).refused).toContain("has no run of slot")
+          for (const bad of ["nope", "2026-12-01T09:01:00", "-5", "1.5"]) {
+            const out = yield* tickwork("retry", "sync-crm", "--slot", bad, "--store", file)
+            expect(typedError(out)).toMatchObject({
+              _tag: "InvalidTime",
+              field: "slot",
+              value: bad,
+            })
+          }
+          expect((yield* tickwork("status", "sync-crm", "--store", file, "--json")).stdout).toBe(
+            before.stdout,
+          )
+          expect(Store.parseSlot("2026-12-01T10:01:00+01:00")).toBe(T0 + 60_000)
+        }),
+      ),
   )
 
   it.effect("SPEC §19.1: trigger runs a scheduled task now, once; a second waits refused", () =>
@@ -436,6 +484,8 @@ describe("pause, resume and cancel (SQLite)", () => {
           changed: false,
           state: "scheduled",
           pausedReason: null,
+          refused:
+            'cannot trigger "sync-crm": it is scheduled; a manual run of it is already waiting to start',
         })
         const waiting = yield* tickwork("trigger", "sync-crm", "--store", file)
         expect(waiting.stdout).toBe(

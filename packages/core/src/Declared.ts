@@ -227,6 +227,48 @@ export const changesOf = (
   return out
 }
 
+/**
+ * The record of a live task changed in place (SPEC §15, §18.1), which every store writes to the
+ * task's ledger as `updated`: who changed it (`cause`) and which fields. By `update`, the
+ * fields it was given, in the order given (a key whose value is `undefined` was not given); by
+ * `ensure`, the fields {@link decide} found changed, in its fixed order.
+ *
+ * @category models
+ * @since 0.5.0
+ */
+export interface Change {
+  readonly cause: "update" | "ensure"
+  readonly fields: ReadonlyArray<Field>
+}
+
+/**
+ * The {@link Change} recorded for an `update` given `changes`, or for an `ensure` that decided
+ * `fields`. Pure; O(keys).
+ *
+ * **Example** (An update names what it was given; an ensure what differed)
+ *
+ * ```ts
+ * import { Declared } from "@tickwork/core"
+ * Declared.changeOf({ update: { priority: "high", tags: undefined } })
+ * // { cause: "update", fields: ["priority"] }
+ * Declared.changeOf({ ensure: ["schedule"] }) // { cause: "ensure", fields: ["schedule"] }
+ * ```
+ *
+ * @category constructors
+ * @since 0.5.0
+ */
+export const changeOf = (
+  by: { readonly update: object } | { readonly ensure: ReadonlyArray<Field> },
+): Change =>
+  "ensure" in by
+    ? { cause: "ensure", fields: by.ensure }
+    : {
+        cause: "update",
+        fields: Object.keys(by.update).filter(
+          (k) => (by.update as Readonly<Record<string, unknown>>)[k] !== undefined,
+        ),
+      }
+
 /** What an option left out of a declaration sets on a live task that has it. */
 const REMOVED: Readonly<Record<string, unknown>> = {
   window: null,

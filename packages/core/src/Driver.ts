@@ -37,6 +37,7 @@ import {
   Kernel,
   type KernelOptions,
   type Run,
+  type SlotToRetry,
   type Stats,
   type TaskFilter,
   type TaskOptions,
@@ -169,10 +170,11 @@ export class Driver {
   /**
    * Gives a `failed` task one more attempt of its failed slot, due at the clock's time (SPEC
    * §19.2). Fails with `ManualRunRefused` for any task that is not `failed`. See
-   * {@link Kernel.retry}.
+   * {@link Kernel.retry}. Given `slot`, one more attempt of that failed slot of a recurring
+   * task (SPEC §19.7), with what the caller's ledger holds about it (the driver keeps none).
    */
-  retry(id: string): Result.Result<true, ManualRunRefused> {
-    const r = this.flush(this.kernel.retry(id, this.clock.now()))
+  retry(id: string, slot?: SlotToRetry): Result.Result<true, ManualRunRefused> {
+    const r = this.flush(this.kernel.retry(id, this.clock.now(), slot))
     return r === true ? Result.succeed(true) : Result.fail(r)
   }
 

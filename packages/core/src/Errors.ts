@@ -105,8 +105,9 @@ export class SchedulerClosed extends Data.TaggedError("SchedulerClosed")<{
 /**
  * A manual run (SPEC §19) that the task's state does not allow: `trigger` of a task that is not
  * `scheduled` (running, paused, final) or already has a manual run pending, `retry` of a task
- * that is not `failed`, or either for an unknown id (`state` is then `"unknown"`). Nothing has
- * changed.
+ * that is not `failed`, a `retry` of one slot (`slot` set, SPEC §19.7) that its task or its
+ * ledger does not allow, or any of them for an unknown id (`state` is then `"unknown"`). Nothing
+ * has changed.
  *
  * @category errors
  * @since 0.4.0
@@ -118,6 +119,8 @@ export class ManualRunRefused extends Data.TaggedError("ManualRunRefused")<{
   readonly id: string
   /** The task's state when it was refused, or `"unknown"`. */
   readonly state: string
+  /** The slot asked for (epoch ms), for a retry of one slot (SPEC §19.7); absent otherwise. */
+  readonly slot?: number | undefined
   /** A sentence naming the id, its state and what to do instead. */
   readonly message: string
 }> {}

@@ -26,7 +26,6 @@
  *
  * @since 0.1.0
  */
-import type * as Breaker from "./Breaker.ts"
 import type * as Declared from "./Declared.ts"
 import {
   DuplicateTaskId,
@@ -34,7 +33,6 @@ import {
   type ManualRunRefused,
   type ScheduleError,
   show,
-  unknownKey,
 } from "./Errors.ts"
 import { acceptRow } from "./internal/accept.ts"
 import { Breakers } from "./internal/breakers.ts"
@@ -46,22 +44,24 @@ import type {
   BreakerInfo,
   Explanation,
   KernelOptions,
+  SlotToRetry,
   Stats,
   TaskFilter,
   TaskOptions,
   UpdateOptions,
 } from "./internal/kernelTypes.ts"
-import { taskOptionKeys, updateKeys } from "./internal/kernelTypes.ts"
-import { dropManual, endManual, retryTask, triggerRow } from "./internal/manual.ts"
-import { hold, pauseRow, resumeRow } from "./internal/pause.ts"
+import { taskOptionKeys } from "./internal/kernelTypes.ts"
+import { Flow, type ScopeCell } from "./internal/limits.ts"
+import { dropManual, endManual, retrySlot, retryTask, triggerRow } from "./internal/manual.ts"
+import { hold, pauseRow, resumeRow, resumeTask } from "./internal/pause.ts"
 import { breakerOf, definitionOf, infoOf, statsOf, taskIdsOf } from "./internal/queries.ts"
-import { type BreakerCell, Extras, NO_TAGS } from "./internal/records.ts"
+import { Extras, NO_TAGS } from "./internal/records.ts"
 import { Rows } from "./internal/rows.ts"
 import { GENERATED, Run } from "./internal/run.ts"
 import { shiftRows } from "./internal/shift.ts"
 import { WALL_SLOT, WALL_TASK } from "./internal/table.ts"
 import { movedAtTake } from "./internal/take.ts"
-import { applyUpdate } from "./internal/update.ts"
+import { updateTask } from "./internal/update.ts"
 import * as Lifecycle from "./Lifecycle.ts"
 import type { Dropped } from "./MissedRun.ts"
 import * as Random from "./Random.ts"
@@ -81,6 +81,7 @@ export type {
   Explanation,
   KernelOptions,
   Retention,
+  SlotToRetry,
   Stats,
   TaskFilter,
   TaskOptions,
@@ -89,7 +90,7 @@ export type {
 export { taskOptionKeys, updateKeys } from "./internal/kernelTypes.ts"
 export { formatId, Run } from "./internal/run.ts"
 
-const { SCHEDULED, RUNNING, PAUSED, DONE, FAILED, START, RESUME } = Lifecycle
+const { SCHEDULED, RUNNING, PAUSED, DONE, FAILED, START } = Lifecycle
 const NO_WINDOW = Rules.NO_WINDOW
 
 /**
@@ -116,6 +117,9 @@ export class Kernel<J> {
   private readonly rows: Rows<J>
   /** The circuit breakers (SPEC §7); see internal/breakers. */
   private readonly circuits: Breakers<J>
+  /** Flow control (SPEC §20): the limits, and their cells when any is declared. */
+  private readonly limits: Rules.ResolvedLimits
+  private readonly flow: Flow<J> | undefined
 
   private readonly random: Random.Random
 
@@ -133,7 +137,12 @@ export class Kernel<J> {
     if (retention instanceof InvalidOption) throw retention
     const breakers = breakersOf(options)
     if (breakers instanceof InvalidOption) throw breakers
+    const limits = Rules.resolveLimits(options.limits)
+    if (limits instanceof InvalidOption) throw limits
     this.rows = new Rows<J>(retention.maxFinished, retention.maxAgeMs)
+    this.limits = limits
+    const limited = limits.groups.size > 0 || limits.keys !== undefined
+    this.flow = limited ? new Flow(this.rows, limits) : undefined
     this.circuits = new Breakers(this.rows, {
       pause: (i, reason, now) => this.pauseAt(i, reason, now),
       resume: (i, now) => resumeRow(this.rows, i, now),
@@ -156,6 +165,8 @@ export class Kernel<J> {
     const breaker =
       options.breaker === undefined ? undefined : this.circuits.resolve(options.breaker)
     if (breaker instanceof InvalidOption) return breaker
+    const scopes = Rules.scopesOf(options.group, options.key, this.limits)
+    if (scopes instanceof InvalidOption) return scopes
     const id = options.id
     let replaced = -1
     if (id !== undefined) {
@@ -179,7 +190,7 @@ export class Kernel<J> {
         replaced = existing
       }
     }
-    return acceptRow(this.rows, this.circuits, options, accepted, breaker, replaced, now)
+    return acceptRow(this.rows, this.circuits, options, accepted, breaker, replaced, now, scopes)
   }
 
   // ------------------------------------------------------------------ cancel and query
@@ -192,7 +203,7 @@ export class Kernel<J> {
    */
   cancel(id: string, now: number): boolean {
     const i = this.rows.lookup(id)
-    return i >= 0 && cancelRow(this.rows, this.circuits, i, now)
+    return i >= 0 && this.leaving(i, now, cancelRow(this.rows, this.circuits, i, now))
   }
 
   /** The task's state, or `"unknown"` for an id never seen or dropped by retention. O(1). */
@@ -281,10 +292,14 @@ export class Kernel<J> {
    * rejoins it as it is (§7.8); its own breaker starts afresh.
    *
    * Refused (`ManualRunRefused`; nothing changes) for any task that is not `failed`. O(log n).
+   *
+   * Given `slot` (SPEC §19.7): that failed slot of a recurring task, as a manual run (`runs`:
+   * what the caller's ledger holds of it; the kernel keeps none), or `Rules.manualRefusal`'s no.
    */
-  retry(id: string, now: number): true | ManualRunRefused {
+  retry(id: string, now: number, slot?: SlotToRetry): true | ManualRunRefused {
     const i = this.rows.lookup(id)
     const state = i < 0 ? "unknown" : (Lifecycle.states[this.rows.t.state(i)] as TaskState)
+    if (slot !== undefined) return retrySlot(this.rows, i, id, state, slot, now)
     const refused = Rules.manualRefusal("retry", id, state)
     if (refused !== undefined) return refused
     retryTask(this.rows, this.circuits, i, now)
@@ -300,19 +315,7 @@ export class Kernel<J> {
    */
   resume(id: string, now: number): boolean {
     const i = this.rows.lookup(id)
-    if (i < 0) return false
-    const s = this.rows.t.state(i)
-    if (s === RUNNING) {
-      const extra = this.rows.t.extra(i)
-      if (extra === undefined) return false
-      this.rows.load(i, extra)
-      if (Lifecycle.step(RUNNING, RESUME, this.rows.args) === undefined) return false
-      extra.pauseRequest = undefined
-      return true
-    }
-    if (s !== PAUSED) return false
-    resumeRow(this.rows, i, now)
-    return true
+    return i >= 0 && resumeTask(this.rows, i, now)
   }
 
   /**
@@ -324,35 +327,7 @@ export class Kernel<J> {
    * change otherwise (then nothing has changed). O(log n).
    */
   update(id: string, changes: UpdateOptions<J>, now: number): boolean | ScheduleError {
-    if (typeof changes !== "object" || changes === null) {
-      return new InvalidOption({
-        field: "changes",
-        value: changes,
-        message: `changes must be an object, got ${show(changes)}`,
-      })
-    }
-    const unknown = unknownKey(changes, updateKeys)
-    if (unknown !== undefined) return unknown
-    const i = this.rows.lookup(id)
-    if (i < 0) return false
-    const s = this.rows.t.state(i)
-    if (s >= DONE) return false
-    const current = this.rows.t.extra(i)
-    // ---- validate every change; nothing is written until all are good ----
-    const valid = Rules.validateChanges(changes, now, {
-      plan: current?.plan,
-      windowMs: current?.windowMs ?? NO_WINDOW,
-    })
-    if (!("resolved" in valid)) return valid
-    let breaker: BreakerCell | Breaker.Resolved | null | undefined
-    if (changes.breaker === null) breaker = null
-    else if (changes.breaker !== undefined) {
-      const b = this.circuits.resolve(changes.breaker)
-      if (b instanceof InvalidOption) return b
-      breaker = b
-    }
-    applyUpdate(this.rows, this.circuits, i, changes, valid, breaker, now)
-    return true
+    return updateTask(this.rows, this.circuits, id, changes, now)
   }
 
   /**
@@ -440,12 +415,13 @@ export class Kernel<J> {
       const i = heap.topTask()
       if (this.rows.isLive(i, heap.topOrder())) {
         const slot = heap.topSlot()
-        return Math.min(slot, this.circuits.at)
+        return Math.min(slot, this.circuits.at, this.flow?.at ?? slot)
       }
       heap.pop()
       this.rows.dead--
     }
-    return this.circuits.at === Number.POSITIVE_INFINITY ? undefined : this.circuits.at
+    const at = Math.min(this.circuits.at, this.flow?.at ?? Number.POSITIVE_INFINITY)
+    return at === Number.POSITIVE_INFINITY ? undefined : at
   }
 
   /**
@@ -467,14 +443,25 @@ export class Kernel<J> {
         this.circuits.halfOpen(Math.max(this.circuits.at, now))
         continue
       }
+      const flow = this.flow
+      if (
+        flow !== undefined &&
+        flow.at <= limit &&
+        (heap.size === 0 || flow.at <= heap.topSlot())
+      ) {
+        // A rate window opens before the next run: its waiters go back to the heap (SPEC §20.2).
+        flow.open(Math.max(flow.at, now))
+        continue
+      }
       if (heap.size === 0) return undefined
       const slot = heap.topSlot()
       if (slot > limit) return undefined
       const i = heap.topTask()
+      const order = heap.topOrder()
       // Read the row before popping: the row and its refs are cold (rows are visited in slot
       // order, not in the order they were written), and these loads can then complete while
       // the pop's sift runs, instead of stalling after it.
-      const live = t.state(i) === SCHEDULED && t.ticket(i) === heap.topOrder()
+      const live = t.state(i) === SCHEDULED && t.ticket(i) === order
       const g = t.gen(i)
       const job = t.job(i) as J
       const extra = t.extra(i)
@@ -493,6 +480,13 @@ export class Kernel<J> {
       ) {
         continue
       }
+      // A run whose scope is at its limit waits in the scope's queue, out of the heap (SPEC §20).
+      const at = extra === undefined ? slot : Math.max(slot, now, extra.notBefore)
+      const cells =
+        extra?.scopes === undefined || flow === undefined
+          ? undefined
+          : flow.admit(i, extra, extra.scopes, slot, order, at)
+      if (cells === undefined && extra?.scopes !== undefined) continue
       if (manual === "retry") (extra as Extras).manual = undefined
       const ctx = this.rows.load(i, extra)
       Lifecycle.step(SCHEDULED, START, this.rows.args)
@@ -515,7 +509,7 @@ export class Kernel<J> {
       }
       // While it runs, the ticket field holds when its run started (`runningSince`).
       t.setTicket(i, startedAt)
-      return new Run(
+      const run = new Run(
         i,
         g,
         extra?.id,
@@ -528,8 +522,13 @@ export class Kernel<J> {
         ctx.runNumber,
         merged,
         extra === undefined ? NO_TAGS : extra.tags,
-        manual === "trigger",
+        manual === "trigger" || manual === "slot",
       )
+      if (cells !== undefined) {
+        run.scopes = cells
+        ;(flow as Flow<J>).started(cells, startedAt)
+      }
+      return run
     }
   }
 
@@ -551,6 +550,7 @@ export class Kernel<J> {
   ): RunRecord | undefined {
     const i = run.index
     this.rows.inFlight--
+    if (run.scopes !== undefined) this.flow?.ended(run.scopes as Array<ScopeCell>, finishedAt)
     if (this.rows.t.gen(i) !== run.generation || this.rows.t.state(i) !== RUNNING) {
       this.rows.expire(finishedAt)
       if (!record) return undefined
@@ -642,7 +642,7 @@ export class Kernel<J> {
 
   /** Counts by state and heap figures. O(1). */
   stats(): Stats {
-    return statsOf(this.rows)
+    return statsOf(this.rows, this.flow)
   }
 
   /** Tasks in `scheduled` now: `stats().scheduled` without building the stats. O(1). */
@@ -677,7 +677,13 @@ export class Kernel<J> {
   /** PAUSE for row `i`; a manual run not yet started is dropped first (SPEC §19.1). */
   private pauseAt(i: number, reason: PauseReason, now: number): boolean {
     if (this.rows.t.state(i) === SCHEDULED) dropManual(this.rows, i)
-    return pauseRow(this.rows, this.circuits, i, reason, now)
+    return this.leaving(i, now, pauseRow(this.rows, this.circuits, i, reason, now))
+  }
+  /** Row `i` left `scheduled` (`left`): its scopes' queues are asked again (SPEC §20). */
+  private leaving(i: number, now: number, left: boolean): boolean {
+    const scopes = this.rows.t.extra(i)?.scopes
+    if (left && scopes !== undefined && this.flow !== undefined) this.flow.leaving(scopes, now)
+    return left
   }
   private changeAll(filter: TaskFilter, change: (i: number) => boolean): Array<TaskId> {
     const rows: Array<number> = []

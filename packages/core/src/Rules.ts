@@ -20,6 +20,7 @@
  */
 
 export * from "./internal/rules/handBack.ts"
+export * from "./internal/rules/limits.ts"
 export * from "./internal/rules/manual.ts"
 export * from "./internal/rules/resume.ts"
 export * from "./internal/rules/row.ts"

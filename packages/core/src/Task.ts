@@ -198,6 +198,28 @@ export interface TaskInfo {
   readonly window?: number | undefined
   /** Its circuit breaker's name: a shared breaker's, or the task's id for its own breaker. */
   readonly breaker?: string | undefined
+  /** Its flow-control group and key (SPEC §20), when it has them. */
+  readonly group?: string | undefined
+  readonly key?: string | undefined
+  /** Why its due run has not started, while it waits on a limit (SPEC §20). */
+  readonly waiting?: WaitInfo | undefined
+}
+
+/**
+ * A due run held back by a limit (SPEC §20): the `cause` (`concurrency`: its scope has its
+ * limit of runs running; `rate-limited`: its scope's rate window is full), the `scope` that
+ * holds it (`group:<name>` or `key:<key>`), since when, and for a rate wait until when.
+ *
+ * @category models
+ * @since 0.7.0
+ */
+export interface WaitInfo {
+  readonly cause: "concurrency" | "rate-limited"
+  readonly scope: string
+  /** When it started waiting, epoch ms. */
+  readonly since: number
+  /** When its rate window opens, epoch ms (`rate-limited` only). */
+  readonly until?: number | undefined
 }
 
 /**

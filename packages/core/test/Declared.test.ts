@@ -104,6 +104,21 @@ describe("constructors", () => {
     })
   })
 
+  it("changeOf: an update records the fields given, an ensure the fields decided (SPEC §18.1)", () => {
+    expect(
+      Declared.changeOf({ update: { tags: ["a"], priority: "high", window: undefined } }),
+    ).toEqual({ cause: "update", fields: ["tags", "priority"] })
+    // `null` is a value given (it removes the option), `undefined` is not.
+    expect(Declared.changeOf({ update: { window: null } })).toEqual({
+      cause: "update",
+      fields: ["window"],
+    })
+    expect(Declared.changeOf({ ensure: ["schedule", "payload"] })).toEqual({
+      cause: "ensure",
+      fields: ["schedule", "payload"],
+    })
+  })
+
   it("definitionOf: a bad declaration is the rules' typed error naming the field", () => {
     const bad = Declared.definitionOf(
       { schedule: Schedule.fixedRate(10), priority: "urgent" as never },

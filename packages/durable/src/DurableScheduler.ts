@@ -562,8 +562,10 @@ export const make = <H extends Handler.Any>(
       pause: (id) => Controls.pause(env, id),
       resume: (id) =>
         Effect.tap(Controls.resume(env, id), (ok) => Effect.sync(() => ok && env.wakeup.wake())),
-      retry: (id) =>
-        Effect.tap(RetryControl.retryTask(env, id), () => Effect.sync(() => env.wakeup.wake())),
+      retry: (id, retryOptions) =>
+        Effect.tap(RetryControl.retryAsked(env, id, retryOptions?.slot), () =>
+          Effect.sync(() => env.wakeup.wake()),
+        ),
       trigger: (id) =>
         Effect.tap(TriggerControl.triggerTask(env, id), () => Effect.sync(() => env.wakeup.wake())),
       update: (id, changes) =>

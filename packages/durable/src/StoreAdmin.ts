@@ -54,6 +54,7 @@ import {
   LATENESS_SAMPLE,
   MAX_LIMIT,
   type OpenOptions,
+  type RetryControlOptions,
   type StoreAdminShape,
   type StoreStats,
   type TaskDetails,
@@ -108,6 +109,7 @@ export type {
   Lateness,
   OpenOptions,
   Owner,
+  RetryControlOptions,
   StoreAdminShape,
   StoreStats,
   TaskDetails,
@@ -366,13 +368,20 @@ export const open = (
       }
     })
 
-    /** A control: refused when read-only; the task must exist; its state is read back after. */
+    /**
+     * A control: refused when read-only; the task must exist; its state is read back after.
+     * `write` answers whether it changed the task, or a manual run's refusal (SPEC §19.4).
+     */
     const control =
-      (
+      <E = never, O extends ControlOptions = ControlOptions>(
         operation: "pause" | "resume" | "cancel" | "retry" | "trigger",
-        write: (id: string, origin: string | undefined) => Effect.Effect<boolean, StoreError>,
+        write: (
+          id: string,
+          origin: string | undefined,
+          options: O,
+        ) => Effect.Effect<boolean | CoreErrors.ManualRunRefused, StoreError | E>,
       ) =>
-      (id: string, options: ControlOptions = {}) =>
+      (id: string, options: O = {} as O) =>
         Effect.gen(function* () {
           if (options.origin !== undefined) {
             const bad = Ids.check("origin", options.origin)
@@ -385,13 +394,14 @@ export const open = (
             })
           }
           yield* row(id)
-          const changed = yield* write(id, originKept ? options.origin : undefined)
+          const changed = yield* write(id, originKept ? options.origin : undefined, options)
           const after = yield* row(id)
           return {
             id,
-            changed,
+            changed: changed === true,
             state: after.state,
             pausedReason: after.pausedReason,
+            ...(typeof changed === "boolean" ? {} : { refused: changed.message }),
           } satisfies ControlResult
         })
 
@@ -400,18 +410,27 @@ export const open = (
         ? Effect.void
         : Effect.ignore(connection.notify.pipe(Effect.mapError(fail("notify the workers"))))
 
-    type ManualAsk = Effect.Effect<void, CoreErrors.ManualRunRefused | StoreError>
+    type ManualAsk<E> = Effect.Effect<void, CoreErrors.ManualRunRefused | StoreError | E>
     /** A manual run asked by an operator: a refusal is no change; a change wakes the fleet. */
-    const manual = (
+    const manual = <E = never, O extends ControlOptions = ControlOptions>(
       operation: "retry" | "trigger",
-      ask: (env: Env.ControlEnv, id: string, origin?: string) => ManualAsk,
+      ask: (
+        env: Env.ControlEnv,
+        id: string,
+        origin: string | undefined,
+        options: O,
+      ) => ManualAsk<E>,
     ) =>
-      control(operation, (id, origin) =>
-        Effect.matchEffect(ask(env, id, origin), {
-          onFailure: (e) =>
-            e._tag === "ManualRunRefused" ? Effect.succeed(false) : Effect.fail(e),
-          onSuccess: () => Effect.as(notify, true),
-        }),
+      control<E, O>(
+        operation,
+        (id, origin, options): Effect.Effect<true | CoreErrors.ManualRunRefused, StoreError | E> =>
+          Effect.matchEffect(ask(env, id, origin, options), {
+            onFailure: (e): Effect.Effect<CoreErrors.ManualRunRefused, StoreError | E> =>
+              typeof e === "object" && e !== null && "_tag" in e && e._tag === "ManualRunRefused"
+                ? Effect.succeed(e as CoreErrors.ManualRunRefused)
+                : Effect.fail(e as StoreError | E),
+            onSuccess: () => Effect.as(notify, true as const),
+          }),
       )
 
     return {
@@ -428,8 +447,13 @@ export const open = (
       resume: control("resume", (id, origin) =>
         Effect.tap(Controls.resume(env, id, origin), (ok) => (ok ? notify : Effect.void)),
       ),
-      retry: manual("retry", RetryControl.retryTask),
-      trigger: manual("trigger", TriggerControl.triggerTask),
+      retry: manual<CoreErrors.InvalidTime, RetryControlOptions>(
+        "retry",
+        (env, id, origin, options) => RetryControl.retryAsked(env, id, options.slot, origin),
+      ),
+      trigger: manual<never>("trigger", (env, id, origin) =>
+        TriggerControl.triggerTask(env, id, origin),
+      ),
       cancel: control("cancel", (id, origin) =>
         Effect.map(taskStore.cancel(id, now(), origin), (found) => Option.isSome(found)),
       ),

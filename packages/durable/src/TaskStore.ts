@@ -192,6 +192,19 @@ export interface TaskStoreShape {
     origin?: string | undefined,
   ) => Effect.Effect<ManualRetry.Retried, StoreError>
   /**
+   * Retries slot `slot` (epoch ms) of a `scheduled` recurring task by hand at `now` (SPEC
+   * §19.7): its pending run set aside and the slot's next attempt due at once, pushed as `seq`,
+   * with a `manual-retry` event (carrying `origin`). `Refused` with core's refusal when its
+   * state or its ledger does not allow it; nothing changes then.
+   */
+  readonly retrySlot: (
+    id: string,
+    slot: number,
+    now: number,
+    seq: number,
+    origin?: string | undefined,
+  ) => Effect.Effect<ManualRetry.Retried, StoreError>
+  /**
    * Triggers a `scheduled` task by hand at `now` (SPEC §19.1): its pending run is set aside
    * (`kept`) and a manual run is due at once, pushed as `seq`, with a `manual-trigger` event
    * (carrying `origin`). `Refused` with the task's state (`unknown` for none), and whether a
@@ -429,6 +442,15 @@ export const make = (options: {
           ? deadline("retry a task")(
               Effect.mapError(ManualRetry.retry(sql, dialect, id, now, seq, origin), (e) =>
                 e._tag === "StoreError" ? e : Failure.storeError("retry a task", e),
+              ),
+            )
+          : Effect.succeed({ _tag: "Refused", state: "unknown" } as const),
+      retrySlot: (id, slot, now, seq, origin) =>
+        Ids.storable(id)
+          ? deadline("retry a slot")(
+              Effect.mapError(
+                ManualRetry.retrySlot(sql, dialect, id, slot, now, seq, origin),
+                (e) => (e._tag === "StoreError" ? e : Failure.storeError("retry a slot", e)),
               ),
             )
           : Effect.succeed({ _tag: "Refused", state: "unknown" } as const),

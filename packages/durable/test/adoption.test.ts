@@ -5,7 +5,9 @@
  * place (same id and generation, ledger kept, an `updated` event), and a boot with unchanged
  * declarations writes nothing (SPEC §18.1). A charge whose handler fails ends failed; `retry`
  * gives it a new attempt (SPEC §19.2), which succeeds and whose result is kept and read back
- * (SPEC §19.3). The durable worker's metrics are scraped by a real Prometheus and show the
+ * (SPEC §19.3). The daily digest is triggered (SPEC §19.1): it runs once now, told it is a manual
+ * run, recorded in its ledger, its 03:00 grid as it was after, and its lateness not counted.
+ * The durable worker's metrics are scraped by a real Prometheus and show the
  * pending tasks, the retries, the skipped slots and tasks by state under the `handler` label, and
  * the failures are in the log with no option set.
  *
@@ -15,9 +17,9 @@
 
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Schedule } from "@tickwork/core"
-import { Prometheus } from "@tickwork/runtime"
+import { Metrics, Prometheus } from "@tickwork/runtime"
 import * as RealPrometheus from "@tickwork/testkit/Prometheus"
-import { Effect, Layer, Logger, ManagedRuntime, Metric, Option, Schema } from "effect"
+import { Clock, Effect, Layer, Logger, ManagedRuntime, Metric, Option, Schema } from "effect"
 import { type DurableScheduler, Handler, Postgres, type TaskStore } from "../src/index.ts"
 import { advance, sqlite, tempDir, withScheduler } from "./helpers.ts"
 import { freshDatabase } from "./pg.ts"
@@ -68,7 +70,13 @@ const charge = Handler.make(
 )
 /** The report runs 35 ms: at a 10 ms period, slots pass while it runs. */
 const report = Handler.make("report", Schema.Struct({ n: Schema.Number }), () => Effect.sleep(35))
-const digest = Handler.make("digest", Schema.Struct({}), () => Effect.void)
+/** Every digest run's `RunInfo.manual`, in order: its grid is 03:00, so only a trigger runs it. */
+const digestRuns: Array<boolean | undefined> = []
+const digest = Handler.make("digest", Schema.Struct({}), (_, run) =>
+  Effect.sync(() => {
+    digestRuns.push(run.manual)
+  }),
+)
 const handlers = [charge, report, digest]
 
 /** The service's declared tasks; version 2 changes the report's payload. */
@@ -82,6 +90,12 @@ const declared = (reportPeriod: number, n: number) => [
     missedRuns: "skip" as const,
   },
 ]
+
+/** A task's pending run: what a trigger leaves as it found it (SPEC §19.1). */
+const pendingRun = (d: DurableScheduler.DurableSchedulerShape, id: string) =>
+  Effect.map(d.info(id), (o) =>
+    Option.map(o, (i) => ({ slot: i.slot, dueAt: i.scheduledFor, attempt: i.attempt })),
+  )
 
 const empty = { created: [], updated: [], unchanged: [], cancelled: [] }
 
@@ -102,6 +116,7 @@ interface Store {
   /**
    * Lets a phase's work happen: on the TestClock by moving it; on the real clock by waiting
    * until the phase's condition holds (the gauges need no wait: the scrape polls for them).
+   * `retry` is also the digest's manual run.
    */
   readonly run: (
     d: DurableScheduler.DurableSchedulerShape,
@@ -125,6 +140,7 @@ const story = (store: Store) => {
     )
   return Effect.gen(function* () {
     gate.fail = true
+    digestRuns.length = 0
     // First boot: the fleet at once, the same declarations — one create per id, no error.
     const first = yield* Effect.all(
       Array.from({ length: store.fleet }, (_, k) =>
@@ -182,9 +198,26 @@ const story = (store: Store) => {
         yield* store.run(d, "attempts")
         expect(yield* d.status("charge")).toBe("failed")
         gate.fail = false
+        // Run now: the digest, due at 03:00, runs once outside its grid (SPEC §19.1).
+        const grid = yield* pendingRun(d, "digest")
+        const triggeredAfter = yield* Clock.currentTimeMillis
         yield* d.retry("charge")
+        yield* d.trigger("digest")
         yield* store.run(d, "retry")
         expect(yield* d.status("charge")).toBe("done")
+        expect(digestRuns).toEqual([true])
+        expect(yield* pendingRun(d, "digest")).toEqual(grid)
+        expect(yield* d.status("digest")).toBe("scheduled")
+        const digestLedger = yield* d.ledger("digest")
+        expect(digestLedger.filter((o) => o.kind === "manual-trigger")).toHaveLength(1)
+        const manualRan = digestLedger.flatMap((o) => (o.kind === "ran" ? [o] : []))
+        expect(manualRan.map((o) => [o.attempt, o.outcome])).toEqual([[1, "succeeded"]])
+        // Its slot is the trigger's instant, not a slot of the grid.
+        expect(manualRan[0]?.slot).toBeGreaterThanOrEqual(triggeredAfter)
+        expect(manualRan[0]?.slot).not.toBe(Option.getOrThrow(grid).slot)
+        const digestSeries = Metrics.forScheduler(store.name, "digest")
+        expect((yield* Metric.value(digestSeries.runs.succeeded)).count).toBe(1)
+        expect((yield* Metric.value(digestSeries.lateness)).count).toBe(0)
         const ran = (yield* d.ledger("charge")).flatMap((o) => (o.kind === "ran" ? [o] : []))
         expect(ran.map((o) => [o.attempt, o.outcome])).toEqual([
           [1, "failed"],
@@ -207,6 +240,8 @@ const story = (store: Store) => {
           [`tickwork_retries_total{${labels},handler="charge"}`, 1],
           [`tickwork_runs_total{${labels},handler="charge",outcome="failed"}`, 2],
           [`tickwork_runs_total{${labels},handler="charge",outcome="succeeded"}`, 1],
+          [`tickwork_runs_total{${labels},handler="digest",outcome="succeeded"}`, 1],
+          [`tickwork_run_lateness_seconds_count{${labels},handler="digest"}`, 0],
           ...(store.reportPeriod === 10
             ? [
                 [
@@ -265,8 +300,15 @@ describe("adopting tickwork: declared tasks, retry, results, a scraped durable w
               ? Effect.void
               : Effect.gen(function* () {
                   const want = phase === "attempts" ? "failed" : "done"
+                  // The retry phase also waits for the digest's manual run to be recorded.
+                  const digestRan = Effect.map(d.ledger("digest"), (l) =>
+                    phase === "attempts" ? true : l.some((o) => o.kind === "ran"),
+                  )
                   const bound = Date.now() + 60_000
-                  while ((yield* d.status("charge")) !== want && Date.now() < bound) {
+                  while (
+                    ((yield* d.status("charge")) !== want || !(yield* digestRan)) &&
+                    Date.now() < bound
+                  ) {
                     yield* Effect.sleep(20)
                   }
                 }),

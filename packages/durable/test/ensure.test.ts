@@ -162,6 +162,27 @@ describe("ensure on SQLite (SPEC §18)", () => {
   )
 })
 
+describe("ensure records what it reports (SPEC §18.1)", () => {
+  it.effect("a task's own breaker, changed: `breaker` in the report and in the ledger", () =>
+    inFile((file) =>
+      withScheduler(sqlite(file), options, (d) =>
+        Effect.gen(function* () {
+          const guarded = (failures: number) => [
+            { ...sweepOf(60_000), breaker: { failures, coolDown: 1_000 } },
+          ]
+          yield* d.ensure(guarded(3))
+          expect(yield* d.ensure(guarded(5))).toEqual({
+            ...empty,
+            updated: [{ id: "sweep", fields: ["breaker"] }],
+          })
+          const events = (yield* d.ledger("sweep")).filter((o) => o.kind === "updated")
+          expect(events).toMatchObject([{ detail: "breaker", cause: "ensure" }])
+        }),
+      ),
+    ),
+  )
+})
+
 describe("ensure on PostgreSQL: a fleet booting at once (SPEC §18.5)", () => {
   let db: { url: string; drop: () => Promise<void> }
   beforeEach(async () => {

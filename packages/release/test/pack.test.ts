@@ -5,7 +5,10 @@
  * condition). npm must print no engine or peer warning; a program against each package is
  * type-checked against the packed declarations (with `skipLibCheck: false`) and run on the packed
  * JavaScript; and the `tickwork` command runs through `npx`, on a SQLite file and a PostgreSQL
- * database filled by a program using the packed durable package. Installing takes minutes on a
+ * database filled by a program using the packed durable package; and a team's first day
+ * (`consumers/adoption.ts`: declared tasks over two starts, run-now, retry, kept results, the
+ * testing layer) with the CLI's `status`, `retry`, `trigger` and `ledger` between the starts, all
+ * in the same install. Installing takes minutes on a
  * busy machine, hence the long timeouts; nothing waits on a timer.
  */
 import { execFile, spawn } from "node:child_process"
@@ -228,7 +231,7 @@ describe("the packed packages", () => {
   }, 60_000)
 
   describe("type-check a consumer's programs against the packed declarations", () => {
-    const programs = [...packages, "store"]
+    const programs = [...packages, "store", "adoption"]
     const check = (options: ts.CompilerOptions) => {
       const src = join(scratch, "src")
       mkdirSync(src, { recursive: true })
@@ -418,6 +421,61 @@ registerHooks({
       expect(await exited).toBe(0)
     }
   }
+
+  it("adopted on a SQLite file: declared tasks over two starts, run-now, retry, results, and the CLI's actions between them", async () => {
+    const file = join(mkdtempSync(join(scratch, "adoption-")), "tasks.db")
+    const program = compile("adoption")
+    /** Starts the service (deployment `boot`) on the file: the lines it printed, logs left out. */
+    const start = async (boot: "1" | "2") => {
+      const { stdout } = await run(process.execPath, [program, file, boot], {
+        cwd: scratch,
+        env: cleanEnv(),
+        timeout: 120_000,
+      })
+      return stdout
+        .split("\n")
+        .filter((l) => /^(adoption|boot|trigger|retry|charge|sync|digest|tasks|30 virtual)/.test(l))
+    }
+    const cli = async (...args: ReadonlyArray<string>) =>
+      (await tickwork([...args, "--store", file])).stdout
+    expect(await start("1")).toEqual([
+      "boot 1: created digest,cleanup",
+      'trigger digest: ran "digest 1 manual", next run unchanged: true',
+      "retry import: 1 failed, 2 succeeded",
+      "charge-42 result: ch_4200 for 4200 cents",
+      "sync-crm: failed",
+      "30 virtual days: 30 digests, first 1970-01-01T03:00:00.000Z",
+      "adoption 1: ok",
+    ])
+    // The operator, between the starts: the kept result, a retry, a run-now (twice: refused).
+    expect(await cli("status", "charge-42")).toMatch(
+      /^last result +\{"chargeId":"ch_4200","cents":4200\}$/m,
+    )
+    expect(await cli("retry", "sync-crm")).toBe(
+      'retried "sync-crm": its failed slot runs again now\n',
+    )
+    expect(await cli("trigger", "cleanup")).toBe(
+      'triggered "cleanup": it runs once now; its next run stays as it was\n',
+    )
+    expect(await cli("trigger", "cleanup")).toBe(
+      '"cleanup" was not triggered: a manual run of it is already waiting to start\n',
+    )
+    expect(await cli("status", "sync-crm")).toMatch(/^state +scheduled$/m)
+    // The second deployment changed the digest's cron: updated in place; it runs what was asked.
+    expect(await start("2")).toEqual([
+      "boot 2: created [] updated [digest (schedule)] unchanged [cleanup]",
+      'digest: cron "30 3 * * *", same generation: true, ledger kept: true, then: updated',
+      "tasks: charge-42,cleanup,digest,import,sync-crm",
+      "boot 2 ran: cleanup 1 manual; sync-crm 2",
+      "adoption 2: ok",
+    ])
+    expect(await cli("status", "sync-crm")).toMatch(/^state +done$/m)
+    const ledger = await cli("ledger", "sync-crm")
+    expect(ledger).toMatch(/ manual-retry by cli +.* attempt 2, due at /)
+    expect(ledger).toMatch(/ ran: succeeded +.* 2 +\d+ms .* -> done$/m)
+    expect(await cli("ledger", "cleanup")).toMatch(/ manual-trigger by cli /)
+    expect(await cli("status", "cleanup")).toMatch(/^slot +20\d\d-\d\d-\d\dT04:00:00Z$/m)
+  }, 300_000)
 
   it("lists the tasks of a SQLite store, and serves its dashboard", async () => {
     const dir = mkdtempSync(join(scratch, "sqlite-"))

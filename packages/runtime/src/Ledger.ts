@@ -17,7 +17,15 @@
  *
  * @since 0.1.0
  */
-import { Kernel, Lifecycle, type MissedRun, Results, Rules, Task } from "@tickwork/core"
+import {
+  type Declared,
+  Kernel,
+  Lifecycle,
+  type MissedRun,
+  Results,
+  Rules,
+  Task,
+} from "@tickwork/core"
 
 /**
  * An occurrence that ran.
@@ -81,12 +89,10 @@ export interface Cancelled {
  * @category models
  * @since 0.5.0
  */
-export interface Updated {
+export interface Updated extends Declared.Change {
   readonly kind: "updated"
   readonly id: Task.TaskId
   readonly generation: number
-  readonly fields: ReadonlyArray<string>
-  readonly cause: "update" | "ensure"
   readonly at: number
 }
 

@@ -25,6 +25,7 @@
  * | `tickwork_tasks_pending` | gauge | `scheduler` |
  * | `tickwork_runs_in_flight` | gauge | `scheduler` |
  * | `tickwork_tasks` | gauge | `scheduler`, `state` |
+ * | `tickwork_runs_waiting` | gauge | `scheduler`, `cause` (`concurrency`, `rate-limited`) |
  *
  * **Example** (Reading a scheduler's run count)
  *
@@ -196,6 +197,22 @@ export const tasks = Metric.gauge("tickwork_tasks", {
   description: "tasks by state",
 })
 
+/**
+ * Due runs held back by a limit (SPEC §20), by `cause`: `concurrency` or `rate-limited`.
+ *
+ * @category models
+ * @since 0.7.0
+ */
+export const runsWaiting = Metric.gauge("tickwork_runs_waiting", {
+  description: "due runs waiting on a concurrency or rate limit",
+})
+
+const waitingOf = (attributes: Attributes) =>
+  Metric.gauge("tickwork_runs_waiting", {
+    description: "due runs waiting on a concurrency or rate limit",
+    attributes,
+  })
+
 const tasksOf = (attributes: Attributes) =>
   Metric.gauge("tickwork_tasks", {
     description: "tasks by state",
@@ -239,6 +256,8 @@ export interface SchedulerMetrics {
   readonly running: Metric.Gauge<number>
   /** The series of tasks in `state`. */
   readonly tasks: (state: Task.TaskState) => Metric.Gauge<number>
+  /** The series of due runs waiting on a limit for `cause` (SPEC §20). */
+  readonly waiting: (cause: "concurrency" | "rate-limited") => Metric.Gauge<number>
 }
 
 /**
@@ -281,6 +300,7 @@ export const forScheduler = (name: string, handler: string = defaultHandler): Sc
     pending: pendingOf(scheduler),
     running: runningOf(scheduler),
     tasks: (state) => tasksOf({ ...scheduler, state }),
+    waiting: (cause) => waitingOf({ ...scheduler, cause }),
   }
 }
 

@@ -90,6 +90,8 @@ export class Recorder {
     readonly context: Context.Context<never>
     /** The scheduler's tasks by state, read when metrics are snapshotted. */
     readonly states?: (() => Readonly<Record<Task.TaskState, number>>) | undefined
+    /** Due runs waiting on a limit by cause (SPEC §20), read when metrics are snapshotted. */
+    readonly waiting?: (() => Readonly<Record<"concurrency" | "rate-limited", number>>) | undefined
   }) {
     this.ledger = options.ledger
     this.occurrences = options.occurrences
@@ -97,6 +99,7 @@ export class Recorder {
     this.context = options.context
     this.series = seriesFor(options.metrics, options.context, Metrics.secondsBoundaries)
     this.gaugeSource.states = options.states
+    this.gaugeSource.waiting = options.waiting
     this.closeGauges = addGaugeSource(options.metrics, options.context, this.gaugeSource)
   }
 

@@ -29,7 +29,7 @@
  *
  * @since 0.1.0
  */
-import { Declared, Errors, Kernel, Options, Random, type Task, type Time } from "@tickwork/core"
+import { Declared, Errors, Kernel, Options, Random, type Task, Time } from "@tickwork/core"
 import {
   Clock,
   Context,
@@ -71,6 +71,7 @@ export type { SchedulerOptions, ShutdownPolicy, ShutdownReport } from "./interna
 export type {
   JobInput,
   LedgerRead,
+  RetryOptions,
   RunServices,
   ScheduleOptions,
   SchedulerShape,
@@ -127,6 +128,7 @@ export const make = (
         new Kernel.Kernel<PoolJob>({
           random: Random.seeded(seed),
           ...(options.breakers === undefined ? {} : { breakers: options.breakers }),
+          ...(options.limits === undefined ? {} : { limits: options.limits }),
           ...(options.retention === undefined ? {} : { retention: options.retention }),
         }),
       catch: (error) => error as Errors.InvalidOption,
@@ -178,6 +180,7 @@ export const make = (
       metrics: Metrics.forScheduler(name),
       context,
       states: () => kernel.stats(),
+      waiting: () => kernel.stats().waiting,
     })
     yield* Effect.addFinalizer(() => Effect.sync(recorder.closeGauges))
     const actor = new TimingActor({
@@ -352,6 +355,8 @@ export const make = (
               window: o.window,
               tags: o.tags,
               breaker: o.breaker,
+              group: o.group,
+              key: o.key,
             },
             o,
           )
@@ -359,12 +364,14 @@ export const make = (
         },
       )
 
-    /** `update`, recorded as `cause` (`ensure` names the fields that differed). */
+    /**
+     * `update`, recorded as core's `Declared.changeOf` says: with `ensured` (the fields `ensure`
+     * found changed) as an ensure's, without it as an update of the fields given.
+     */
     const updateAs = <A = never, E = never, R = never>(
       id: string,
       changes: UpdateChanges<A, E, R>,
-      cause: "update" | "ensure",
-      fields?: ReadonlyArray<string>,
+      ensured?: ReadonlyArray<Declared.Field>,
     ): Effect.Effect<boolean, Errors.ScheduleError, Exclude<R, RunServices>> =>
       Effect.flatMap(
         Effect.context<never>(),
@@ -399,15 +406,11 @@ export const make = (
                     ),
                   }
           }
-          const given =
-            fields ??
-            Object.keys(changes).filter(
-              (k) => (changes as Record<string, unknown>)[k] !== undefined,
-            )
-          const done = actor.update(id, job === undefined ? rest : { ...rest, job }, {
-            fields: given,
-            cause,
-          })
+          const done = actor.update(
+            id,
+            job === undefined ? rest : { ...rest, job },
+            Declared.changeOf(ensured === undefined ? { update: changes } : { ensure: ensured }),
+          )
           return typeof done === "boolean" ? Effect.succeed(done) : Effect.fail(done)
         },
       )
@@ -416,7 +419,7 @@ export const make = (
       id: string,
       changes: UpdateChanges<A, E, R>,
     ): Effect.Effect<boolean, Errors.ScheduleError, Exclude<R, RunServices>> =>
-      updateAs(id, changes, "update")
+      updateAs(id, changes)
 
     const ensure = <A, E, R>(
       declared: ReadonlyArray<ScheduleOptions<A, E, R> & { readonly id: string }>,
@@ -458,7 +461,6 @@ export const make = (
               yield* updateAs(
                 id,
                 Declared.changesOf(o, d.fields) as UpdateChanges<A, E, R>,
-                "ensure",
                 d.fields,
               )
               updated.push({ id, fields: d.fields })
@@ -491,7 +493,15 @@ export const make = (
       pause: (id) => Effect.sync(() => actor.pause(id)),
       resume: (id) => Effect.sync(() => actor.resume(id)),
       trigger: (id) => Effect.suspend(() => manualResult(actor.manual("trigger", id))),
-      retry: (id) => Effect.suspend(() => manualResult(actor.manual("retry", id))),
+      retry: (id, retryOptions) =>
+        Effect.suspend((): Effect.Effect<void, Errors.ManualRunRefused | Errors.InvalidTime> => {
+          if (retryOptions?.slot === undefined) return manualResult(actor.manual("retry", id))
+          // SPEC §19.7: a bad slot is a typed error naming the field, before anything is read.
+          const slot = Time.toInstant(retryOptions.slot, "slot")
+          return typeof slot === "number"
+            ? manualResult(actor.manual("retry", id, slot))
+            : Effect.fail(slot)
+        }),
       update,
       pauseAll: (filter) => Effect.sync(() => actor.bulk("pause", filter)),
       resumeAll: (filter) => Effect.sync(() => actor.bulk("resume", filter)),

@@ -96,9 +96,13 @@ export class WorkerPool<T> {
   private readonly scopes: Array<Scope.Closeable | undefined>
   private readonly runs: Array<Task.RunInfo | undefined>
   private readonly contexts: Array<Context.Context<never> | undefined>
-  /** The last job context whose annotations were looked up, and them (undefined: none). */
+  /**
+   * Each job context with the run annotations laid over it (made once per job context; most
+   * tasks share one), and the last one looked up (the common case skips the map).
+   */
+  private readonly annotated = new WeakMap<Context.Context<never>, Context.Context<never>>()
   private lastContext: Context.Context<never> | undefined
-  private lastAnnotations: Readonly<Record<string, unknown>> | undefined
+  private lastAnnotated: Context.Context<never> | undefined
   /** One exit observer per slot, made once. */
   private readonly observers: Array<(exit: Exit.Exit<unknown, unknown>) => void>
 
@@ -169,20 +173,26 @@ export class WorkerPool<T> {
     this.options.onEnd(token, exit, this.options.now())
   }
 
-  /** The log annotations in `context` (undefined for none), remembered for the last context. */
-  private annotationsOf(
-    context: Context.Context<never>,
-  ): Readonly<Record<string, unknown>> | undefined {
-    if (context !== this.lastContext) {
-      this.lastContext = context
-      const annotations = Context.getOrElse(
+  /**
+   * `context` with the run annotations laid over whatever annotations it carries: one object per
+   * job context, whose task, slot and attempt fields read {@link CurrentRun} from the fiber that
+   * reads them (see {@link runAnnotations}). O(1) after the first run of a job context.
+   */
+  private annotatedContext(context: Context.Context<never>): Context.Context<never> {
+    if (context === this.lastContext) return this.lastAnnotated as Context.Context<never>
+    let annotated = this.annotated.get(context)
+    if (annotated === undefined) {
+      const base = Context.getOrElse(context, References.CurrentLogAnnotations, noAnnotations)
+      annotated = Context.addUnsafe(
         context,
-        References.CurrentLogAnnotations,
-        noAnnotations,
+        References.CurrentLogAnnotations.key,
+        runAnnotations(base),
       )
-      this.lastAnnotations = Object.keys(annotations).length === 0 ? undefined : annotations
+      this.annotated.set(context, annotated)
     }
-    return this.lastAnnotations
+    this.lastContext = context
+    this.lastAnnotated = annotated
+    return annotated
   }
 
   /** Worker slots free now. */
@@ -218,32 +228,19 @@ export class WorkerPool<T> {
     } else {
       effect = job.job
     }
-    // The run's context: the job's services with the run's Scope, CurrentRun and log
-    // annotations laid over them. Context.addUnsafe adds an overlay to the shared context
-    // (a few small objects) instead of copying its map: a copy cost ~10× a whole fiber.
+    // The run's context: the job's services (with the run annotations, made once per job
+    // context) and two overlays of its own, its Scope and CurrentRun. Context.addUnsafe adds an
+    // overlay (two small objects) instead of copying the map: a copy cost ~10× a whole fiber.
     const scope = Scope.makeUnsafe()
-    let context = Context.addUnsafe(
-      Context.addUnsafe(job.context, Scope.Scope.key, scope),
+    const context = Context.addUnsafe(
+      Context.addUnsafe(
+        o.logAnnotations ? this.annotatedContext(job.context) : job.context,
+        Scope.Scope.key,
+        scope,
+      ),
       CurrentRun.key,
       run,
     )
-    if (o.logAnnotations) {
-      // Most runs' services carry no annotations of their own (a caller's are fiber-local and
-      // do not follow its tasks): then a literal of three, else those three laid over them.
-      const base = this.annotationsOf(job.context)
-      context = Context.addUnsafe(
-        context,
-        References.CurrentLogAnnotations.key,
-        base === undefined
-          ? { "tickwork.task": run.id, "tickwork.slot": run.slot, "tickwork.attempt": run.attempt }
-          : {
-              ...base,
-              "tickwork.task": run.id,
-              "tickwork.slot": run.slot,
-              "tickwork.attempt": run.attempt,
-            },
-      )
-    }
     // The scope closes when the fiber ends (see ended), before the exit is reported.
     if (job.timeoutMs > 0) {
       const afterMs = job.timeoutMs
@@ -325,6 +322,41 @@ export class WorkerPool<T> {
 }
 
 const noAnnotations = (): Readonly<Record<string, unknown>> => ({})
+
+/** The run of the fiber running now, if it is part of one. */
+const currentRun = (): Task.RunInfo | undefined => {
+  const fiber = Fiber.getCurrent()
+  return fiber === undefined ? undefined : Context.getOrUndefined(fiber.context, CurrentRun)
+}
+
+/**
+ * A run's log annotations, one object for every run of a job context: `base` (the context's own
+ * annotations) and `tickwork.task`, `tickwork.slot` and `tickwork.attempt`, which read
+ * {@link CurrentRun} from the fiber that reads them. Loggers read annotations in the logging
+ * fiber, and a fiber forked from a run (detached too) keeps that run's `CurrentRun`, so each
+ * log names its own run; `Effect.annotateLogs` inside a run copies the values it reads then.
+ * Against a literal per run this saves an overlay, the literal and formatting the task id (a
+ * generated id is formatted only when a log reads it). `util.inspect` (the default logger's
+ * `console.log`) shows the values, not `[Getter]`.
+ */
+const runAnnotations = (base: Readonly<Record<string, unknown>>): Record<string, unknown> => {
+  const annotations: Record<string, unknown> = { ...base }
+  Object.defineProperties(annotations, {
+    "tickwork.task": { enumerable: true, get: () => currentRun()?.id },
+    "tickwork.slot": { enumerable: true, get: () => currentRun()?.slot },
+    "tickwork.attempt": { enumerable: true, get: () => currentRun()?.attempt },
+    [inspect]: {
+      enumerable: false,
+      value: function (this: Record<string, unknown>) {
+        return { ...this }
+      },
+    },
+  })
+  return annotations
+}
+
+/** Node's `util.inspect.custom`: how `console.log` formats an object. */
+const inspect = Symbol.for("nodejs.util.inspect.custom")
 
 /** Logs a failed run at Warning and a dead one at Error, naming the task, slot and attempt. */
 const logFailure = (run: Task.RunInfo, cause: Cause.Cause<unknown>): Effect.Effect<void> => {

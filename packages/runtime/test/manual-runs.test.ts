@@ -108,3 +108,70 @@ describe("retry (SPEC §19.2)", () => {
     }),
   )
 })
+
+describe("retry of one slot (SPEC §19.7)", () => {
+  it.effect("runs a recurring task's failed slot again now, attempt + 1, the grid untouched", () =>
+    Effect.gen(function* () {
+      const s = yield* Scheduler.make()
+      const failAt = new Set([1_000])
+      const seen: Array<[number, number, boolean | undefined]> = []
+      yield* s.schedule({
+        id: "sync",
+        schedule: Schedule.fixedRate(1_000, { delay: 1_000 }),
+        job: Effect.gen(function* () {
+          const run = yield* Run.CurrentRun
+          seen.push([run.slot, run.attempt, run.manual])
+          if (failAt.has(run.slot) && run.attempt === 1) return yield* Effect.fail("down")
+        }),
+      })
+      yield* TestClock.adjust(2_500)
+      // A Date names the slot as well as its epoch ms.
+      yield* s.retry("sync", { slot: new Date(1_000) })
+      yield* TestClock.adjust(0)
+      expect(runs(yield* s.ledger("sync"))).toEqual([
+        [1_000, 1_000, 1, false, "failed"],
+        [2_000, 2_000, 1, false, "succeeded"],
+        [1_000, 2_500, 2, true, "succeeded"],
+      ])
+      expect(seen.at(-1)).toEqual([1_000, 2, true])
+      expect(Option.getOrThrow(yield* s.info("sync"))).toMatchObject({
+        state: "scheduled",
+        scheduledFor: 3_000,
+        attempt: 1,
+      })
+      // Retried to success: a second retry of it is refused, with the slot.
+      const again = yield* Effect.flip(s.retry("sync", { slot: 1_000 }))
+      expect(again).toMatchObject({ _tag: "ManualRunRefused", state: "scheduled", slot: 1_000 })
+      expect(again.message).toContain("(attempt 2) succeeded")
+      yield* TestClock.adjust(500)
+      expect(runs(yield* s.ledger("sync")).map(([slot]) => slot)).toEqual([
+        1_000, 2_000, 1_000, 3_000,
+      ])
+    }),
+  )
+
+  it.effect("refusals are typed and change nothing; a bad slot is InvalidTime", () =>
+    Effect.gen(function* () {
+      const s = yield* Scheduler.make()
+      yield* s.schedule({ id: "tick", schedule: Schedule.fixedRate(100), job: Effect.void })
+      yield* TestClock.adjust(150)
+      const before = Option.getOrThrow(yield* s.info("tick"))
+      const never = yield* Effect.flip(s.retry("tick", { slot: 50 }))
+      expect(never).toMatchObject({ _tag: "ManualRunRefused", slot: 50 })
+      expect(never.message).toContain("its ledger has no run of slot 50")
+      const ok = yield* Effect.flip(s.retry("tick", { slot: 100 }))
+      expect(ok.message).toContain("succeeded")
+      const bad = yield* Effect.flip(s.retry("tick", { slot: Number.NaN }))
+      expect(bad).toMatchObject({ _tag: "InvalidTime", field: "slot" })
+      expect(yield* Effect.flip(s.retry("ghost", { slot: 100 }))).toMatchObject({
+        state: "unknown",
+      })
+      yield* s.pause("tick")
+      expect(yield* Effect.flip(s.retry("tick", { slot: 100 }))).toMatchObject({
+        state: "paused",
+      })
+      yield* s.resume("tick")
+      expect(Option.getOrThrow(yield* s.info("tick")).runNumber).toBe(before.runNumber)
+    }),
+  )
+})

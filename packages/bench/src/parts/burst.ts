@@ -31,6 +31,12 @@ import { type Summary, summarize } from "../lib/stats.ts"
 /** Tasks each trial runs on its own instance, untimed, before the timed ones. */
 const WARM_TASKS = 20_000
 
+/**
+ * The runtime rows' job: a no-op `Effect.sync`, as the fiber rows run (`Effect.void` is an
+ * already-computed `Exit`, which a fiber completes without running anything: not the same work).
+ */
+const noopJob: Effect.Effect<void> = Effect.sync(() => {})
+
 /** One burst trial: schedule (untimed for the baselines, which arm synchronously), then run. */
 export interface BurstTrial {
   readonly rep: number
@@ -61,11 +67,11 @@ const runtimeRow = (
   trial: async (n) => {
     const env = await testClockEnv(options)
     try {
-      await scheduleAll(env, WARM_TASKS, () => Schedule.at(1), Effect.void)
+      await scheduleAll(env, WARM_TASKS, () => Schedule.at(1), noopJob)
       await env.run(TestClock.adjust(1))
       const warmed = await finished(env)
       const t0 = performance.now()
-      await scheduleAll(env, n, () => Schedule.at(2), Effect.void)
+      await scheduleAll(env, n, () => Schedule.at(2), noopJob)
       const gc = startGcReading()
       const t1 = performance.now()
       await env.run(TestClock.adjust(1))
@@ -267,6 +273,10 @@ export interface BurstSummary {
   readonly scheduleMs: Summary
   readonly runMs: Summary
   readonly vsLimit: Summary
+  /** Run rate over the `effect-sleep` row's, paired by rep (empty when that row did not run). */
+  readonly vsFiber: Summary
+  /** End-to-end rate over the `effect-sleep` row's end-to-end rate, paired by rep. */
+  readonly endToEndVsFiber: Summary
   /** End to end: n / (schedule + run time). */
   readonly endToEnd: Summary
   readonly gcShare: Summary
@@ -283,12 +293,23 @@ export const summarizeBurst = (rows: ReadonlyArray<BurstRow>): Array<BurstSummar
       const l = limit?.trials.find((x) => x.rep === t.rep)
       return l === undefined ? [] : [l.runMs / t.runMs]
     })
+    const fiber = rows.find((r) => r.n === row.n && r.key === "effect-sleep")
+    const vsFiber: Array<number> = []
+    const endToEndVsFiber: Array<number> = []
+    for (const t of row.trials) {
+      const f = fiber?.trials.find((x) => x.rep === t.rep)
+      if (f === undefined) continue
+      vsFiber.push(f.runMs / t.runMs)
+      endToEndVsFiber.push((f.scheduleMs + f.runMs) / (t.scheduleMs + t.runMs))
+    }
     return {
       key: row.key,
       name: row.name,
       n: row.n,
       reps: row.trials.length,
       tasksPerSecond: summarize(rates),
+      vsFiber: summarize(vsFiber),
+      endToEndVsFiber: summarize(endToEndVsFiber),
       scheduleMs: summarize(row.trials.map((t) => t.scheduleMs)),
       runMs: summarize(row.trials.map((t) => t.runMs)),
       vsLimit: summarize(vs),
@@ -299,6 +320,24 @@ export const summarizeBurst = (rows: ReadonlyArray<BurstRow>): Array<BurstSummar
       note: row.skipped,
     }
   })
+
+/**
+ * Each row's ratios to the `effect-sleep` row, rep by rep (run rate, wake only; and end to end),
+ * as lines under the table: with a GC-bound baseline that swings ±30% between reps, a median
+ * alone says little.
+ */
+export const burstRatios = (summaries: ReadonlyArray<BurstSummary>): string =>
+  summaries
+    .filter((s) => s.key !== "effect-sleep" && s.vsFiber.values.length > 0)
+    .map(
+      (s) =>
+        `${s.name.trim()} (${count(s.n)}) vs effect-sleep, per rep: run ${s.vsFiber.values
+          .map((v) => `${fixed(v, 2)}×`)
+          .join(" ")} (median ${fixed(s.vsFiber.median, 2)}×); end to end ${s.endToEndVsFiber.values
+          .map((v) => `${fixed(v, 2)}×`)
+          .join(" ")} (median ${fixed(s.endToEndVsFiber.median, 2)}×)`,
+    )
+    .join("\n")
 
 export const burstTable = (summaries: ReadonlyArray<BurstSummary>): string =>
   table(

@@ -31,6 +31,7 @@ export const acceptRow = <J>(
   breaker: BreakerCell | Breaker.Resolved | undefined,
   replacing: number,
   now: number,
+  scopes: ReadonlyArray<string> = [],
 ): TaskId => {
   const { rank, retry, missedRuns, pauseAfter, tags, windowMs, first, plan } = accepted
   const id = options.id
@@ -50,7 +51,8 @@ export const acceptRow = <J>(
     missedRuns !== "catch-up" ||
     tags.length !== 0 ||
     windowMs !== NO_WINDOW ||
-    breaker !== undefined
+    breaker !== undefined ||
+    scopes.length !== 0
   ) {
     extra = new Extras()
     extra.id = id
@@ -61,6 +63,7 @@ export const acceptRow = <J>(
     extra.pauseAfter = pauseAfter
     extra.tags = tags
     extra.windowMs = windowMs
+    if (scopes.length !== 0) extra.scopes = scopes
     if (id !== undefined) rows.ids.set(id, i)
   }
   rows.t.setJob(i, options.job)

@@ -51,8 +51,7 @@ export const cancelRow = <J>(
   rows.bump(s, -1)
   rows.bump(edge.target, 1)
   if (s === Lifecycle.SCHEDULED) {
-    rows.dead++
-    if (rows.dead * 2 > rows.heap.size) rows.compact()
+    rows.kill()
   }
   finishRow(rows, breakers, i, now)
   rows.expire(now)

@@ -43,14 +43,17 @@ export const checkInvariants = <J>(rows: Rows<J>, breakers: Breakers<J>): void =
   }
   const liveEntries = new Map<number, number>()
   let dead = 0
-  rows.heap.forEach((slot, order, i) => {
+  // A run waiting on a limit (SPEC §20) has its heap key in a waiting queue instead.
+  const entry = (slot: number, order: number, i: number) => {
     if (rows.isLive(i, order)) {
       if (liveEntries.has(i)) fail(`task row ${i} has two live heap entries`)
       if (slot !== rows.t.slot(i))
         fail(`task row ${i} is due ${rows.t.slot(i)}, its entry says ${slot}`)
       liveEntries.set(i, slot)
     } else dead++
-  })
+  }
+  rows.heap.forEach(entry)
+  rows.queues?.forEach(entry)
   if (liveEntries.size !== rows.counts[SCHEDULED]) {
     fail(`${liveEntries.size} live heap entries for ${rows.counts[SCHEDULED]} scheduled tasks`)
   }

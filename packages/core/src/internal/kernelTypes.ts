@@ -64,6 +64,18 @@ export interface TaskOptions<J> {
    * kernel's {@link KernelOptions.breakers}, shared with the other tasks that name it.
    */
   readonly breaker?: Breaker.BreakerPolicy | string | undefined
+  /**
+   * The flow-control group it runs in (SPEC §20.1): one declared in the kernel's
+   * {@link KernelOptions.limits} `groups`, whose limits its runs count against. Fixed once
+   * scheduled.
+   */
+  readonly group?: string | undefined
+  /**
+   * Its key (SPEC §20.1), 1–256 characters, e.g. a customer id: the kernel's `limits.keys`
+   * applies to the runs of each key separately (`{ concurrency: 1 }` runs a key's tasks in
+   * series). Fixed once scheduled.
+   */
+  readonly key?: string | undefined
 }
 
 /**
@@ -189,6 +201,12 @@ export interface KernelOptions {
   readonly retention?: Retention
   /** Circuit breakers shared by name: a task with `breaker: "smtp"` uses `breakers.smtp`. */
   readonly breakers?: Readonly<Record<string, Breaker.BreakerPolicy>>
+  /**
+   * Flow control (SPEC §20): concurrency and rate limits of named groups, and of each key. A due
+   * run whose scope is at its limit waits (late, never dropped) until a run of the scope ends or
+   * its rate window opens.
+   */
+  readonly limits?: Rules.Limits
 }
 
 /**
@@ -213,6 +231,8 @@ export interface Stats {
   readonly inFlight: number
   readonly heapEntries: number
   readonly deadEntries: number
+  /** Due runs waiting on a limit (SPEC §20), by cause. O(waiting) to count. */
+  readonly waiting: { readonly concurrency: number; readonly "rate-limited": number }
 }
 
 /**
@@ -232,3 +252,16 @@ export const fieldsMatch: [
   SameKeys<UpdateOptions<unknown>, Omit<typeof Rules.fields, Marked<"fixed">>>,
   SameKeys<Record<Removable<UpdateOptions<string>>, 0>, Record<Marked<"remove">, 0>>,
 ] = [true, true, true]
+
+/**
+ * A retry of one slot (SPEC §19.7) as {@link Kernel.retry} takes it: the slot (epoch ms) and
+ * what the caller's ledger holds about it (`undefined`: no run of it there). The kernel keeps
+ * no ledger, so the store that keeps one reads it.
+ *
+ * @category models
+ * @since 0.6.0
+ */
+export interface SlotToRetry {
+  readonly slot: number
+  readonly runs: Rules.SlotRuns | undefined
+}

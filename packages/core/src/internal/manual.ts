@@ -9,6 +9,7 @@
  * whatever its outcome, the kept run is put back as it was: the grid, the retry count, the
  * failure policy and the breaker never see a manual run.
  */
+import type { ManualRunRefused } from "../Errors.ts"
 import * as Lifecycle from "../Lifecycle.ts"
 import * as Rules from "../Rules.ts"
 import type { Outcome, PauseReason, RunRecord, TaskState } from "../Task.ts"
@@ -20,8 +21,18 @@ import type { Run } from "./run.ts"
 
 const { SCHEDULED, RUNNING, PAUSED, FAILED, TRIGGER, MANUAL_END, RETRY } = Lifecycle
 
-/** @internal TRIGGER for a `scheduled` row `i` with no manual run pending, at `now`. */
-export const triggerRow = <J>(rows: Rows<J>, i: number, now: number): void => {
+/**
+ * @internal
+ * TRIGGER for a `scheduled` row `i` with no manual run pending, at `now`: a trigger's run
+ * (`Rules.triggered`), or with `slot` a retry of that failed slot (`Rules.slotRetried`, SPEC
+ * §19.7). Both set the pending run aside the same way; they differ in the run only.
+ */
+export const triggerRow = <J>(
+  rows: Rows<J>,
+  i: number,
+  now: number,
+  slot?: { readonly slot: number; readonly runs: Rules.SlotRuns },
+): void => {
   const t = rows.t
   const extra = rows.ensureExtra(i)
   rows.load(i, extra)
@@ -34,16 +45,18 @@ export const triggerRow = <J>(rows: Rows<J>, i: number, now: number): void => {
     notBefore: extra.notBefore,
   }
   extra.kept = kept
-  extra.manual = "trigger"
+  extra.manual = slot === undefined ? "trigger" : "slot"
   extra.merged = undefined
   extra.notBefore = -1
-  // The manual run as core decides it for every store (`Rules.triggered`).
-  const run = Rules.triggered(
-    { slot: kept.dueAt, dueAt: kept.dueAt, attempt: kept.attempt },
-    now,
-  ).run
+  // The manual run as core decides it for every store.
+  const run =
+    slot === undefined
+      ? Rules.triggered({ slot: kept.dueAt, dueAt: kept.dueAt, attempt: kept.attempt }, now).run
+      : Rules.slotRetried(slot.slot, slot.runs, now)
+  // A retried slot's attempt is > 1, so the take reads its slot here (its heap slot is its due time).
+  extra.gridSlot = run.slot
   t.setAttempt(i, run.attempt)
-  t.setSlot(i, run.slot)
+  t.setSlot(i, run.dueAt)
   // Push first: the new entry makes the old one dead before a compaction can look at it.
   rows.push(i, run.dueAt)
   rows.kill()
@@ -57,7 +70,7 @@ export const triggerRow = <J>(rows: Rows<J>, i: number, now: number): void => {
  */
 export const dropManual = <J>(rows: Rows<J>, i: number): boolean => {
   const extra = rows.t.extra(i)
-  if (extra?.manual !== "trigger" || rows.t.state(i) !== SCHEDULED) return false
+  if (extra?.kept === undefined || rows.t.state(i) !== SCHEDULED) return false
   restore(rows, i, extra)
   return true
 }
@@ -160,4 +173,36 @@ export const retryTask = <J>(
     extra.breaker = undefined
     breakers.join(i, extra, cell.shared ? cell : cell.policy, rows.idOf(i), now)
   }
+}
+
+/**
+ * @internal `Kernel.retry` given a slot (SPEC §19.7), for row `i` (-1: unknown) in `state`: core's
+ * refusal, or the slot's next attempt pushed as a manual run (a trigger's, with its own run).
+ */
+export const retrySlot = <J>(
+  rows: Rows<J>,
+  i: number,
+  id: string,
+  state: string,
+  slot: { readonly slot: number; readonly runs: Rules.SlotRuns | undefined },
+  now: number,
+): true | ManualRunRefused => {
+  const extra = i < 0 ? undefined : rows.t.extra(i)
+  const attempt = i < 0 ? 1 : rows.t.attempt(i)
+  const facts: Rules.SlotRetry = {
+    slot: slot.slot,
+    recurring: extra?.plan !== undefined,
+    // A pending retry's slot is its grid slot; a first attempt's is its heap slot.
+    pendingSlot:
+      state !== "scheduled"
+        ? undefined
+        : attempt > 1 && extra !== undefined
+          ? extra.gridSlot
+          : rows.t.slot(i),
+    runs: slot.runs,
+  }
+  const refused = Rules.manualRefusal("retry", id, state, extra?.manual !== undefined, facts)
+  if (refused !== undefined) return refused
+  triggerRow(rows, i, now, { slot: slot.slot, runs: slot.runs as Rules.SlotRuns })
+  return true
 }

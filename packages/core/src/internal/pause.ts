@@ -10,7 +10,26 @@ import type { Breakers } from "./breakers.ts"
 import type { Extras } from "./records.ts"
 import type { Rows } from "./rows.ts"
 
-const { SCHEDULED, RUNNING, PAUSED } = Lifecycle
+const { SCHEDULED, RUNNING, PAUSED, RESUME } = Lifecycle
+
+/**
+ * @internal `Kernel.resume` for row `i`: a paused row resumes; a running one's requested pause
+ * is withdrawn. False for any other row.
+ */
+export const resumeTask = <J>(rows: Rows<J>, i: number, now: number): boolean => {
+  const s = rows.t.state(i)
+  if (s === RUNNING) {
+    const extra = rows.t.extra(i)
+    if (extra === undefined) return false
+    rows.load(i, extra)
+    if (Lifecycle.step(RUNNING, RESUME, rows.args) === undefined) return false
+    extra.pauseRequest = undefined
+    return true
+  }
+  if (s !== PAUSED) return false
+  resumeRow(rows, i, now)
+  return true
+}
 
 /** @internal PAUSE for row `i` (see `Kernel.pause`). */
 export const pauseRow = <J>(

@@ -11,6 +11,7 @@ import * as Schedule from "../Schedule.ts"
 import type { Priority, TaskId, TaskInfo, TaskState } from "../Task.ts"
 import type { Breakers } from "./breakers.ts"
 import type { BreakerInfo, Stats } from "./kernelTypes.ts"
+import { type Flow, waitingOf } from "./limits.ts"
 import { NO_TAGS } from "./records.ts"
 import type { Rows } from "./rows.ts"
 import { formatId } from "./run.ts"
@@ -42,6 +43,26 @@ export const infoOf = <J>(rows: Rows<J>, i: number): TaskInfo => {
     tags: extra?.tags ?? NO_TAGS,
     window: extra === undefined || extra.windowMs === NO_WINDOW ? undefined : extra.windowMs,
     breaker: extra?.breaker?.name,
+    ...(extra?.scopes === undefined ? {} : scopeInfo(rows, i, extra.scopes)),
+  }
+}
+
+/** @internal Row `i`'s group, key and current wait (SPEC §20) for its info. */
+const scopeInfo = <J>(
+  rows: Rows<J>,
+  i: number,
+  scopes: ReadonlyArray<string>,
+): Pick<TaskInfo, "group" | "key" | "waiting"> => {
+  const group = scopes.find((s) => s.startsWith("group:"))
+  const key = scopes.find((s) => s.startsWith("key:"))
+  const w = waitingOf(rows, i)
+  return {
+    group: group?.slice(6),
+    key: key?.slice(4),
+    waiting:
+      w === undefined
+        ? undefined
+        : { cause: w.cause, scope: w.scope, since: w.since, until: w.until },
   }
 }
 
@@ -102,8 +123,10 @@ export const breakerOf = <J>(
   return cell === undefined || cell.shared ? undefined : breakers.info(cell)
 }
 
-/** @internal Counts by state and heap figures (see `Kernel.stats`). O(1). */
-export const statsOf = <J>(rows: Rows<J>): Stats => {
+const NO_WAITING = { concurrency: 0, "rate-limited": 0 } as const
+
+/** @internal Counts by state and heap figures (see `Kernel.stats`). O(1) but for the waiters. */
+export const statsOf = <J>(rows: Rows<J>, flow?: Flow<J>): Stats => {
   const c = rows.counts
   return {
     scheduled: c[SCHEDULED] as number,
@@ -117,5 +140,6 @@ export const statsOf = <J>(rows: Rows<J>): Stats => {
     inFlight: rows.inFlight,
     heapEntries: rows.heap.size,
     deadEntries: rows.dead,
+    waiting: flow === undefined ? NO_WAITING : flow.waitingCounts(),
   }
 }

@@ -10,6 +10,7 @@ import * as Retry from "../Retry.ts"
 import * as Rules from "../Rules.ts"
 import type * as Schedule from "../Schedule.ts"
 import type { Outcome, PauseReason } from "../Task.ts"
+import type { WaitCause } from "./rules/limits.ts"
 
 /** @internal Tags of a task that has none: one frozen array shared by all. */
 export const NO_TAGS: ReadonlyArray<string> = Object.freeze([])
@@ -54,14 +55,33 @@ export class Extras {
   notBefore = -1
   /**
    * A manual run asked for and not yet ended (SPEC §19): `"trigger"` from `trigger` until its run
-   * ends, `"retry"` from `retry` until its run starts (a retried slot is not skipped or expired by
-   * its window). Undefined otherwise.
+   * ends, `"slot"` likewise from a retry of one slot (SPEC §19.7), `"retry"` from `retry` until
+   * its run starts (a retried slot is not skipped or expired by its window). Undefined otherwise.
    */
-  manual: "trigger" | "retry" | undefined = undefined
-  /** The pending run a trigger set aside, put back when the manual run ends (SPEC §19.1). */
+  manual: "trigger" | "slot" | "retry" | undefined = undefined
+  /**
+   * The pending run a trigger or a retry of one slot set aside, put back when the manual run
+   * ends (SPEC §19.1); set exactly while `manual` is `"trigger"` or `"slot"`.
+   */
   kept: Kept | undefined = undefined
   /** The last attempt of the slot a failed task failed on, for a retry's number (SPEC §19.2). */
   failedAttempt = 0
+  /** Its flow-control scopes (`group:<name>`, `key:<key>`; SPEC §20), fixed when accepted. */
+  scopes: ReadonlyArray<string> | undefined = undefined
+  /** Its last wait on a limit; current only while its ticket is `waiting.order` (internal/limits). */
+  waiting: Waiting | undefined = undefined
+}
+
+/** @internal Why a row waits on a limit (SPEC §20), set when it is queued (internal/limits). */
+export interface Waiting {
+  readonly cause: WaitCause
+  readonly scope: string
+  /** The ticket (order key) the row had when queued. */
+  readonly order: number
+  /** When a rate-limited wait ends, epoch ms. */
+  readonly until: number | undefined
+  /** When it started waiting, epoch ms. */
+  readonly since: number
 }
 
 /** @internal The pending run a trigger set aside: its due time, slot and attempt. */

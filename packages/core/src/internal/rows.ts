@@ -20,6 +20,15 @@ import { Extras, NO_TAGS, RowView } from "./records.ts"
 import { formatId } from "./run.ts"
 import { Table } from "./table.ts"
 
+/** @internal The waiting queues of flow control (internal/limits), as the rows see them. */
+export interface Queues {
+  /** Entries in the queues, live and dead. */
+  readonly size: number
+  /** Drops the dead entries; returns how many. */
+  compact(): number
+  forEach(f: (slot: number, order: number, i: number) => void): void
+}
+
 const { SCHEDULED, DONE, FAILED, CANCELLED } = Lifecycle
 const NO_WINDOW = Rules.NO_WINDOW
 const STATE_COUNT = Lifecycle.states.length
@@ -37,8 +46,10 @@ export class Rows<J> {
   readonly heap = new TimerHeap()
   /** Global push counter (SPEC §4): ties in slot and priority go to the earlier push. */
   seq = 0
-  /** Heap entries that are not live (cancelled or replaced tasks). */
+  /** Heap and waiting-queue entries that are not live (cancelled or replaced tasks). */
   dead = 0
+  /** The waiting queues of flow control (SPEC §20), when the kernel has limits. */
+  queues: Queues | undefined = undefined
 
   /** Tasks per lifecycle state index. */
   readonly counts = new Float64Array(STATE_COUNT)
@@ -229,7 +240,12 @@ export class Rows<J> {
   /** A heap entry died in place (its task left `scheduled`); compacts past half dead. */
   kill(): void {
     this.dead++
-    if (this.dead * 2 > this.heap.size) this.compact()
+    if (this.dead * 2 > this.entries) this.compact()
+  }
+
+  /** Entries of the heap and the waiting queues, live and dead. */
+  get entries(): number {
+    return this.heap.size + (this.queues === undefined ? 0 : this.queues.size)
   }
 
   forEachMatch(filter: TaskFilter, f: (i: number) => void): void {
@@ -280,6 +296,7 @@ export class Rows<J> {
 
   compact(): void {
     this.heap.compact((i, order) => this.isLive(i, order))
+    this.queues?.compact()
     this.dead = 0
   }
 

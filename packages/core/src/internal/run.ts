@@ -29,6 +29,11 @@ export class Run<J> implements RunInfo {
   readonly manual: boolean
   /** Whether the task has a caller-given id (not a generated `#<row>.<generation>`). */
   readonly named: boolean
+  /**
+   * @internal The flow-control cells the run counts in (SPEC §20), released when it completes;
+   * `undefined` for a task with no scope.
+   */
+  scopes: ReadonlyArray<unknown> | undefined = undefined
   /** The id, formatted on first read for generated ids (most jobs never read it). */
   private cachedId: string | undefined
 

@@ -4,17 +4,58 @@
  * under the plan of `Rules.updateStep` (SPEC §15).
  */
 import * as Breaker from "../Breaker.ts"
+import { InvalidOption, type ScheduleError, show, unknownKey } from "../Errors.ts"
 import * as Lifecycle from "../Lifecycle.ts"
 import * as Rules from "../Rules.ts"
 import type { TaskState } from "../Task.ts"
 import type { Breakers } from "./breakers.ts"
-import type { UpdateOptions } from "./kernelTypes.ts"
+import { type UpdateOptions, updateKeys } from "./kernelTypes.ts"
 import { dropManual } from "./manual.ts"
 import { resumeRow } from "./pause.ts"
 import type { BreakerCell } from "./records.ts"
 import type { Rows } from "./rows.ts"
 
-const { SCHEDULED, RUNNING, PAUSED, RESUME } = Lifecycle
+const { SCHEDULED, RUNNING, PAUSED, DONE, RESUME } = Lifecycle
+const NO_WINDOW = Rules.NO_WINDOW
+
+/** @internal `Kernel.update` for the task `id`: every change checked, then applied (SPEC §15). */
+export const updateTask = <J>(
+  rows: Rows<J>,
+  breakers: Breakers<J>,
+  id: string,
+  changes: UpdateOptions<J>,
+  now: number,
+): boolean | ScheduleError => {
+  if (typeof changes !== "object" || changes === null) {
+    return new InvalidOption({
+      field: "changes",
+      value: changes,
+      message: `changes must be an object, got ${show(changes)}`,
+    })
+  }
+  const unknown = unknownKey(changes, updateKeys)
+  if (unknown !== undefined) return unknown
+  const i = rows.lookup(id)
+  if (i < 0) return false
+  const s = rows.t.state(i)
+  if (s >= DONE) return false
+  const current = rows.t.extra(i)
+  // ---- validate every change; nothing is written until all are good ----
+  const valid = Rules.validateChanges(changes, now, {
+    plan: current?.plan,
+    windowMs: current?.windowMs ?? NO_WINDOW,
+  })
+  if (!("resolved" in valid)) return valid
+  let breaker: BreakerCell | Breaker.Resolved | null | undefined
+  if (changes.breaker === null) breaker = null
+  else if (changes.breaker !== undefined) {
+    const b = breakers.resolve(changes.breaker)
+    if (b instanceof InvalidOption) return b
+    breaker = b
+  }
+  applyUpdate(rows, breakers, i, changes, valid, breaker, now)
+  return true
+}
 
 /**
  * @internal Writes `changes` (checked into `valid`; `breaker` the resolved new breaker, `null`

@@ -31,10 +31,11 @@ export interface TaskOptions extends Rules.Options {
 
 /**
  * The keys of a durable task's options: the rules' (but the job), its handler and payload, and
- * the run timeout.
+ * the run timeout. Flow control's `group` and `key` (SPEC §20) are not enforced by a durable
+ * store yet: they are refused as unknown keys rather than accepted and ignored.
  */
 export const taskKeys: ReadonlySet<string> = Rules.keysWith(Rules.optionKeys, {
-  without: ["job"],
+  without: ["job", "group", "key"],
   with: ["handler", "payload", "timeout"],
 })
 

@@ -6,7 +6,7 @@
 import type { Errors as CoreErrors, Task, Time } from "@tickwork/core"
 import { Options as CoreOptions } from "@tickwork/core"
 import type { Health } from "@tickwork/runtime"
-import type { Effect } from "effect"
+import type { DateTime, Effect } from "effect"
 import type { ReadOnlyStore, StoreError, UnknownTask } from "../Errors.ts"
 import type * as Inspect from "./inspect.ts"
 import type { Counts } from "./model.ts"
@@ -167,6 +167,11 @@ export interface ControlResult {
   readonly state: Task.TaskState
   /** Why it is `paused`, or will be when its run ends; `null` otherwise. */
   readonly pausedReason: Task.PauseReason | null
+  /**
+   * Why a `retry` or `trigger` changed nothing: core's `ManualRunRefused` message (SPEC §19.4,
+   * §19.7). Absent when it changed the task, and for the other controls.
+   */
+  readonly refused?: string | undefined
 }
 
 /**
@@ -228,17 +233,21 @@ export interface StoreAdminShape {
   /**
    * The scheduler's `retry` (SPEC §19.2): a `failed` task is scheduled again, due at once, and
    * the workers are told (`NOTIFY` on PostgreSQL); the run is claimed like any other. A task
-   * that is not failed is not changed (`changed: false`, with its state): `Rules.manualRefusal`
-   * says why.
+   * that is not failed is not changed (`changed: false`, with its state and `refused`, the
+   * sentence of `Rules.manualRefusal` saying why).
+   *
+   * With `slot` (SPEC §19.7), one more attempt of that failed slot of a `scheduled` recurring
+   * task, as the scheduler's `retry(id, { slot })`: recorded as a `manual-retry` event naming
+   * the slot. A slot that is not a safe integer of epoch ms is `InvalidTime` (field `slot`).
    *
    * @since 0.4.0
    */
   readonly retry: (
     id: string,
-    options?: ControlOptions,
+    options?: RetryControlOptions,
   ) => Effect.Effect<
     ControlResult,
-    UnknownTask | ReadOnlyStore | CoreErrors.InvalidOption | StoreError
+    UnknownTask | ReadOnlyStore | CoreErrors.InvalidOption | CoreErrors.InvalidTime | StoreError
   >
   /**
    * The scheduler's `trigger` (SPEC §19.1): a `scheduled` task's pending run is set aside and a
@@ -279,6 +288,17 @@ export interface ControlOptions {
    * 0005, applied when a scheduler of this version opens it) records the event without it.
    */
   readonly origin?: string | undefined
+}
+
+/**
+ * Options of `StoreAdmin.retry`: a control's, and the failed slot of a recurring task to retry
+ * (SPEC §19.7; epoch ms, a `Date` or a `DateTime`).
+ *
+ * @category models
+ * @since 0.6.0
+ */
+export interface RetryControlOptions extends ControlOptions {
+  readonly slot?: number | Date | DateTime.DateTime | undefined
 }
 
 /**

@@ -1,15 +1,16 @@
 /**
  * @internal
- * The store's cancel: a live task ends `cancelled` in one transaction, with its event, and leaves
- * its circuit breaker (SPEC §7: a half-open breaker whose probe it was lets another task through).
+ * The store's cancel: a live task ends `cancelled` in one transaction, decided on its locked row
+ * (`locked.ts`), with its event, and leaves its circuit breaker (SPEC §7: a half-open breaker whose probe it was lets another task through).
  */
 import { Effect, Option } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { StoreError } from "../Errors.ts"
 import * as Breakers from "./breakers.ts"
-import { eventRecord, num, type Raw, strOrNull } from "./codec.ts"
+import { eventRecord } from "./codec.ts"
 import * as Events from "./events.ts"
 import * as Failure from "./failure.ts"
+import { lockedRow } from "./locked.ts"
 import type { Cancelled } from "./model.ts"
 import * as Write from "./write.ts"
 
@@ -28,17 +29,17 @@ export const cancel = (
   sql
     .withTransaction(
       Effect.gen(function* () {
-        const rows = yield* sql<Raw>`
-          SELECT generation, state, slot, fence, lease_owner, breaker FROM tickwork_tasks
-          WHERE id = ${id} AND state IN ('scheduled', 'running', 'paused')`
-        const row = rows[0]
-        if (row === undefined) return Option.none<Cancelled>()
+        // Locked: a cancel, completion or update committing meanwhile is seen, not overwritten
+        // (two cancels at once end the task once, with one event).
+        const locked = yield* lockedRow(sql, dialect, id, { live: true })
+        if (Option.isNone(locked)) return Option.none<Cancelled>()
+        const row = locked.value
         const found: Cancelled = {
-          generation: num(row.generation),
-          from: String(row.state) as Cancelled["from"],
-          slot: num(row.slot),
-          fence: num(row.fence),
-          leaseOwner: strOrNull(row.lease_owner),
+          generation: row.generation,
+          from: row.state as Cancelled["from"],
+          slot: row.slot,
+          fence: row.fence,
+          leaseOwner: row.leaseOwner,
         }
         // The lease (and fence) stay: a run in flight still completes under its fence,
         // and its ledger row is written, but the task stays cancelled.
@@ -52,11 +53,11 @@ export const cancel = (
             }),
           ),
         )}`
-        if (row.breaker !== null && row.breaker !== undefined) {
+        if (row.breaker !== null) {
           const tx: Breakers.Tx = { sql, dialect, seq: () => now * 1000, owner: null }
           const left = yield* Breakers.leave(
             tx,
-            String(row.breaker),
+            row.breaker,
             { id, generation: found.generation },
             now,
           )

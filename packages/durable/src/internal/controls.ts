@@ -6,6 +6,7 @@
  */
 import {
   type Breaker,
+  Declared,
   Errors,
   type MissedRun,
   type Retry,
@@ -275,19 +276,13 @@ export const update = (
     if (unknown !== undefined) return Effect.fail(unknown)
     const now = env.now()
     // Recorded as the in-memory ledger records it (SPEC §18.1): the fields it was given.
-    const fields = Object.keys(changes).filter(
-      (k) => (changes as Record<string, unknown>)[k] !== undefined,
-    )
+    const change = Declared.changeOf({ update: changes })
     return env.store.modify<UpdateError>(
       id,
       (row) => {
         const m = decideUpdate(env, row, changes, now)
         if ("rejected" in m) return m
-        const event = Events.make("updated", row, now, env.owner, {
-          detail: fields.join(", "),
-          cause: "update",
-        })
-        return { ...m, events: [...m.events, event] }
+        return { ...m, events: [...m.events, Events.updated(row, now, env.owner, change)] }
       },
       env.publish,
     )

@@ -243,14 +243,12 @@ export const ensure = (
           (row) => {
             const again = decideOn(row, d)
             if (again._tag !== "update") return undefined
+            // The report, the update and the ledger name the fields alike (`breaker`).
             fields = updateFields(again.fields)
-            const changes = Declared.changesOf(resolved, updateFields(again.fields))
+            const changes = Declared.changesOf(resolved, fields)
             const m = Controls.decideUpdate(env, row, changes as Controls.Changes, now)
             if ("rejected" in m) return m
-            const event = Events.make("updated", row, now, env.owner, {
-              detail: again.fields.join(", "),
-              cause: "ensure",
-            })
+            const event = Events.updated(row, now, env.owner, Declared.changeOf({ ensure: fields }))
             return { ...m, events: [...m.events, event] }
           },
           (e) => events.push(e),

@@ -3,7 +3,7 @@
  * Ledger events: the one constructor of an {@link EventEntry}. Every event names its task
  * (id, generation), the slots it concerns and the claim it happened under (fence, owner).
  */
-import type { Breaker, MissedRun } from "@tickwork/core"
+import type { Breaker, Declared, MissedRun } from "@tickwork/core"
 import type { Ledger } from "@tickwork/runtime"
 import type { EventEntry, EventKind } from "./model.ts"
 
@@ -45,6 +45,21 @@ export const make = (
   // Only controls asked for by a named tool carry the key: every other event keeps its shape.
   ...(fields.origin === undefined ? {} : { origin: fields.origin }),
 })
+
+/**
+ * A live task changed in place (SPEC §15, §18.1), as core's `Declared.changeOf` recorded it: the
+ * cause, and the fields in `detail` (comma-separated).
+ */
+export const updated = (
+  subject: Subject,
+  at: number,
+  owner: string | null,
+  change: Declared.Change,
+): EventEntry =>
+  make("updated", subject, at, owner, {
+    detail: change.fields.join(", "),
+    cause: change.cause,
+  })
 
 const lowerBound = (slots: MissedRun.Dropped): string | null =>
   slots.exact ? null : "count is a lower bound"

@@ -6,12 +6,13 @@
  * and moves the task between breakers as the decision says.
  */
 import { Breaker } from "@tickwork/core"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import { StoreError } from "../Errors.ts"
 import * as Breakers from "./breakers.ts"
 import { decodeRow, type Raw } from "./codec.ts"
 import * as Failure from "./failure.ts"
+import { lockedRow } from "./locked.ts"
 import type { EventEntry, Modification, Rejected, TaskRow } from "./model.ts"
 import * as Write from "./write.ts"
 
@@ -51,15 +52,9 @@ export const modify = <E>(
           yield* sql`SELECT key FROM tickwork_breakers WHERE key =
             (SELECT breaker FROM tickwork_tasks WHERE id = ${id}) FOR UPDATE`
         }
-        const rows =
-          dialect === "pg"
-            ? yield* sql<Raw>`SELECT * FROM tickwork_tasks
-                WHERE id = ${id} AND state IN ('scheduled', 'running', 'paused') FOR UPDATE`
-            : yield* sql<Raw>`SELECT * FROM tickwork_tasks
-                WHERE id = ${id} AND state IN ('scheduled', 'running', 'paused')`
-        const raw = rows[0]
-        if (raw === undefined) return false
-        const row = decodeRow(raw)
+        const found = yield* lockedRow(sql, dialect, id, { live: true })
+        if (Option.isNone(found)) return false
+        const row = found.value
         const change = decide(row)
         if (change === undefined) return false
         if ("rejected" in change) return yield* Effect.fail(new Refused(change.rejected))

@@ -14,7 +14,7 @@ import {
   type Time,
 } from "@tickwork/core"
 import type { Health } from "@tickwork/runtime"
-import type { Effect, Option, Stream } from "effect"
+import type { DateTime, Effect, Option, Stream } from "effect"
 import type { DurableScheduleError, StoreError } from "../Errors.ts"
 import type * as Handler from "../Handler.ts"
 import type * as Controls from "./controls.ts"
@@ -288,9 +288,20 @@ export interface DurableSchedulerShape {
    * task is `failed` again. Fails with `ManualRunRefused` (naming the id and its state; nothing
    * changes) for a task that is not failed.
    *
+   * Given `slot` (epoch ms, a `Date` or a `DateTime`), one more attempt of that failed slot of a
+   * recurring task instead (SPEC §19.7): in one transaction the task's pending run is set aside
+   * (as a trigger sets it aside) and the slot's next attempt — its ledger's last + 1 — is due at
+   * once, with a `manual-retry` event naming the slot; the run is claimed like any other and
+   * its end puts the pending run back. Refused (`ManualRunRefused`, with the `slot`) unless the
+   * task is `scheduled` and recurring, with no manual run waiting, and the ledger's latest run
+   * of the slot failed; a bad slot is `InvalidTime` (field `slot`). Nothing changes on either.
+   *
    * @since 0.4.0
    */
-  readonly retry: (id: string) => Effect.Effect<void, CoreErrors.ManualRunRefused | StoreError>
+  readonly retry: (
+    id: string,
+    options?: { readonly slot?: number | Date | DateTime.DateTime | undefined },
+  ) => Effect.Effect<void, CoreErrors.ManualRunRefused | CoreErrors.InvalidTime | StoreError>
   /**
    * Runs a `scheduled` task once now, outside its schedule (SPEC §19.1): in one transaction its
    * pending run is set aside and a manual run is due at once, with a `manual-trigger` event; the

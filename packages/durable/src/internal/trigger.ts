@@ -11,8 +11,8 @@ import { Effect, Option } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import type { StoreError } from "../Errors.ts"
-import { decodeRow, type Raw } from "./codec.ts"
 import * as Events from "./events.ts"
+import { lockedRow } from "./locked.ts"
 import type { EventEntry, KeptRun, RowUpdate, TaskRow } from "./model.ts"
 import * as Write from "./write.ts"
 
@@ -89,13 +89,10 @@ export const trigger = (
 ): Effect.Effect<Triggered, StoreError | SqlError> =>
   sql.withTransaction(
     Effect.gen(function* () {
-      const rows =
-        dialect === "pg"
-          ? yield* sql<Raw>`SELECT * FROM tickwork_tasks WHERE id = ${id} FOR UPDATE`
-          : yield* sql<Raw>`SELECT * FROM tickwork_tasks WHERE id = ${id}`
-      const raw = Option.fromNullishOr(rows[0])
-      if (Option.isNone(raw)) return { _tag: "Refused", state: "unknown", pending: false } as const
-      const row = decodeRow(raw.value)
+      const found = yield* lockedRow(sql, dialect, id)
+      if (Option.isNone(found))
+        return { _tag: "Refused", state: "unknown", pending: false } as const
+      const row = found.value
       const pending = row.kept !== undefined
       if (Rules.manualRefusal("trigger", id, row.state, pending) !== undefined)
         return { _tag: "Refused", state: row.state, pending } as const

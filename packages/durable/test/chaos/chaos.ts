@@ -103,6 +103,11 @@ export interface ChaosReport {
   readonly seconds: number
   /** When the run began (epoch ms): fault times are reported from it. */
   readonly started: number
+  /**
+   * The store's events (claims handed back, take-overs, fenced-out changes) of the tasks of the
+   * duplicates no fault explains, as lines: what the store saw of them, to tell why.
+   */
+  readonly storeEvents?: ReadonlyArray<string>
 }
 
 const query = <A extends object>(
@@ -348,7 +353,7 @@ export const chaos = async (o: ChaosOptions): Promise<ChaosReport> => {
       cluster.url,
       "SELECT task_id, kind, first_slot::text, last_slot::text FROM tickwork_events WHERE kind IN ('skipped', 'coalesced')",
     )
-    return analyze(o, {
+    const report = analyze(o, {
       runs,
       events,
       logs,
@@ -362,6 +367,29 @@ export const chaos = async (o: ChaosOptions): Promise<ChaosReport> => {
       started,
       policyOf,
     })
+    if (report.beyondInFlight.length === 0) return report
+    const ids = [...new Set(report.beyondInFlight.map((d) => d.key.split(" ")[0] as string))]
+    const seen = await query<{
+      task_id: string
+      kind: string
+      at: string
+      fence: string | null
+      owner: string | null
+      cause: string | null
+      detail: string | null
+    }>(
+      cluster.url,
+      `SELECT task_id, kind, at::text, fence::text, owner, cause, detail FROM tickwork_events
+       WHERE task_id = ANY($1) AND kind NOT IN ('scheduled', 'ran') ORDER BY task_id, at`,
+      [ids],
+    )
+    return {
+      ...report,
+      storeEvents: seen.map(
+        (e) =>
+          `${e.task_id} ${e.kind} +${Number(e.at) - started} f${e.fence} ${e.owner}: ${e.cause ?? ""} ${e.detail ?? ""}`,
+      ),
+    }
   } finally {
     for (const w of workers) w.process.kill("SIGKILL")
     await Promise.all(workers.map((w) => w.exited))
@@ -514,7 +542,15 @@ export const analyze = (o: ChaosOptions, r: ChaosRecord): ChaosReport => {
       key,
       starts: starts.length,
       fault,
-      trace: list.map((l) => `${l.kind} ${l.owner} f${l.fence} +${l.at - started}`).join(", "),
+      trace: list
+        .map(
+          (l) =>
+            `${l.kind} ${l.owner} f${l.fence} +${l.at - started}` +
+            (l.kind === "start" && Number.isFinite(l.claimedAt)
+              ? ` (claimed +${l.claimedAt - started})`
+              : ""),
+        )
+        .join(", "),
     })
   }
   const beyondInFlight = duplicates.filter((d) => d.fault === undefined)
@@ -590,9 +626,10 @@ export const describeReport = (r: ChaosReport, everyDuplicate = false): Array<st
     `chaos: ${r.tasks} tasks, ${r.due} due (task, slot)s, ${r.runs} runs in the ledger, in ${r.seconds.toFixed(1)} s`,
     `chaos: one-shot lateness (first start − slot) p50 ${r.lateness.p50} ms, p99 ${r.lateness.p99} ms`,
     `chaos: faults: ${count("kill")} SIGKILL, ${count("stop")} SIGSTOP, ${count("terminate")} pg_terminate_backend, ${count("restart")} pg_ctl restart, ${count("disk-full")} disk full`,
-    ...r.faults
-      .filter((f) => f.kind === "disk-full")
-      .map((f) => `  disk full at +${f.at - r.started} ms for ${f.until - f.at} ms: ${f.detail}`),
+    ...r.faults.map(
+      (f) =>
+        `  ${f.kind} ${f.owner} at +${f.at - r.started} ms for ${f.until - f.at} ms: ${f.detail}`,
+    ),
     `chaos: failover per killed run (${r.failover.length} runs): p50 ${p(50)} ms, p99 ${p(99)} ms, max ${r.failover[r.failover.length - 1] ?? Number.NaN} ms; not restarted ${r.notRestarted}`,
     ...r.perKill.map((k) =>
       k.cut === 0
@@ -601,6 +638,7 @@ export const describeReport = (r: ChaosReport, everyDuplicate = false): Array<st
     ),
     `chaos: lost ${r.lost.length}, duplicates ${r.duplicates.length}, beyond in-flight ${r.beyondInFlight.length}`,
     ...r.beyondInFlight.map((d) => `  NO FAULT: ${d.key} ×${d.starts} (${d.trace})`),
+    ...(r.storeEvents ?? []).map((e) => `  store event of an unexplained duplicate: ${e}`),
     ...r.duplicates
       .filter((d) => d.fault !== undefined)
       .slice(0, everyDuplicate ? undefined : 30)

@@ -17,7 +17,7 @@
  *    a finished run, or by an insert earlier than the slot it sleeps toward. It never busy-waits
  *    and never sleeps past an earlier insert. Both are the `Wakeup` it waits on.
  */
-import { type Errors, type Kernel, Rules, type Task } from "@tickwork/core"
+import { type Declared, type Errors, type Kernel, Rules, type Task } from "@tickwork/core"
 import { Deferred, Effect, type Exit, Option } from "effect"
 import type * as Ledger from "../Ledger.ts"
 import type { AcceptedOptions, Recorder } from "../Recorder.ts"
@@ -249,23 +249,46 @@ export class TimingActor {
     return done
   }
 
-  /** A trigger or retry (SPEC §19): true when accepted, else the kernel's refusal. */
-  manual(action: "trigger" | "retry", id: string): true | Errors.ManualRunRefused {
+  /**
+   * A trigger or retry (SPEC §19): true when accepted, else the kernel's refusal. A retry given
+   * `slot` (epoch ms) is of that one slot (SPEC §19.7), decided on what the ledger holds of it.
+   */
+  manual(action: "trigger" | "retry", id: string, slot?: number): true | Errors.ManualRunRefused {
     const now = this.now()
-    const done = action === "trigger" ? this.kernel.trigger(id, now) : this.kernel.retry(id, now)
+    const done =
+      action === "trigger"
+        ? this.kernel.trigger(id, now)
+        : slot === undefined
+          ? this.kernel.retry(id, now)
+          : this.kernel.retry(id, now, { slot, runs: this.slotRuns(id, slot) })
     this.flush()
     this.nudge()
     return done
   }
 
   /**
+   * What the ledger of task `id`'s current generation holds about `slot` (SPEC §19.7): its run
+   * with the highest attempt, or `undefined` when none is there (never ran, or dropped by the
+   * ledger's bounds). O(records of the task).
+   */
+  private slotRuns(id: string, slot: number): Rules.SlotRuns | undefined {
+    let last: Rules.SlotRuns | undefined
+    for (const o of this.history(id)) {
+      if ((o.kind !== "ran" && o.kind !== "retried") || o.slot !== slot) continue
+      if (last === undefined || o.attempt >= last.lastAttempt)
+        last = { lastAttempt: o.attempt, failed: o.outcome.kind !== "succeeded" }
+    }
+    return last
+  }
+
+  /**
    * Changes a live task in place (SPEC §15): true if it was live, or the typed error of a bad
-   * change. A change made is recorded in the task's ledger as `updated`, naming `fields`.
+   * change. A change made is recorded in the task's ledger as `updated`, as `record` says.
    */
   update(
     id: string,
     changes: Kernel.UpdateOptions<PoolJob>,
-    record: { readonly fields: ReadonlyArray<string>; readonly cause: "update" | "ensure" },
+    record: Declared.Change,
   ): boolean | Errors.ScheduleError {
     const at = this.now()
     const done = this.kernel.update(id, changes, at)

@@ -16,6 +16,7 @@ import {
   Kernel,
   Options,
   Results,
+  type Rules,
   type Task,
   type Time,
 } from "@tickwork/core"
@@ -129,6 +130,15 @@ export interface SchedulerOptions {
    * opens after `failures` failed slots in a row of its tasks and holds them all.
    */
   readonly breakers?: Readonly<Record<string, Breaker.BreakerPolicy>>
+  /**
+   * Flow control (SPEC §20): concurrency and rate limits of named groups (a task joins one with
+   * `group: "email"`) and of each key (a task's `key`). A due run whose scope is at its limit
+   * waits — late, never dropped — without holding a worker or blocking other tasks. Bad limits
+   * are an `InvalidOption` naming the field.
+   *
+   * @since 0.7.0
+   */
+  readonly limits?: Rules.Limits
   /** Hears every acceptance, start, completion and cancellation (inspection). */
   readonly listener?: Listener
   /**
@@ -178,6 +188,7 @@ const schedulerOptionKeys: ReadonlySet<string> = new Set([
   "logFailures",
   "listener",
   "breakers",
+  "limits",
   "inspect",
   "health",
 ])

@@ -36,7 +36,13 @@ export interface SeriesMetrics<K extends string> {
   readonly retries: Metric.Counter<number>
   readonly slotsMissed: (cause: string, policy: MissedPolicy) => Metric.Counter<number>
   readonly tasks: (state: Task.TaskState) => Metric.Gauge<number>
+  /** The series of due runs waiting on a limit for `cause` (SPEC §20); absent: not reported. */
+  readonly waiting?: ((cause: WaitCause) => Metric.Gauge<number>) | undefined
 }
+
+/** Why a due run waits on a limit (SPEC §20): the `cause` attribute of `tickwork_runs_waiting`. */
+type WaitCause = "concurrency" | "rate-limited"
+const waitCauses: ReadonlyArray<WaitCause> = ["concurrency", "rate-limited"]
 
 const none = (): void => {}
 
@@ -90,6 +96,8 @@ export interface GaugeSource {
   pending: number
   running: number
   states: (() => Readonly<Record<Task.TaskState, number>>) | undefined
+  /** Due runs waiting on a limit by cause (SPEC §20), read at each snapshot, when there. */
+  waiting?: (() => Readonly<Record<WaitCause, number>>) | undefined
 }
 
 /** The task states the `tickwork_tasks` gauge reports, one series each. */
@@ -210,6 +218,14 @@ export const addGaugeSource = <K extends string>(
     register(metrics.running, context, () => ({ value: g.sum((s) => s.running) }))
     for (const state of states) {
       register(metrics.tasks(state), context, () => ({ value: g.inState(state) }))
+    }
+    const waiting = metrics.waiting
+    if (waiting !== undefined) {
+      for (const cause of waitCauses) {
+        register(waiting(cause), context, () => ({
+          value: g.sum((s) => s.waiting?.()[cause] ?? 0),
+        }))
+      }
     }
   }
   const target = gauges

@@ -5,7 +5,7 @@
  * meet them.
  */
 import type { Declared, Errors, Kernel, Task, Time } from "@tickwork/core"
-import type { Effect, Option, Scope, Stream } from "effect"
+import type { DateTime, Effect, Option, Scope, Stream } from "effect"
 import type * as Health from "../Health.ts"
 import type * as Ledger from "../Ledger.ts"
 import type { CurrentRun } from "../Run.ts"
@@ -141,9 +141,20 @@ export interface SchedulerShape {
    * `scheduled` again, its ledger kept; if the attempt fails, it is `failed` again. Fails with
    * `ManualRunRefused` for any task that is not `failed`.
    *
+   * Given `slot` (epoch ms, a `Date` or a `DateTime`), one more attempt of that failed slot of a
+   * recurring task instead (SPEC §19.7): run now as a manual run (`RunInfo.manual`), with the
+   * slot and its ledger's last attempt + 1; the task's pending run goes on as it was after it,
+   * and neither the failure policy nor the breaker counts it. Refused (`ManualRunRefused`, with
+   * the `slot`) unless the task is `scheduled` and recurring, with no manual run waiting, and the
+   * ledger's latest run of the slot failed; a slot that is not a safe integer of epoch ms is an
+   * `InvalidTime` (field `slot`). Nothing changes on either.
+   *
    * @since 0.4.0
    */
-  readonly retry: (id: string) => Effect.Effect<void, Errors.ManualRunRefused>
+  readonly retry: (
+    id: string,
+    options?: RetryOptions,
+  ) => Effect.Effect<void, Errors.ManualRunRefused | Errors.InvalidTime>
   /**
    * Changes a live task in place — schedule, priority, retry, missed-run policy, window,
    * timeout, tags, breaker, job — keeping its id, generation, run count and ledger (SPEC §15).
@@ -221,4 +232,15 @@ export interface LedgerRead {
     id: string,
     options: { readonly generation: number },
   ): Effect.Effect<ReadonlyArray<Ledger.Occurrence>, Errors.InvalidOption>
+}
+
+/**
+ * Options of {@link SchedulerShape.retry}.
+ *
+ * @category models
+ * @since 0.6.0
+ */
+export interface RetryOptions {
+  /** The failed slot of a recurring task to run again (SPEC §19.7); absent: a failed task. */
+  readonly slot?: number | Date | DateTime.DateTime | undefined
 }

@@ -9,7 +9,8 @@ import { NO_WINDOW } from "./row.ts"
 
 /**
  * What was asked: `trigger` (one extra run now, the pending run kept) or `retry` (one more
- * attempt of a failed task's failed slot, due now).
+ * attempt of a failed task's failed slot, due now; or, given a slot, of one failed slot of a
+ * recurring task, SPEC §19.7).
  *
  * @category models
  * @since 0.4.0
@@ -38,9 +39,89 @@ const retryAdvice: Readonly<Record<string, string>> = {
 }
 
 /**
+ * What a ledger holds about one slot of a task (SPEC §19.7): its run with the highest attempt,
+ * which is its latest (a slot's attempts only grow). A store reads it from its ledger of the
+ * task's current generation.
+ *
+ * @category models
+ * @since 0.6.0
+ */
+export interface SlotRuns {
+  /** The highest attempt of the slot that ran, 1-based. */
+  readonly lastAttempt: number
+  /** Whether that attempt failed (any outcome but `succeeded`). */
+  readonly failed: boolean
+}
+
+/**
+ * The facts, besides the task's state, that a retry of one slot (SPEC §19.7) is decided on.
+ *
+ * @category models
+ * @since 0.6.0
+ */
+export interface SlotRetry {
+  /** The slot asked for, epoch ms. */
+  readonly slot: number
+  /** Whether the task is recurring: a one-shot's one slot is retried by `retry(id)` alone. */
+  readonly recurring: boolean
+  /** The slot of its pending run (a pending retry's slot, not its due time) when `scheduled`. */
+  readonly pendingSlot: number | undefined
+  /** What its ledger holds about `slot`; `undefined` when none of its runs is there. */
+  readonly runs: SlotRuns | undefined
+}
+
+/** What to say instead, by state, for a refused retry of one slot. */
+const slotAdvice: Readonly<Record<string, string>> = {
+  running: "a task never runs twice at once (SPEC §6.6): retry the slot when the run has finished",
+  paused: "resume it first",
+  failed: "retry it without a slot: its failed slot is the one retried",
+  done: "it will never run again: schedule it anew",
+  cancelled: "it will never run again: schedule it anew",
+  unknown: "no task has this id",
+}
+
+/** Why a `scheduled` task may not retry slot `r.slot` now, or `undefined`. */
+const slotProblem = (r: SlotRetry, pending: boolean): string | undefined => {
+  const slot = r.slot
+  if (!r.recurring)
+    return "a one-shot has one slot: retry it without a slot once it has failed (SPEC §19.2)"
+  if (pending) return "a manual run of it is already waiting to start"
+  if (r.pendingSlot === slot) return `slot ${slot} is its pending run (a retry of it is due)`
+  if (r.runs === undefined)
+    return `its ledger has no run of slot ${slot} (it never ran, or retention dropped it)`
+  if (!r.runs.failed)
+    return `its last run of slot ${slot} (attempt ${r.runs.lastAttempt}) succeeded: only a failed slot can be retried`
+  return undefined
+}
+
+/** The refusal of a retry of one slot (SPEC §19.7), or `undefined`. */
+const slotRefusal = (
+  id: string,
+  state: string,
+  pending: boolean,
+  r: SlotRetry,
+): ManualRunRefused | undefined => {
+  const problem =
+    state === "scheduled" ? slotProblem(r, pending) : `it is ${state}; ${slotAdvice[state] ?? ""}`
+  if (problem === undefined) return undefined
+  return new ManualRunRefused({
+    action: "retry",
+    id,
+    state,
+    slot: r.slot,
+    message: `cannot retry slot ${r.slot} of ${show(id)}: ${problem}`,
+  })
+}
+
+/**
  * The refusal of a manual run, or `undefined` when the state allows it:
  * `trigger` needs a `scheduled` task with no manual run already pending (`pending`); `retry`
  * needs a `failed` task (SPEC §19.4). Pure; `state` is a task state or `"unknown"`.
+ *
+ * A `retry` given `slot` (SPEC §19.7) is a retry of that one slot of a recurring task instead:
+ * it needs a `scheduled` recurring task with no manual run pending, whose pending run is not a
+ * retry of that slot, and whose ledger's latest run of the slot (`slot.runs`) failed. Then
+ * {@link slotRetried} gives its run.
  *
  * **Example** (A running task is not triggered)
  *
@@ -59,7 +140,9 @@ export const manualRefusal = (
   id: string,
   state: string,
   pending = false,
+  slot?: SlotRetry,
 ): ManualRunRefused | undefined => {
+  if (action === "retry" && slot !== undefined) return slotRefusal(id, state, pending, slot)
   if (action === "trigger") {
     if (state === "scheduled" && !pending) return undefined
     const advice =
@@ -107,6 +190,28 @@ export const retried = (
 ): { readonly attempt: number; readonly windowMs: number } => ({
   attempt: Math.max(lastRan + 1, pending),
   windowMs: recurring ? windowMs : NO_WINDOW,
+})
+
+/**
+ * A retry of one failed slot at `now` (SPEC §19.7; the caller checked {@link manualRefusal}
+ * with the slot first): the manual run — slot `slot`, due `now`, its ledger's last attempt + 1.
+ * Like a trigger's ({@link triggered}), it runs with the task's pending run set aside, and
+ * {@link manualEnded} puts that back when it ends. Pure.
+ *
+ * **Example** (Slot 9's second attempt, now)
+ *
+ * ```ts
+ * import { Rules } from "@tickwork/core"
+ * Rules.slotRetried(9, { lastAttempt: 1, failed: true }, 50) // { slot: 9, dueAt: 50, attempt: 2 }
+ * ```
+ *
+ * @category rules
+ * @since 0.6.0
+ */
+export const slotRetried = (slot: number, runs: SlotRuns, now: number): PendingRun => ({
+  slot,
+  dueAt: now,
+  attempt: runs.lastAttempt + 1,
 })
 
 /**

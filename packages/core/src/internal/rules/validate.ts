@@ -51,6 +51,8 @@ export const fields = {
   window: "remove",
   tags: "change",
   breaker: "remove",
+  group: "fixed",
+  key: "fixed",
 } as const satisfies Record<string, FieldUpdate>
 
 /**

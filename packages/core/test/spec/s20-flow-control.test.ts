@@ -1,0 +1,329 @@
+/**
+ * SPEC §20: flow control. Concurrency is counted from the runs the kernel hands out and the
+ * completions reported to it (a driver completes in any order); rate limits on the manual clock.
+ */
+import * as fc from "fast-check"
+import { describe, expect, it } from "vitest"
+import { Clock, Driver, Errors, Kernel, Rules, Schedule, Task } from "../../src/index.ts"
+
+type K = Kernel.Kernel<string>
+const once = (at: number) => Schedule.once(at)
+
+const kernel = (limits: Rules.Limits) => new Kernel.Kernel<string>({ limits })
+const take = (k: K, now: number) => {
+  const out: Array<Kernel.Run<string>> = []
+  for (let r = k.takeDue(now); r !== undefined; r = k.takeDue(now)) out.push(r)
+  return out
+}
+
+describe("SPEC §20.1 concurrency limits", () => {
+  it("a group at its limit holds its due runs; each end lets the next one go, in §4 order", () => {
+    const k = kernel({ groups: { email: { concurrency: 2 } } })
+    for (const [job, priority] of [
+      ["a", "low"],
+      ["b", "normal"],
+      ["c", "low"],
+      ["d", "high"],
+      ["e", "normal"],
+    ] as const) {
+      k.schedule({ id: job, job, schedule: once(10), group: "email", priority }, 0)
+    }
+    const first = take(k, 10)
+    // Equal due times: high, then normal, then low (SPEC §4).
+    expect(first.map((r) => r.job)).toEqual(["d", "b"])
+    expect(k.status("e")).toBe("scheduled")
+    expect(k.info("e")?.waiting).toEqual({
+      cause: "concurrency",
+      scope: "group:email",
+      since: 10,
+      until: undefined,
+    })
+    expect(k.stats().waiting).toEqual({ concurrency: 3, "rate-limited": 0 })
+    k.checkInvariants()
+    k.complete(first[0] as Kernel.Run<string>, Task.succeeded, 20, false)
+    const next = take(k, 20)
+    expect(next.map((r) => [r.job, r.startedAt])).toEqual([["e", 20]])
+    k.complete(first[1] as Kernel.Run<string>, Task.succeeded, 25, false)
+    k.complete(next[0] as Kernel.Run<string>, Task.succeeded, 25, false)
+    expect(take(k, 25).map((r) => r.job)).toEqual(["a", "c"])
+    expect(k.stats().waiting).toEqual({ concurrency: 0, "rate-limited": 0 })
+    k.checkInvariants()
+  })
+
+  it("a waiter does not block the runs of other scopes, or of no scope (no head-of-line blocking)", () => {
+    const k = kernel({ groups: { slow: { concurrency: 1 }, fast: {} } })
+    k.schedule({ id: "s1", job: "s1", schedule: once(1), group: "slow" }, 0)
+    k.schedule({ id: "s2", job: "s2", schedule: once(2), group: "slow" }, 0)
+    k.schedule({ id: "f", job: "f", schedule: once(3), group: "fast" }, 0)
+    k.schedule({ id: "n", job: "n", schedule: once(4) }, 0)
+    expect(take(k, 10).map((r) => r.job)).toEqual(["s1", "f", "n"])
+    expect(k.info("s2")?.waiting?.cause).toBe("concurrency")
+    expect(k.nextSlot()).toBeUndefined()
+  })
+
+  it("keys: a limit of 1 per key runs each key's tasks in series, keys side by side", () => {
+    const k = kernel({ keys: { concurrency: 1 } })
+    for (const [id, key] of [
+      ["a1", "a"],
+      ["a2", "a"],
+      ["b1", "b"],
+      ["b2", "b"],
+    ] as const) {
+      k.schedule({ id, job: id, schedule: once(5), key }, 0)
+    }
+    const first = take(k, 5)
+    expect(first.map((r) => r.job)).toEqual(["a1", "b1"])
+    expect(k.info("a2")).toMatchObject({ key: "a", waiting: { scope: "key:a" } })
+    k.complete(first[1] as Kernel.Run<string>, Task.succeeded, 6, false)
+    expect(take(k, 6).map((r) => r.job)).toEqual(["b2"])
+  })
+
+  it("a run waiting on its key while its group has room does not keep the group's other waiters back", () => {
+    const k = kernel({ groups: { g: { concurrency: 1 } }, keys: { concurrency: 1 } })
+    k.schedule({ id: "busy", job: "busy", schedule: once(0), key: "k" }, 0)
+    const busy = take(k, 0)
+    k.schedule({ id: "g1", job: "g1", schedule: once(1), group: "g" }, 0)
+    k.schedule({ id: "gk", job: "gk", schedule: once(2), group: "g", key: "k" }, 0)
+    k.schedule({ id: "g2", job: "g2", schedule: once(3), group: "g" }, 0)
+    const g1 = take(k, 3)
+    expect(g1.map((r) => r.job)).toEqual(["g1"])
+    // g1 ends: gk goes first (§4) but its key is busy; g2 takes the group's place.
+    k.complete(g1[0] as Kernel.Run<string>, Task.succeeded, 4, false)
+    expect(take(k, 4).map((r) => r.job)).toEqual(["g2"])
+    expect(k.info("gk")?.waiting?.scope).toBe("key:k")
+    k.complete(busy[0] as Kernel.Run<string>, Task.succeeded, 5, false)
+    k.checkInvariants()
+  })
+
+  it("a cancelled or paused waiter leaves the queue; the place goes to the next", () => {
+    const k = kernel({ groups: { g: { concurrency: 1 } } })
+    for (const id of ["a", "b", "c", "d"])
+      k.schedule({ id, job: id, schedule: once(1), group: "g" }, 0)
+    const a = take(k, 1)
+    expect(k.cancel("b", 2)).toBe(true)
+    expect(k.pause("c", 2)).toBe(true)
+    expect(k.info("c")?.waiting).toBeUndefined()
+    expect(k.stats().waiting.concurrency).toBe(1)
+    k.checkInvariants()
+    k.complete(a[0] as Kernel.Run<string>, Task.succeeded, 3, false)
+    expect(take(k, 3).map((r) => r.job)).toEqual(["d"])
+    k.checkInvariants()
+    // Resumed, it waits again behind d's run.
+    k.resume("c", 4)
+    expect(take(k, 4)).toEqual([])
+    expect(k.info("c")?.waiting?.cause).toBe("concurrency")
+  })
+
+  it("a waiter let go into the heap and then cancelled hands the place on", () => {
+    const k = kernel({ groups: { g: { concurrency: 1 } } })
+    for (const id of ["a", "b", "c"]) k.schedule({ id, job: id, schedule: once(1), group: "g" }, 0)
+    const a = take(k, 1)
+    k.complete(a[0] as Kernel.Run<string>, Task.succeeded, 2, false)
+    // b was let go but not taken yet.
+    k.cancel("b", 2)
+    expect(take(k, 2).map((r) => r.job)).toEqual(["c"])
+  })
+
+  it("property: a limit is never exceeded, nothing is lost, no run starts before it is due", () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            due: fc.integer({ min: 0, max: 50 }),
+            group: fc.constantFrom("a", "b", undefined),
+            key: fc.constantFrom("x", "y", "z", undefined),
+            priority: fc.constantFrom("high", "normal", "low" as const),
+            length: fc.integer({ min: 0, max: 20 }),
+          }),
+          { maxLength: 40 },
+        ),
+        fc.integer({ min: 1, max: 3 }),
+        (tasks, limitA) => {
+          const k = kernel({
+            groups: { a: { concurrency: limitA }, b: { concurrency: 2 } },
+            keys: { concurrency: 1 },
+          })
+          tasks.forEach((t, n) => {
+            const id = k.schedule(
+              {
+                id: `t${n}`,
+                job: `t${n}`,
+                schedule: once(t.due),
+                group: t.group,
+                key: t.key,
+                priority: t.priority,
+              },
+              0,
+            )
+            expect(id).toBe(`t${n}`)
+          })
+          const running = new Map<string, number>()
+          const scopesOf = (n: number) => {
+            const t = tasks[n] as (typeof tasks)[number]
+            return [t.group && `g:${t.group}`, t.key && `k:${t.key}`].filter(
+              (s): s is string => typeof s === "string",
+            )
+          }
+          const limitOf = (s: string) => (s === "g:a" ? limitA : s === "g:b" ? 2 : 1)
+          const inFlight: Array<{ run: Kernel.Run<string>; ends: number }> = []
+          let started = 0
+          for (let now = 0; now < 2_000 && started < tasks.length; now++) {
+            for (let j = inFlight.length - 1; j >= 0; j--) {
+              const f = inFlight[j] as (typeof inFlight)[number]
+              if (f.ends > now) continue
+              inFlight.splice(j, 1)
+              for (const s of scopesOf(Number(f.run.job.slice(1))))
+                running.set(s, (running.get(s) ?? 0) - 1)
+              k.complete(f.run, Task.succeeded, now, false)
+            }
+            for (const run of take(k, now)) {
+              const n = Number(run.job.slice(1))
+              const t = tasks[n] as (typeof tasks)[number]
+              expect(run.startedAt).toBeGreaterThanOrEqual(t.due)
+              for (const s of scopesOf(n)) {
+                running.set(s, (running.get(s) ?? 0) + 1)
+                expect(running.get(s)).toBeLessThanOrEqual(limitOf(s))
+              }
+              started++
+              inFlight.push({ run, ends: now + t.length })
+            }
+            k.checkInvariants()
+          }
+          expect(started).toBe(tasks.length)
+        },
+      ),
+      { numRuns: 150 },
+    )
+  })
+})
+
+describe("SPEC §20.2 rate limits", () => {
+  it("a sliding window: at most max starts in any `per` ms; the next waits for the oldest to leave it", () => {
+    const clock = new Clock.ManualClock(0)
+    const starts: Array<[string, number]> = []
+    const d = new Driver.Driver({
+      clock,
+      limits: { groups: { api: { rate: { max: 2, per: 1000 } } } },
+    })
+    for (const [id, at] of [
+      ["a", 0],
+      ["b", 400],
+      ["c", 500],
+      ["d", 600],
+    ] as const) {
+      d.scheduleUnsafe({
+        id,
+        schedule: once(at),
+        group: "api",
+        job: (r) => void starts.push([r.id, clock.now()]),
+      })
+    }
+    d.runUntil(450)
+    expect(d.info("c")).toBeDefined()
+    d.runUntil(999)
+    expect(starts).toEqual([
+      ["a", 0],
+      ["b", 400],
+    ])
+    expect(d.info("c")?.waiting).toEqual({
+      cause: "rate-limited",
+      scope: "group:api",
+      since: 500,
+      until: 1000,
+    })
+    expect(d.stats().waiting["rate-limited"]).toBeGreaterThanOrEqual(1)
+    // The kernel's next wake is the instant the window opens.
+    expect(d.nextSlot()).toBe(1000)
+    d.runUntil(3000)
+    // c at 1000 (a's start left the window), d at 1400 (b's did).
+    expect(starts).toEqual([
+      ["a", 0],
+      ["b", 400],
+      ["c", 1000],
+      ["d", 1400],
+    ])
+  })
+
+  it("the window's boundary: a start exactly `per` after the oldest is allowed, one ms before is not", () => {
+    const limit = { concurrency: Number.POSITIVE_INFINITY, rateMax: 1, ratePerMs: 100 }
+    expect(Rules.rateOpensAt(limit, [50], 149)).toBe(150)
+    expect(Rules.rateOpensAt(limit, [50], 150)).toBe(150)
+    expect(Rules.admit([{ limit, running: 0, starts: [50] }], 149)).toEqual({
+      _tag: "Wait",
+      cause: "rate-limited",
+      scope: 0,
+      until: 150,
+    })
+    expect(Rules.admit([{ limit, running: 0, starts: [50] }], 150)._tag).toBe("Start")
+  })
+
+  it("a rate-limited group does not hold back other runs due before its window opens", () => {
+    const clock = new Clock.ManualClock(0)
+    const starts: Array<[string, number]> = []
+    const d = new Driver.Driver({
+      clock,
+      limits: { groups: { api: { rate: { max: 1, per: 100 } } } },
+    })
+    const job = (r: Task.RunInfo) => void starts.push([r.id, clock.now()])
+    d.scheduleUnsafe({ id: "a", schedule: once(0), group: "api", job })
+    d.scheduleUnsafe({ id: "b", schedule: once(10), group: "api", job })
+    d.scheduleUnsafe({ id: "x", schedule: once(20), job })
+    d.scheduleUnsafe({ id: "y", schedule: once(150), job })
+    d.runUntil(200)
+    expect(starts).toEqual([
+      ["a", 0],
+      ["x", 20],
+      ["b", 100],
+      ["y", 150],
+    ])
+  })
+})
+
+describe("SPEC §20 typed errors", () => {
+  it("bad limits name the field and the value; the kernel is not built", () => {
+    const bad = (limits: unknown) => {
+      try {
+        new Kernel.Kernel({ limits: limits as Rules.Limits })
+        return undefined
+      } catch (error) {
+        expect(error).toBeInstanceOf(Errors.InvalidOption)
+        return [(error as Errors.InvalidOption).field, (error as Errors.InvalidOption).value]
+      }
+    }
+    expect(bad({ groups: { email: { concurrency: 0 } } })).toEqual([
+      "limits.groups.email.concurrency",
+      0,
+    ])
+    expect(bad({ keys: { concurrency: 1.5 } })).toEqual(["limits.keys.concurrency", 1.5])
+    expect(bad({ keys: { rate: { max: 0, per: 10 } } })).toEqual(["limits.keys.rate.max", 0])
+    expect(bad({ keys: { rate: { max: 1, per: 0 } } })).toEqual(["limits.keys.rate.per", 0])
+    expect(bad({ keys: { rate: { max: 1 } } })).toEqual(["limits.keys.rate.per", undefined])
+    expect(bad({ groups: { g: { concurency: 1 } } })).toEqual(["limits.groups.g.concurency", 1])
+    expect(bad({ queues: {} })).toEqual(["limits.queues", {}])
+    expect(bad("x")).toEqual(["limits", "x"])
+  })
+
+  it("a task's unknown group, bad key, or key with no per-key limit is refused and changes nothing", () => {
+    const k = kernel({ groups: { email: { concurrency: 1 } } })
+    const g = k.schedule({ job: "a", schedule: once(1), group: "emial" }, 0)
+    expect(g).toBeInstanceOf(Errors.InvalidOption)
+    expect((g as Errors.InvalidOption).field).toBe("group")
+    expect((g as Errors.InvalidOption).value).toBe("emial")
+    const key = k.schedule({ job: "a", schedule: once(1), key: "c1" }, 0)
+    expect((key as Errors.InvalidOption).field).toBe("key")
+    const k2 = kernel({ keys: { concurrency: 1 } })
+    const empty = k2.schedule({ job: "a", schedule: once(1), key: "" }, 0)
+    expect([(empty as Errors.InvalidOption).field, (empty as Errors.InvalidOption).value]).toEqual([
+      "key",
+      "",
+    ])
+    expect(k.stats().accepted + k2.stats().accepted).toBe(0)
+  })
+
+  it("group and key are fixed once scheduled: update refuses them", () => {
+    const k = kernel({ groups: { email: {} } })
+    const id = k.schedule({ job: "a", schedule: once(1), group: "email" }, 0) as string
+    const r = k.update(id, { group: "email" } as never, 0)
+    expect((r as Errors.InvalidOption).field).toBe("group")
+  })
+})
