@@ -129,6 +129,15 @@ describe("validate", () => {
     expect(e.message).toContain(field === "options" ? "object" : field.replace(/\[\d+\]$/, ""))
   })
 
+  it("validate: a fixed-delay task without a window, or options that are no object, or no schedule", () => {
+    expect(Rules.validate({ schedule: Schedule.fixedDelay(10) }, 5)).toMatchObject({
+      first: 5,
+      windowMs: Rules.NO_WINDOW,
+    })
+    expect((Rules.validate("daily" as never, 0) as Errors.InvalidOption).field).toBe("options")
+    expect((Rules.validate({} as never, 0) as Errors.InvalidOption).field).toBe("schedule")
+  })
+
   it("validate: tags at the limits are accepted", () => {
     const tags = Array.from({ length: 32 }, (_, k) => `${k}`.padEnd(64, "x"))
     expect(Rules.validate({ schedule: Schedule.once(1), tags }, 0)).toMatchObject({ tags })
@@ -187,14 +196,18 @@ describe("validateChanges", () => {
       ).field,
     ).toBe("window")
     // A kept window does not fit a new fixed-delay schedule; removing it with the change does.
-    expect(
-      (
-        Rules.validateChanges({ schedule: Schedule.fixedDelay(10) }, 0, {
-          plan: grid(10),
-          windowMs: 50,
-        }) as Errors.InvalidOption
-      ).field,
-    ).toBe("window")
+    const kept = Rules.validateChanges({ schedule: Schedule.fixedDelay(10) }, 0, {
+      plan: grid(10),
+      windowMs: 50,
+    }) as Errors.InvalidOption
+    expect(kept.field).toBe("window")
+    // The error names the value: the kept window's ms, or the window as it was given.
+    expect(kept.value).toBe(50)
+    const given = Rules.validateChanges({ window: "1 second" }, 0, {
+      plan: (Schedule.resolve(Schedule.fixedDelay(10), 0) as Schedule.Resolved).plan,
+      windowMs: Rules.NO_WINDOW,
+    }) as Errors.InvalidOption
+    expect(given.value).toBe("1 second")
     expect(
       Rules.validateChanges({ schedule: Schedule.fixedDelay(10), window: null }, 0, {
         plan: grid(10),
@@ -283,6 +296,28 @@ describe("take", () => {
       _tag: "Coalesce",
       slot: 10,
       merged: { first: 0, last: 0, count: 1, exact: true },
+    })
+  })
+
+  it("SPEC §3: a skip keeps a slot exactly at the window's start; the default notBefore is none", () => {
+    // Taken at 45 with a 15 ms window: 30 is inside it (45 - 30 = 15), 0..20 are skipped.
+    expect(Rules.take(row({ plan: grid(10), windowMs: 15 }), 45)).toEqual({
+      _tag: "Skip",
+      slot: 30,
+      skipped: { first: 0, last: 20, count: 3, exact: true },
+    })
+    // A zero window at slot 0, taken at 0: on time, whatever the defaults.
+    expect(Rules.take(row({ windowMs: 0 }), 0)._tag).toBe("Start")
+    expect(Rules.takePlan(row({ windowMs: 0 }), 0)._tag).toBe("Start")
+  })
+
+  it("SPEC §3: a cron task coalesces like any grid", () => {
+    const cron = (Schedule.resolve(Schedule.cron("*/10 * * * *"), 0) as Schedule.Resolved).plan
+    const min = 60_000
+    expect(Rules.take(row({ plan: cron, missedRuns: "coalesce" }), 25 * min)).toEqual({
+      _tag: "Coalesce",
+      slot: 20 * min,
+      merged: { first: 0, last: 10 * min, count: 2, exact: true },
     })
   })
 
@@ -512,6 +547,66 @@ describe("settle", () => {
     )
   })
 
+  it("SPEC §15: a resume recorded before the retry's own slot, or on a fixed-delay task, moves nothing", () => {
+    const held = row({ plan: grid(10), slot: 10, dueAt: 17, attempt: 2, resumeFrom: 5 })
+    expect(Rules.settle(held, Task.succeeded, 18, { random })).toMatchObject({ nextSlot: 20 })
+    const delay = (Schedule.resolve(Schedule.fixedDelay(10), 0) as Schedule.Resolved).plan
+    expect(
+      Rules.settle(row({ plan: delay, slot: 10, resumeFrom: 45 }), Task.succeeded, 50, { random }),
+    ).toMatchObject({ nextSlot: 60 })
+    const cron = (Schedule.resolve(Schedule.cron("*/10 * * * *"), 0) as Schedule.Resolved).plan
+    const min = 60_000
+    // A cron retry of slot 10 min resumed at 45 min: the next slot is 50 min.
+    expect(
+      Rules.settle(
+        row({ plan: cron, slot: 10 * min, dueAt: 12 * min, attempt: 2, resumeFrom: 45 * min }),
+        Task.succeeded,
+        46 * min,
+        { random },
+      ),
+    ).toMatchObject({ nextSlot: 50 * min })
+  })
+
+  it("SPEC §3: a custom schedule that says no more ends the task done", () => {
+    const plan = (
+      Schedule.resolve(
+        Schedule.custom((s) => (s === undefined ? 5 : undefined)),
+        0,
+      ) as Schedule.Resolved
+    ).plan
+    expect(
+      Rules.settle(row({ plan, slot: 5, dueAt: 5 }), Task.succeeded, 6, { random }),
+    ).toMatchObject({
+      state: "done",
+      continuation: "final",
+      nextSlot: undefined,
+      scheduleError: undefined,
+    })
+  })
+
+  it("an empty record buffer has every field of a record", () => {
+    const run = {
+      id: "a" as Task.TaskId,
+      generation: 1,
+      slot: 0,
+      scheduledFor: 0,
+      startedAt: 0,
+      attempt: 1,
+      runNumber: 1,
+      tags: [],
+    }
+    const settled = {
+      state: "done" as const,
+      continuation: "final" as const,
+      nextSlot: undefined,
+      dropped: undefined,
+      pausedReason: undefined,
+    }
+    expect(Object.keys(Rules.makeRecordBuffer()).sort()).toEqual(
+      Object.keys(Rules.record(run, Task.succeeded, 1, settled)).sort(),
+    )
+  })
+
   it("a one-off's success ends it done; the record says so", () => {
     const s = Rules.settle(row(), Task.succeeded, 2, { random })
     expect(s).toMatchObject({ state: "done", continuation: "final", nextSlot: undefined })
@@ -633,6 +728,13 @@ describe("manual runs (SPEC §19)", () => {
       'cannot retry "r": it is paused; only a failed task can be retried: resume it instead',
     )
     expect(Rules.manualRefusal("retry", "r", "unknown")?.message).toContain("no task has this id")
+    // A state no table names (a store's own) gets no advice rather than a wrong one.
+    expect(Rules.manualRefusal("trigger", "r", "archived")?.message).toBe(
+      'cannot trigger "r": it is archived; ',
+    )
+    expect(Rules.manualRefusal("retry", "r", "archived")?.message).toBe(
+      'cannot retry "r": it is archived; ',
+    )
   })
 })
 
@@ -662,6 +764,12 @@ describe("pause and resume", () => {
     expect(Rules.pauseStep(task("done"), "manual")).toBe("Ignored")
   })
 
+  it("SPEC §15: a store's null pause request is none: a running task's pause is requested", () => {
+    expect(
+      Rules.pauseStep({ state: "running", pausedReason: null, pauseRequest: null }, "manual"),
+    ).toBe("Requested")
+  })
+
   it("SPEC §15: a grid resumes at the first slot >= now, the passed ones skipped", () => {
     const r = Rules.resume(row({ plan: grid(10), consecutiveFailures: 3 }), 25)
     expect(r).toEqual({
@@ -675,16 +783,25 @@ describe("pause and resume", () => {
   })
 
   it("SPEC §15: a grid paused before its slot keeps it; a one-shot keeps its slot however late", () => {
-    expect(Rules.resume(row({ plan: grid(10), slot: 30, dueAt: 30 }), 30)).toMatchObject({
+    const kept = { skipped: undefined, retry: false, consecutiveFailures: 0, resumeFrom: -1 }
+    expect(Rules.resume(row({ plan: grid(10), slot: 30, dueAt: 30 }), 30)).toEqual({
+      ...kept,
       dueAt: 30,
       slot: 30,
-      skipped: undefined,
     })
-    expect(Rules.resume(row({ slot: 5, dueAt: 5 }), 500)).toMatchObject({
-      dueAt: 5,
-      slot: 5,
-      skipped: undefined,
+    expect(Rules.resume(row({ slot: 5, dueAt: 5 }), 500)).toEqual({ ...kept, dueAt: 5, slot: 5 })
+  })
+
+  it("SPEC §15: a cron task resumes like any grid: at its first match >= now, the passed ones skipped", () => {
+    const cron = (Schedule.resolve(Schedule.cron("*/10 * * * *"), 0) as Schedule.Resolved).plan
+    const min = 60_000
+    expect(Rules.resume(row({ plan: cron, slot: 10 * min, dueAt: 10 * min }), 35 * min)).toEqual({
+      dueAt: 40 * min,
+      slot: 40 * min,
+      skipped: { first: 10 * min, last: 30 * min, count: 3, exact: true },
       retry: false,
+      consecutiveFailures: 0,
+      resumeFrom: -1,
     })
   })
 
@@ -698,15 +815,16 @@ describe("pause and resume", () => {
 
   it("SPEC §15: fixed delay and custom resume at max(held slot, now), skipping nothing", () => {
     const delay = (Schedule.resolve(Schedule.fixedDelay(10), 0) as Schedule.Resolved).plan
-    expect(Rules.resume(row({ plan: delay, slot: 40, dueAt: 40 }), 25)).toMatchObject({
+    const kept = { skipped: undefined, retry: false, consecutiveFailures: 0, resumeFrom: -1 }
+    expect(Rules.resume(row({ plan: delay, slot: 40, dueAt: 40 }), 25)).toEqual({
+      ...kept,
       dueAt: 40,
       slot: 40,
-      skipped: undefined,
     })
-    expect(Rules.resume(row({ plan: delay, slot: 40, dueAt: 40 }), 55)).toMatchObject({
+    expect(Rules.resume(row({ plan: delay, slot: 40, dueAt: 40 }), 55)).toEqual({
+      ...kept,
       dueAt: 55,
       slot: 55,
-      skipped: undefined,
     })
   })
 
@@ -791,6 +909,15 @@ describe("update", () => {
     })
   })
 
+  it("no change of schedule, priority or breaker changes nothing", () => {
+    expect(Rules.updateStep(task("scheduled", 1, true), change(false))).toEqual({
+      schedule: "none",
+      requeue: false,
+      leave: false,
+      join: false,
+    })
+  })
+
   it("SPEC §4, §15: a new priority re-queues a scheduled task; the same priority does not", () => {
     expect(Rules.updateStep(task("scheduled"), change(false, 0)).requeue).toBe(true)
     expect(Rules.updateStep(task("scheduled"), change(false, 1)).requeue).toBe(false)
@@ -832,6 +959,10 @@ describe("options declared once", () => {
     expect([...Rules.updateKeys].length).toBe(Rules.optionKeys.size - 3)
     expect([...Kernel.updateKeys]).toEqual([...Rules.updateKeys])
     expect([...Kernel.taskOptionKeys]).toEqual([...Rules.optionKeys])
+  })
+
+  it("keysWith without changes is a copy of the keys", () => {
+    expect([...Rules.keysWith(Rules.optionKeys, {})]).toEqual([...Rules.optionKeys])
   })
 
   it("a store extends the core's keys with its own", () => {
