@@ -764,6 +764,15 @@ describe("pause and resume", () => {
     expect(Rules.pauseStep(task("done"), "manual")).toBe("Ignored")
   })
 
+  it("SPEC §15: a final task is never outranked, whatever stale pause request its row keeps", () => {
+    expect(
+      Rules.pauseStep(
+        { state: "done", pausedReason: undefined, pauseRequest: "breaker" },
+        "manual",
+      ),
+    ).toBe("Ignored")
+  })
+
   it("SPEC §15: a store's null pause request is none: a running task's pause is requested", () => {
     expect(
       Rules.pauseStep({ state: "running", pausedReason: null, pauseRequest: null }, "manual"),
