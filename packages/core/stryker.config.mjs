@@ -14,8 +14,31 @@
 // - Heap.ts, `RunCodec`: `ranked`'s initial `false` (BooleanLiteral, disabled: `fit` sets it
 //   before `pack` reads it) and `ranked = rankBits > 0` as `true` or `>= 0` (disabled: with an
 //   empty rank field every entry's rank is `minRank`, so reading it from the order gives the same).
+// - internal/rules/settle.ts: the initial values of `Completion`, `SettledCell`, the scratch's
+//   context and the record buffer (BooleanLiteral, StringLiteral, ObjectLiteral; disabled):
+//   each is written before it is read; the completion's name "FAIL"/"SUCCEED" (disabled): the
+//   machine's step is chosen by the event index.
+// - internal/rules/validate.ts, the one-shot fast path (disabled): it computes what
+//   `Schedule.resolve` computes, so taking it or not cannot be told apart.
+// - internal/rules/{handBack,take,resume}.ts: the context of UNREADABLE, EXPIRE and RESUME as
+//   `{}` (ObjectLiteral, disabled): those steps read no context (RESUME only writes the count).
 // Equivalent, but left enabled because their line holds killed mutants of the same mutator
 // (a disable comment would switch those off too):
+// - internal/rules/settle.ts: the memo tests `!this.breakerAsked` and `!this.computed` as
+//   `true` (the breaker's answer and the next slot are pure, and the machine reads each once);
+//   `row.resumeFrom ?? -1` as `+1`, `resumeFrom >= 0` as `true`/`> 0`/`||`, and
+//   `skippedTo !== undefined` as `true` (a grid slot at or before a resume at or before 0 is
+//   never after a slot >= 0; `undefined > n` is false); `breakerAsked && breakerAnswer` as `||`
+//   (an answer exists only when asked).
+// - internal/rules/take.ts: `due < now` as `true`/`<=` and `latest !== undefined` as `true` in
+//   the coalesce test (a row due at or after now has no later passed slot); `t.slot > limit` as
+//   `false`/`>=` in `takePlan` (a row moved to or past `limit` always starts on the next take).
+// - internal/rules/resume.ts: `first !== undefined && last !== undefined` as `true` or `||`
+//   (`first <= last` is false when either is undefined).
+// - internal/rules/validate.ts: `tags.length === 0` as `false` (an empty frozen copy instead of
+//   the shared empty list).
+// - internal/rules/handBack.ts: `state === "paused"` as `true` (a hand-back ends `paused`
+//   exactly when a pause was requested, so the reason is that request either way).
 // - Heap.ts, an order-key tie, `<` as `<=` on the order in `push`, `siftDown` (twice), `verify`
 //   and `pickTop`: order keys are unique (ground rule 2), so two entries never tie on it.
 // - Heap.ts, `RunCodec.pack`: `2 * j + LOW` as `2 * j - LOW`: LOW is 0 on a little-endian
