@@ -37,6 +37,13 @@
 //   (`first <= last` is false when either is undefined).
 // - internal/rules/validate.ts: `tags.length === 0` as `false` (an empty frozen copy instead of
 //   the shared empty list).
+// - Breaker.ts: in `afterSlot`, `opensOnFailure(status, policy, false)` with `true` (a closed
+//   breaker does not read `probe`); `m.state === "paused"` in `isHeld` and `m.state ===
+//   "running"` in the closing's unhold filter as `true` (a `Member` has a `pausedReason` only
+//   when paused and a `pauseRequest` only when running); in a probe's `Left`/`PausedByHand`,
+//   `cell.status.state !== "half-open"` as `false` (a breaker has a probe only while half-open)
+//   and the filter of the leaving task from the candidates (it has left the members, or is
+//   paused by hand, so it is never a held candidate).
 // - internal/rules/handBack.ts: `state === "paused"` as `true` (a hand-back ends `paused`
 //   exactly when a pause was requested, so the reason is that request either way).
 // - Heap.ts, an order-key tie, `<` as `<=` on the order in `push`, `siftDown` (twice), `verify`
