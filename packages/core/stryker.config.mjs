@@ -28,15 +28,17 @@
 //   `true` (the breaker's answer and the next slot are pure, and the machine reads each once);
 //   `row.resumeFrom ?? -1` as `+1`, `resumeFrom >= 0` as `true`/`> 0`/`||`, and
 //   `skippedTo !== undefined` as `true` (a grid slot at or before a resume at or before 0 is
-//   never after a slot >= 0; `undefined > n` is false); `breakerAsked && breakerAnswer` as `||`
-//   (an answer exists only when asked).
+//   never after a slot >= 0, and `undefined > n` is false); `skippedTo > from` as `>=` (on a
+//   tie `from` is assigned the value it has); `breakerAsked && breakerAnswer` as `||` (an
+//   answer exists only when asked).
 // - internal/rules/take.ts: `due < now` as `true`/`<=` and `latest !== undefined` as `true` in
 //   the coalesce test (a row due at or after now has no later passed slot); `t.slot > limit` as
 //   `false`/`>=` in `takePlan` (a row moved to or past `limit` always starts on the next take).
 // - internal/rules/resume.ts: `first !== undefined && last !== undefined` as `true` or `||`
 //   (`first <= last` is false when either is undefined).
 // - internal/rules/validate.ts: `tags.length === 0` as `false` (an empty frozen copy instead of
-//   the shared empty list).
+//   the shared empty list); in `keysWith`, `change.without ?? []` as a list of one made-up key
+//   (deleting a key the set does not hold changes nothing).
 // - Breaker.ts: in `afterSlot`, `opensOnFailure(status, policy, false)` with `true` (a closed
 //   breaker does not read `probe`); `m.state === "paused"` in `isHeld` and `m.state ===
 //   "running"` in the closing's unhold filter as `true` (a `Member` has a `pausedReason` only
@@ -50,6 +52,10 @@
 //   and `pickTop`: order keys are unique (ground rule 2), so two entries never tie on it.
 // - Heap.ts, `RunCodec.pack`: `2 * j + LOW` as `2 * j - LOW`: LOW is 0 on a little-endian
 //   machine (every platform Node runs on here), where the two are the same index.
+// - Heap.ts, guards and bounds with no effect: `mergeRun`'s `runHead === runEnd` as `false`
+//   (merging an empty run adds nothing), its room `n + runEnd - runHead` as `+ runHead` (only
+//   more room), `shift`'s `p < this.n` as `<=` (the entry past the tree is never read again),
+//   `heapify`'s first parent `(end - 2) >> 2` as `end + 2` (sifting leaves moves nothing).
 // - Heap.ts, `RunCodec.fit`: `minRank !== maxRank` as `true` (the sequence numbers' range is
 //   then computed by a pass that gives the same range for a batch of one priority).
 import { base } from "../testkit/stryker.base.mjs"
