@@ -9,9 +9,10 @@
  *
  * **Actions** (`--allow-actions`): the store is opened writable and `POST /api/pause`,
  * `/api/resume`, `/api/trigger` (a scheduled task runs once now, SPEC §19.1), `/api/retry` (a
- * failed task, SPEC §19.2) and `/api/cancel` (body
- * `{"id": "…"}`) run `StoreAdmin`'s controls with origin
- * `dashboard`, which the ledger keeps. Each needs the dashboard's token in the
+ * failed task, SPEC §19.2; with `"slot"`, one failed slot of a recurring task, SPEC §19.7) and
+ * `/api/cancel` (body `{"id": "…"}`, and for retry an optional `"slot"`: epoch ms, or ISO 8601
+ * with its offset) run `StoreAdmin`'s controls with origin `dashboard`, which the ledger keeps;
+ * a retry or trigger that changed nothing answers with core's reason as `refused`. Each needs the dashboard's token in the
  * `X-Tickwork-Token` header: `TICKWORK_DASHBOARD_TOKEN` when set, else a random one printed at
  * start.
  *
@@ -38,6 +39,7 @@ import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { ServeError } from "effect/http/HttpServerError"
 import { html as page } from "./DashboardPage.ts"
 import { printable } from "./internal/printable.ts"
+import * as Slot from "./internal/slot.ts"
 import { scheduleWords, storeFlag } from "./Store.ts"
 
 /**
@@ -309,11 +311,25 @@ const json = (body: unknown, status = 200) =>
 const statusOf = (error: { readonly _tag: string }): number =>
   error._tag === "UnknownTask"
     ? 404
-    : error._tag === "InvalidOption"
+    : error._tag === "InvalidOption" || error._tag === "InvalidTime"
       ? 400
       : error._tag === "ReadOnlyStore"
         ? 405
         : 503
+
+/**
+ * A control body's `slot` (SPEC §19.7): absent or `null` is none; for `retry`, epoch ms (a
+ * number) or the text `tickwork retry --slot` takes (digits, or ISO 8601 with its offset), else
+ * the `InvalidTime` naming `slot`; for any other control, the sentence saying it does not apply.
+ */
+const slotOf = (
+  operation: Control,
+  value: unknown,
+): number | undefined | string | Errors.InvalidTime => {
+  if (value === undefined || value === null) return undefined
+  if (operation !== "retry") return `slot applies to retry only, not to ${operation}`
+  return Slot.parseSlot(typeof value === "string" ? value : JSON.stringify(value))
+}
 
 /**
  * Opens `store` (read-only unless `allowActions`) and serves the dashboard on `host:port` until
@@ -349,17 +365,27 @@ export const serve = (
     const control = (operation: Control, request: HttpServerRequest.HttpServerRequest) =>
       Effect.gen(function* () {
         const body = yield* Effect.option(request.json)
-        const id =
+        const fields =
           Option.isSome(body) &&
           typeof body.value === "object" &&
           body.value !== null &&
           !Array.isArray(body.value)
-            ? (body.value as { readonly id?: unknown }).id
+            ? (body.value as { readonly id?: unknown; readonly slot?: unknown })
             : undefined
+        const id = fields?.id
         if (typeof id !== "string") {
           return json({ error: 'the body must be JSON {"id": "<task id>"}' }, 400)
         }
-        return yield* admin[operation](id, { origin: ORIGIN }).pipe(
+        const slot = slotOf(operation, fields?.slot)
+        if (typeof slot === "string") return json({ error: slot }, 400)
+        if (slot instanceof Errors.InvalidTime) {
+          return json({ error: slot.message, field: slot.field, value: slot.value }, 400)
+        }
+        const run =
+          operation === "retry"
+            ? admin.retry(id, { origin: ORIGIN, slot })
+            : admin[operation](id, { origin: ORIGIN })
+        return yield* run.pipe(
           Effect.map((result) => json(result)),
           Effect.catch((error) => Effect.succeed(json({ error: error.message }, statusOf(error)))),
         )

@@ -6,6 +6,8 @@
  * @internal
  */
 
+import { waitingText } from "./internal/waiting.ts"
+
 /** The page, `text/html`. */
 export const html = `<!doctype html>
 <html lang="en">
@@ -70,6 +72,7 @@ export const html = `<!doctype html>
   #ledger { list-style: none; margin: 0; padding: 0; max-height: 420px; overflow: auto; font-family: var(--mono); font-size: 12px; }
   #ledger li { display: grid; grid-template-columns: 96px 150px 150px 1fr; gap: 10px; padding: 3px 0; border-bottom: 1px solid rgba(36, 48, 77, .5); }
   #ledger .what { color: var(--c); }
+  #ledger button.act { margin-left: 8px; padding: 0 6px; }
   .muted { color: var(--muted); }
   #tasks-wrap { max-height: 520px; overflow: auto; }
   .empty { color: var(--faint); padding: 8px 0; }
@@ -121,7 +124,7 @@ export const html = `<!doctype html>
   <section class="wide">
     <h2>Tasks <small id="shown"></small></h2>
     <div id="tasks-wrap">
-      <table id="tasks"><thead><tr><th>id</th><th>state</th><th>handler</th><th>schedule</th><th>due / ended</th><th>attempt</th><th>runs</th><th>lease owner</th><th>lease until</th><th>tags</th><th>payload</th><th>last error</th><th id="actions-head"></th></tr></thead><tbody></tbody></table>
+      <table id="tasks"><thead><tr><th>id</th><th>state</th><th>waiting</th><th>handler</th><th>schedule</th><th>due / ended</th><th>attempt</th><th>runs</th><th>lease owner</th><th>lease until</th><th>tags</th><th>payload</th><th>last error</th><th id="actions-head"></th></tr></thead><tbody></tbody></table>
     </div>
   </section>
   <section class="wide">
@@ -137,6 +140,8 @@ export const html = `<!doctype html>
 const STATES = ["scheduled", "running", "paused", "done", "failed", "cancelled"]
 const LIVE = new Set(["scheduled", "running", "paused"])
 const TOKEN_KEY = "tickwork-dashboard-token"
+// A wait on a limit (SPEC §20.4), worded as the CLI's status words it (the same function).
+const waitingText = ${waitingText.toString()}
 const $ = (s) => document.querySelector(s)
 const esc = (v) => String(v ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c])
 const color = (k) => \`var(--\${esc(String(k).replace(/[^a-z-]/g, ""))}, var(--muted))\`
@@ -252,6 +257,7 @@ function renderTasks(snap) {
     \`<tr class="task" data-task="\${esc(t.id)}" data-state="\${esc(t.state)}" data-reason="\${esc(t.pausedReason ?? "")}" data-owner="\${esc(t.leaseOwner ?? "")}">
       <td class="mono id">\${esc(t.id)}</td>
       <td><span class="badge" style="--c:\${color(t.state)}">\${esc(t.state)}</span>\${t.pausedReason ? \`<span class="reason">\${esc(t.pausedReason)}</span>\` : ""}</td>
+      <td class="mono waiting">\${esc(waitingText(t.waiting) ?? "")}</td>
       <td class="mono handler">\${esc(t.handler)}</td><td class="mono schedule">\${esc(schedule(t.schedule))}\${t.scheduleWords ? \`<div class="words">\${esc(t.scheduleWords)}</div>\` : ""}</td>
       <td class="mono">\${LIVE.has(t.state) ? day(t.scheduledFor) : day(t.finishedAt)}</td>
       <td>\${esc(t.attempt)}</td><td>\${esc(t.runNumber)}</td>
@@ -267,44 +273,81 @@ function renderTasks(snap) {
   }
 }
 
+// SPEC §19.7: the latest run of a slot of a scheduled recurring task that failed offers a retry
+// of that slot (the server decides, and says why when it refuses).
+const slotRetries = (snap) => {
+  const recurring = new Set(snap.tasks.tasks.filter((t) => t.state === "scheduled" && t.schedule.kind !== "once").map((t) => t.id))
+  const seen = new Set()
+  const offered = new Set()
+  for (const o of snap.recent) {
+    if (o.kind !== "ran") continue
+    const key = JSON.stringify([o.taskId, o.slot])
+    if (seen.has(key)) continue
+    seen.add(key)
+    if (o.outcome !== "succeeded" && recurring.has(o.taskId)) offered.add(o)
+  }
+  return offered
+}
+
+let shownLedger = ""
 function renderLedger(snap) {
-  $("#ledger").innerHTML = snap.recent.length === 0 ? \`<li class="empty">nothing recorded yet</li>\` : snap.recent.map((o) => {
+  const offered = actions ? slotRetries(snap) : new Set()
+  const html = snap.recent.length === 0 ? \`<li class="empty">nothing recorded yet</li>\` : snap.recent.map((o) => {
     if (o.kind === "ran") {
-      return \`<li data-kind="ran" data-task="\${esc(o.taskId)}" data-outcome="\${esc(o.outcome)}">
+      const retry = offered.has(o) ? \` <button class="act" type="button" data-action="retry" data-task="\${esc(o.taskId)}" data-slot="\${esc(o.slot)}" title="retry slot \${esc(day(o.slot))}">retry slot</button>\` : ""
+      return \`<li data-kind="ran" data-task="\${esc(o.taskId)}" data-outcome="\${esc(o.outcome)}" data-slot="\${esc(o.slot)}">
         <span class="muted">\${time(o.finishedAt)}</span><span>\${esc(o.taskId)}</span>
         <span class="what" style="--c:\${color(o.outcome)}">ran: \${esc(o.outcome)}</span>
-        <span class="muted">attempt \${esc(o.attempt)} · late \${esc(o.startedAt - o.runAt)} ms · \${esc(o.owner)}\${o.error ? \` · \${esc(o.error)}\` : ""}\${typeof o.result === "string" ? \` · <span class="result">result \${esc(o.result)}</span>\` : o.resultError ? \` · <span class="result">result not kept: \${esc(o.resultError)}</span>\` : ""}</span></li>\`
+        <span class="muted">attempt \${esc(o.attempt)} · late \${esc(o.startedAt - o.runAt)} ms · \${esc(o.owner)}\${o.error ? \` · \${esc(o.error)}\` : ""}\${typeof o.result === "string" ? \` · <span class="result">result \${esc(o.result)}</span>\` : o.resultError ? \` · <span class="result">result not kept: \${esc(o.resultError)}</span>\` : ""}\${retry}</span></li>\`
     }
     return \`<li data-kind="\${esc(o.kind)}" data-task="\${esc(o.taskId)}" data-cause="\${esc(o.cause ?? "")}" data-origin="\${esc(o.origin ?? "")}">
       <span class="muted">\${time(o.at)}</span><span>\${esc(o.taskId)}</span>
       <span class="what" style="--c:\${color(o.kind === "paused" ? "paused" : o.kind === "cancelled" ? "cancelled" : o.kind === "resumed" ? "scheduled" : o.kind)}">\${esc(o.kind)}\${o.count > 1 ? \` ×\${esc(o.count)}\` : ""}\${o.origin ? \` <span class="origin">by \${esc(o.origin)}</span>\` : ""}</span>
       <span class="muted">\${[o.cause, o.detail, o.owner].filter(Boolean).map(esc).join(" · ")}</span></li>\`
   }).join("")
+  // Rendered again only when something changed: a button is not replaced under the pointer.
+  if (html !== shownLedger) {
+    shownLedger = html
+    $("#ledger").innerHTML = html
+  }
 }
 
-async function act(action, id) {
+// A control; \`slot\` (epoch ms) names the failed slot a retry is for (SPEC §19.7). A retry or
+// trigger that changed nothing shows the server's reason (core's sentence).
+async function act(action, id, slot) {
   const notice = $("#notice")
+  const what = slot === undefined ? action : \`\${action} slot \${day(slot)}\`
   try {
     const response = await fetch(\`/api/\${action}\`, {
       method: "POST",
       headers: { "content-type": "application/json", ...auth() },
-      body: JSON.stringify({ id }),
+      body: JSON.stringify(slot === undefined ? { id } : { id, slot }),
     })
     const body = await response.json()
     if (!response.ok) throw new Error(body.error ?? \`HTTP \${response.status}\`)
-    notice.textContent = body.changed ? \`\${action}: \${id} is now \${body.state}\` : \`\${action}: \${id} unchanged (\${body.state})\`
-    notice.dataset.result = body.changed ? "changed" : "unchanged"
+    if (body.changed) {
+      notice.textContent = \`\${what}: \${id} is now \${body.state}\`
+      notice.dataset.result = "changed"
+    } else if (typeof body.refused === "string") {
+      notice.textContent = \`\${what}: \${body.refused}\`
+      notice.dataset.result = "refused"
+    } else {
+      notice.textContent = \`\${what}: \${id} unchanged (\${body.state})\`
+      notice.dataset.result = "unchanged"
+    }
   } catch (error) {
-    notice.textContent = \`\${action} \${id}: \${String(error.message ?? error)}\`
+    notice.textContent = \`\${what} \${id}: \${String(error.message ?? error)}\`
     notice.dataset.result = "refused"
   }
   tick()
 }
 
-$("#tasks tbody").addEventListener("click", (event) => {
+const onAction = (event) => {
   const button = event.target.closest("button.act")
-  if (button) act(button.dataset.action, button.dataset.task)
-})
+  if (button) act(button.dataset.action, button.dataset.task, button.dataset.slot === undefined ? undefined : Number(button.dataset.slot))
+}
+$("#tasks tbody").addEventListener("click", onAction)
+$("#ledger").addEventListener("click", onAction)
 
 let timer
 async function tick() {

@@ -21,6 +21,7 @@ import { Config, Console, Effect, Option } from "effect"
 import { Argument, CliError, Command, Flag } from "effect/cli"
 import { printable, printableJson } from "./internal/printable.ts"
 import * as Slot from "./internal/slot.ts"
+import { type Listed, stateText, waitingText } from "./internal/waiting.ts"
 
 // ------------------------------------------------------------------------------ rendering
 
@@ -126,21 +127,15 @@ export const table = (given: ReadonlyArray<ReadonlyArray<string>>): string => {
     .join("\n")
 }
 
-const stateText = (t: { readonly state: string; readonly pausedReason: string | null }): string =>
-  t.pausedReason === null
-    ? t.state
-    : t.state === "paused"
-      ? `paused (${t.pausedReason})`
-      : `${t.state} (pause requested)`
-
 /**
- * A page of tasks as a table: id, state, handler, schedule, when it is due (live) or ended
- * (final), runs, lease owner, and tags; then how many matched.
+ * A page of tasks as a table: id, state (with the cause of a wait on a limit, when the store
+ * reports one: SPEC §20.4), handler, schedule, when it is due (live) or ended (final), runs,
+ * lease owner, and tags; then how many matched.
  *
  * @category getters
  * @since 0.1.0
  */
-export const tasksTable = (page: StoreAdmin.TaskPage): string => {
+export const tasksTable = (page: Listed<StoreAdmin.TaskPage>): string => {
   if (page.tasks.length === 0) return "no tasks match"
   const live = (s: string) => s === "scheduled" || s === "running" || s === "paused"
   const rows = [
@@ -164,16 +159,20 @@ export const tasksTable = (page: StoreAdmin.TaskPage): string => {
 }
 
 /**
- * One task as `field  value` lines; a cron task also gets an `in words` line.
+ * One task as `field  value` lines; a cron task also gets an `in words` line, and a task waiting
+ * on a limit a `waiting` line (`concurrency on group:email since …`; SPEC §20.4) when its store
+ * reports the wait.
  *
  * @category getters
  * @since 0.1.0
  */
-export const statusText = (t: StoreAdmin.TaskDetails): string => {
+export const statusText = (t: Listed<StoreAdmin.TaskDetails>): string => {
   const words = scheduleWords(t.schedule)
+  const waiting = waitingText(t.waiting)
   return table([
     ["id", t.id],
     ["state", stateText(t)],
+    ...(waiting === undefined ? [] : [["waiting", waiting]]),
     ["handler", t.handler],
     ["schedule", scheduleText(t.schedule)],
     ...(words === undefined ? [] : [["in words", words]]),

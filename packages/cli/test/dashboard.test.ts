@@ -462,13 +462,36 @@ describe("tickwork dashboard in headless Chromium", () => {
         "manual-retry by dashboard",
       )
 
+      // SPEC §19.7: the failed run of flaky's first slot offers a retry of that slot (the only
+      // failed run of a scheduled recurring task); the seeder's worker runs it, it succeeds,
+      // and the slot is offered no more. Asked again, the page shows core's refusal.
+      const slotButton =
+        '#ledger li[data-kind="ran"][data-task="flaky"] button[data-action="retry"]'
+      await waitFor(slotButton)
+      expect(await count('#ledger button[data-action="retry"]')).toBe(1)
+      const slot = Number(await page.getAttribute(slotButton, "data-slot"))
+      await page.click(slotButton)
+      await waitFor(
+        '#ledger li[data-kind="manual-retry"][data-task="flaky"][data-origin="dashboard"]',
+      )
+      await waitFor('#ledger li[data-kind="ran"][data-task="flaky"][data-outcome="succeeded"]')
+      await waitUntil(
+        `document.querySelectorAll('#ledger button[data-action="retry"]').length === 0`,
+      )
+      await page.evaluate(`act("retry", "flaky", ${slot})`)
+      await waitFor('#notice[data-result="refused"]')
+      expect(await text("#notice")).toBe(
+        `retry slot ${new Date(slot).toISOString().replace("T", " ").slice(0, 19)}Z: cannot retry slot ${slot} of "flaky": its last run of slot ${slot} (attempt 2) succeeded: only a failed slot can be retried`,
+      )
+
       // Now paused, the page offers resume; a wrong token from the page itself is refused and
       // changes nothing.
       await waitFor('.task[data-task="sync-crm"] button[data-action="resume"]')
       await page.fill("#token", "not-the-token-at-all")
       await page.dispatchEvent("#token", "change")
       await page.click('.task[data-task="sync-crm"] button[data-action="cancel"]')
-      await waitFor('#notice[data-result="refused"]')
+      // The notice already says "refused" (the slot above): wait for this refusal's own words.
+      await waitUntil(`document.querySelector("#notice").textContent.includes("wrong token")`)
       expect(await text("#notice")).toContain("wrong token")
       expect(await state("sync-crm")).toBe("paused")
       expect(await page.evaluate("window.__pwned === undefined")).toBe(true)

@@ -203,6 +203,14 @@ export interface TaskInfo {
   readonly key?: string | undefined
   /** Why its due run has not started, while it waits on a limit (SPEC §20). */
   readonly waiting?: WaitInfo | undefined
+  /** Its deduplication key (SPEC §20.3), when it has one: `window` in ms, for `throttle`. */
+  readonly dedup?:
+    | {
+        readonly key: string
+        readonly mode: "singleton" | "debounce" | "throttle"
+        readonly window?: number | undefined
+      }
+    | undefined
 }
 
 /**
@@ -346,11 +354,32 @@ export interface BreakerChanged {
 }
 
 /**
+ * A schedule under a deduplication key (SPEC §20.3) created no task: it was `deduplicated` into
+ * the key's holder `id`, or `replaced` the pending holder `id` in place (debounce).
+ *
+ * @category models
+ * @since 0.7.0
+ */
+export interface Deduplicated {
+  readonly kind: "deduplicated"
+  /** The task that holds the key. */
+  readonly id: TaskId
+  readonly generation: number
+  readonly key: string
+  /** The request's mode. */
+  readonly mode: "singleton" | "debounce" | "throttle"
+  /** `deduplicated`: nothing created; `replaced`: the pending holder took the request. */
+  readonly result: "deduplicated" | "replaced"
+  readonly at: number
+}
+
+/**
  * Something the kernel decided that is not a finished run (those are {@link RunRecord}s): slots
- * skipped, a one-shot expired, a task paused or resumed, a breaker's transition. The kernel keeps
+ * skipped, a one-shot expired, a task paused or resumed, a breaker's transition, a schedule
+ * deduplicated (SPEC §20.3). The kernel keeps
  * them until its driver drains them, in the order they happened.
  *
  * @category models
  * @since 0.2.0
  */
-export type Occurrence = Skipped | Expired | Paused | Resumed | BreakerChanged
+export type Occurrence = Skipped | Expired | Paused | Resumed | BreakerChanged | Deduplicated

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { Errors, Kernel, Random, Schedule, Task } from "../src/index.ts"
+import { Errors, Kernel, Random, Rules, Schedule, Task } from "../src/index.ts"
 
 const take = <J>(k: Kernel.Kernel<J>, now: number, limit?: number): Kernel.Run<J> => {
   const run = limit === undefined ? k.takeDue(now) : k.takeDue(now, limit)
@@ -74,6 +74,25 @@ describe("models", () => {
     expect(k.info(t)?.finishedAt).toBe(12)
     expect(k.nextSlot()).toBeUndefined()
     k.checkInvariants()
+  })
+
+  it("complete into a buffer: the same record, its id read from the run it is of", () => {
+    const k = new Kernel.Kernel<string>()
+    const a = k.schedule({ schedule: Schedule.once(1), job: "a" }, 0) as Task.TaskId
+    const b = k.schedule({ schedule: Schedule.once(1), job: "b" }, 0) as Task.TaskId
+    const buffer = Rules.makeRecordBuffer()
+    const first = take(k, 1)
+    const second = take(k, 1)
+    const own = { ...(k.complete(first, Task.succeeded, 2, true) as Task.RunRecord) }
+    const into = k.complete(second, Task.succeeded, 3, true, buffer)
+    expect(into).toBe(buffer)
+    expect(buffer.id).toBe(b)
+    // A spread (what keeps it) and JSON see the record's fields, the id among them, not its run.
+    expect({ ...buffer }).toEqual({ ...own, id: b, finishedAt: 3 })
+    expect(Object.keys(buffer)).toEqual(Object.keys(own))
+    expect(JSON.parse(JSON.stringify(buffer)).id).toBe(b)
+    expect(Rules.copyRecord(buffer).id).toBe(b)
+    expect(a).not.toBe(b)
   })
 
   it("complete without a record still applies the outcome", () => {

@@ -964,8 +964,9 @@ describe("update", () => {
 describe("options declared once", () => {
   it("the key lists derive from Rules.fields; an update takes every key but the fixed ones", () => {
     expect([...Rules.optionKeys]).toEqual(Object.keys(Rules.fields))
-    for (const fixed of ["id", "group", "key"]) expect(Rules.updateKeys.has(fixed)).toBe(false)
-    expect([...Rules.updateKeys].length).toBe(Rules.optionKeys.size - 3)
+    for (const fixed of ["id", "group", "key", "dedup"])
+      expect(Rules.updateKeys.has(fixed)).toBe(false)
+    expect([...Rules.updateKeys].length).toBe(Rules.optionKeys.size - 4)
     expect([...Kernel.updateKeys]).toEqual([...Rules.updateKeys])
     expect([...Kernel.taskOptionKeys]).toEqual([...Rules.optionKeys])
   })

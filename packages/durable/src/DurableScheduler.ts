@@ -73,6 +73,7 @@ import type {
 } from "./internal/scheduler.ts"
 import { infoOf } from "./internal/scheduler.ts"
 import * as Shutdown from "./internal/shutdown.ts"
+import * as StoreCounts from "./internal/storeCounts.ts"
 import * as TriggerControl from "./internal/triggerControl.ts"
 import * as Upkeep from "./internal/upkeep.ts"
 import { type BreakerView, type NewTask, TaskStore } from "./TaskStore.ts"
@@ -202,6 +203,7 @@ export const make = <H extends Handler.Any>(
     const finished = yield* Queue.unbounded<Finished>()
     const held = yield* Held.make(counters)
     const wakeup = new Wakeup()
+    const dispatch = { wantsWorker: true }
     // The fiber building the scheduler: under `Effect.provide(layer)` (and `Main.runMain`), the
     // one that runs the program it serves. A damaged store interrupts it, and the close then
     // fails with the StoreCorrupt: the program ends in failure (a non-zero exit), not a stall.
@@ -280,7 +282,7 @@ export const make = <H extends Handler.Any>(
           runMetrics.duration.add(Math.max(0, finishedAt - h.startedAt) / 1000)
           Queue.offerUnsafe(finished, { held: h, outcome, startedAt: h.startedAt, finishedAt })
           // Its worker is free now, before its completion commits: the dispatcher may claim.
-          wakeup.wake()
+          if (dispatch.wantsWorker) wakeup.wake()
         },
       }),
       finished,
@@ -288,6 +290,7 @@ export const make = <H extends Handler.Any>(
       closing: { closed: false },
       fatal: { error: undefined },
       progress: { lastStartedAt: undefined },
+      dispatch,
     }
     // In-memory tasks (closures) beside the durable ones, in a scope of their own: the durable
     // close closes it at the same time as it hands runs back, under the same timeout and grace.
@@ -360,15 +363,14 @@ export const make = <H extends Handler.Any>(
       states: () => storeCounts ?? noCounts,
     })
     yield* Effect.addFinalizer(() => Effect.sync(removeGauges))
-    const shared = Number.isFinite(resolved.pollMs)
     yield* Effect.forkScoped(
-      Effect.forever(
-        Effect.gen(function* () {
-          yield* shared ? countsWakeup.wait(STORE_COUNTS_REFRESH_MS) : countsWakeup.wait()
-          const counts = yield* Effect.option(store.counts)
-          if (Option.isSome(counts)) storeCounts = counts.value
-          yield* Effect.sleep(STORE_COUNTS_REFRESH_MS)
-        }),
+      StoreCounts.refresher(
+        store.counts,
+        (counts) => {
+          storeCounts = counts
+        },
+        countsWakeup,
+        { shared: Number.isFinite(resolved.pollMs), refreshMs: STORE_COUNTS_REFRESH_MS, mono },
       ),
     )
     countsWakeup.wake()

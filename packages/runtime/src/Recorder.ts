@@ -198,6 +198,7 @@ export class Recorder {
         if (this.subscribers > 0) PubSub.publishUnsafe(this.occurrences, o)
       } else {
         if (o.kind === "skipped") Metrics.countMissed(this.series, o)
+        else if (o.kind === "deduplicated") this.series.deduplicated(o.result)
         this.add(rowOf(o.id), o, o.kind === "expired")
       }
       if (f !== undefined) this.call("occurred", () => f.call(l, o))

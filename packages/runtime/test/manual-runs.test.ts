@@ -175,3 +175,49 @@ describe("retry of one slot (SPEC §19.7)", () => {
     }),
   )
 })
+
+describe("a breaker's hold and a waiting manual run (SPEC §19.1)", () => {
+  it.effect(
+    "the hold keeps it; it runs when the breaker lets the task go, the kept run resumes on its grid",
+    () =>
+      Effect.gen(function* () {
+        const s = yield* Scheduler.make({
+          workers: 1,
+          breakers: { db: { failures: 1, coolDown: 1_000 } },
+        })
+        yield* s.schedule({
+          id: "b",
+          schedule: Schedule.fixedRate(100),
+          job: Effect.void,
+          breaker: "db",
+        })
+        // busy holds the only worker from 40 to 60, so a (due 42) and b's manual run (45) wait.
+        yield* s.schedule({ id: "busy", schedule: Schedule.once(40), job: Effect.sleep(20) })
+        yield* s.schedule({
+          id: "a",
+          schedule: Schedule.once(42),
+          job: Effect.fail("down"),
+          breaker: "db",
+        })
+        yield* TestClock.adjust(45)
+        yield* s.trigger("b")
+        // At 60 a runs first (due earlier), fails and opens db, which holds b: its manual run waits.
+        yield* TestClock.adjust(15)
+        expect(Option.getOrThrow(yield* s.info("b"))).toMatchObject({
+          state: "paused",
+          pausedReason: "breaker",
+        })
+        // Half-open at 1060: b is the probe; its manual run goes first, as it was, then slot 1100.
+        yield* TestClock.adjust(1_040)
+        const ledger = yield* s.ledger("b")
+        expect(runs(ledger)).toEqual([
+          [0, 0, 1, false, "succeeded"],
+          [45, 1_060, 1, true, "succeeded"],
+          [1_100, 1_100, 1, false, "succeeded"],
+        ])
+        expect(ledger.filter((o) => o.kind === "skipped")).toEqual([
+          expect.objectContaining({ cause: "breaker", first: 100, last: 1_000, count: 10 }),
+        ])
+      }),
+  )
+})

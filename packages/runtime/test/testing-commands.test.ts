@@ -66,6 +66,35 @@ describe(`the command model (${RUNS} runs)`, () => {
   )
 
   it(
+    "under flow-control limits (SPEC §20): tasks in groups and under shared keys wait alike on both, by cause and scope",
+    async () => {
+      const waits = new Set<string>()
+      const report = await Commands.check({
+        numRuns: Math.max(50, Math.floor(RUNS / 2)),
+        fcSeed: COVERING_SEED,
+        limits: {
+          groups: {
+            serial: { concurrency: 1 },
+            api: { rate: { max: 2, per: 15 } },
+            both: { concurrency: 2, rate: { max: 3, per: 25 } },
+          },
+          keys: { concurrency: 1, rate: { max: 2, per: 10 } },
+        },
+        invariant: (view) => {
+          for (const t of view.tasks) {
+            if (t.waiting !== undefined)
+              waits.add(`${t.waiting.cause} ${t.waiting.scope.split(":")[0]}`)
+          }
+        },
+      })
+      expect(report.occurrences).toBeGreaterThan(report.runs)
+      // The limits bind: runs were seen waiting, on the rate of groups and of keys.
+      expect([...waits]).toEqual(expect.arrayContaining(["rate-limited group", "rate-limited key"]))
+    },
+    TIMEOUT,
+  )
+
+  it(
     "your own task templates, in real dates, with an invariant of your own",
     async () => {
       const hour = 3_600_000

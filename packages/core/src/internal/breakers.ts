@@ -15,6 +15,14 @@ import type { Rows } from "./rows.ts"
 
 const { RUNNING, PAUSED, RESUME } = Lifecycle
 
+/** When held row `view` would next run if resumed at `now`: a waiting manual run's due time as it is (SPEC §19.1). */
+const resumeAt = (view: Rules.Row, extra: Extras, now: number): number => {
+  const k = extra.kept
+  return k === undefined
+    ? Rules.resume(view, now).dueAt
+    : Rules.resumeManual(view, { slot: k.gridSlot, dueAt: k.dueAt, attempt: k.attempt }, now).dueAt
+}
+
 /** @internal The kernel steps a breaker asks for: pause a row, resume a paused row. */
 export interface BreakerHost {
   /** PAUSE for row `i` (see `Kernel.pause`); true when it paused or will pause after its run. */
@@ -200,7 +208,7 @@ export class Breakers<J> {
       pausedReason: extra.pausedReason,
       pauseRequest: extra.pauseRequest,
       rank: this.rows.t.rank(m),
-      resumeAt: held ? Rules.resume(this.rows.rowView(m, extra), now).dueAt : 0,
+      resumeAt: held ? resumeAt(this.rows.rowView(m, extra), extra, now) : 0,
     }
   }
 

@@ -9,6 +9,7 @@ import * as Schedule from "../Schedule.ts"
 import type { PauseReason, TaskState } from "../Task.ts"
 import type { Breakers } from "./breakers.ts"
 import type { Explanation } from "./kernelTypes.ts"
+import { type Flow, waitingOf } from "./limits.ts"
 import type { Extras } from "./records.ts"
 import type { Rows } from "./rows.ts"
 
@@ -22,6 +23,7 @@ const NO_WINDOW = Rules.NO_WINDOW
 export const explainRow = <J>(
   rows: Rows<J>,
   breakers: Breakers<J>,
+  flow: Flow<J> | undefined,
   i: number,
   now: number,
   count: number,
@@ -36,6 +38,7 @@ export const explainRow = <J>(
   const attempt = rows.t.attempt(i)
   const slot = rows.t.slot(i)
   let pending: Explanation["pending"]
+  let waiting: Explanation["waiting"]
   /** The first schedule slot to list, and whether the one after the pending retry follows it. */
   let from: number | undefined
   let after: number | undefined
@@ -49,6 +52,12 @@ export const explainRow = <J>(
     } else {
       pending = { slot, scheduledFor: slot, attempt }
       from = slot
+    }
+    const w = flow === undefined ? undefined : waitingOf(rows, i)
+    if (w !== undefined) {
+      const what = (flow as Flow<J>).waitsFor(i, w)
+      waiting = { cause: w.cause, scope: w.scope, since: w.since, until: w.until, for: what }
+      notes.push(`waiting (${w.cause}) on ${w.scope} since ${w.since}: it waits for ${what}`)
     }
   } else if (s === RUNNING) {
     notes.push(
@@ -118,6 +127,7 @@ export const explainRow = <J>(
         ? (extra as Extras).gridSlot + windowMs
         : undefined,
     breaker: cell === undefined ? undefined : breakers.info(cell),
+    waiting,
     slots,
     notes,
   }

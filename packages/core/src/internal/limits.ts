@@ -14,6 +14,15 @@
  *    compaction. `Rows.dead` counts dead entries of the heap and the queues alike.
  * 3. A cell's `running` is the runs started under it and not completed; the run carries the
  *    cells it counted in, so a completion releases them even when its row changed meanwhile.
+ * 4. A cell's `letGo` lists the waiters it moved back to the heap and that were not taken yet:
+ *    they count against its room, so a cell never lets more runs go than it has places for
+ *    (several ends before one take would otherwise each let the same free places go). An entry
+ *    whose heap entry died (cancel, pause, re-push) is stale and pruned when the room is short.
+ * 5. State is bounded: a key's cell is dropped as soon as it has no running run, no waiter, no
+ *    run let go and no start inside its rate window — at an end or a waiter's leaving, or, for a
+ *    key with recent starts, by an expiry heap keyed by the instant its newest start leaves the
+ *    window, swept at the kernel's next step at or after it (a take or a completion). Groups are
+ *    declared, so theirs stay.
  */
 import { TimerHeap } from "../Heap.ts"
 import * as Lifecycle from "../Lifecycle.ts"
@@ -36,6 +45,10 @@ export class ScopeCell implements Rules.ScopeLoad {
   queue: TimerHeap | undefined = undefined
   /** When the rate window lets the head waiter go, epoch ms; +Infinity when not waiting on it. */
   opensAt = Number.POSITIVE_INFINITY
+  /** Rows it let go back to the heap, not taken yet (ground rule 4); stale ones pruned lazily. */
+  readonly letGo: Array<number> = []
+  /** Whether it has an entry in the expiry heap (ground rule 5). */
+  expiring = false
 
   constructor(name: string, limit: Rules.ResolvedLimit) {
     this.name = name
@@ -53,6 +66,8 @@ export class Flow<J> {
   private readonly rows: Rows<J>
   /** Reused list of a row's cells, valid within one call. */
   private readonly loads: Array<ScopeCell> = []
+  /** Key cells with recent starts, by when the newest leaves the window (ground rule 5). */
+  private readonly expiry = new ExpiryHeap()
 
   constructor(rows: Rows<J>, limits: Rules.ResolvedLimits) {
     this.rows = rows
@@ -92,6 +107,7 @@ export class Flow<J> {
     order: number,
     at: number,
   ): ReadonlyArray<ScopeCell> | undefined {
+    if (extra.letGoBy !== undefined) this.taken(i, extra)
     const loads = this.loads
     loads.length = 0
     for (const name of scopes) loads.push(this.cell(name))
@@ -129,6 +145,7 @@ export class Flow<J> {
 
   /** A run counted in `cells` ended at `now`: frees its place and lets waiters go. */
   ended(cells: ReadonlyArray<ScopeCell>, now: number): void {
+    this.sweep(now)
     for (const cell of cells) {
       cell.running--
       this.release(cell, now)
@@ -140,8 +157,23 @@ export class Flow<J> {
   leaving(scopes: ReadonlyArray<string>, now: number): void {
     for (const name of scopes) {
       const cell = this.cells.get(name)
-      if (cell !== undefined) this.release(cell, now)
+      if (cell === undefined) continue
+      this.release(cell, now)
+      this.settle(cell, now)
     }
+  }
+
+  /**
+   * A take at `now` (up to `limit`, `heap` its timer heap): drops expired key cells, then, when a
+   * rate window opens before the heap's next run, lets its waiters go and returns true (the
+   * caller looks at the heap again).
+   */
+  opened(now: number, limit: number, heap: TimerHeap): boolean {
+    this.sweep(now)
+    const at = this.at
+    if (at > limit || (heap.size > 0 && at > heap.topSlot())) return false
+    this.open(Math.max(at, now))
+    return true
   }
 
   /** Rate windows that opened by `at` let their waiters go (at `at` at the earliest). */
@@ -151,6 +183,18 @@ export class Flow<J> {
       cell.opensAt = Number.POSITIVE_INFINITY
       this.timed.delete(cell)
       this.release(cell, at)
+      this.settle(cell, at)
+    }
+  }
+
+  /** Drops the key cells whose windows passed by `now` and that hold nothing else. O(expired). */
+  sweep(now: number): void {
+    const expiry = this.expiry
+    while (expiry.size > 0 && expiry.topAt() <= now) {
+      const cell = expiry.pop()
+      cell.expiring = false
+      // A cell dropped and made again for the same key is another object: this one is gone.
+      if (this.cells.get(cell.name) === cell) this.settle(cell, now)
     }
   }
 
@@ -162,8 +206,12 @@ export class Flow<J> {
    */
   release(cell: ScopeCell, at: number): void {
     const queue = cell.queue
-    if (queue === undefined) return
-    let room = cell.limit.concurrency - cell.running
+    if (queue === undefined || queue.size === 0) return
+    const rated = cell.limit.rateMax !== Number.POSITIVE_INFINITY
+    let room = cell.limit.concurrency - cell.running - cell.letGo.length
+    // A rate cell lets one run go at a time, the next after its start (see `started`).
+    if ((room <= 0 || rated) && cell.letGo.length > 0) room += this.prune(cell)
+    if (rated && cell.letGo.length > 0) return
     while (room > 0 && queue.size > 0) {
       const i = queue.topTask()
       const order = queue.topOrder()
@@ -186,19 +234,62 @@ export class Flow<J> {
       // A stepping driver opens a window ahead of its clock: the run must not start before it.
       if (at > slot && at > extra.notBefore) extra.notBefore = at
       this.rows.heap.push(slot, order, i)
+      extra.letGoBy = cell
+      extra.letGoOrder = order
+      extra.letGoIndex = cell.letGo.length
+      cell.letGo.push(i)
       room--
-      // Counted as started for the window: the rest wait for the next opening. Its start
-      // replaces this guess when it is taken.
-      if (cell.limit.rateMax !== Number.POSITIVE_INFINITY) break
+      // The rest wait for this one's start, which the window counts (ground rule 4).
+      if (rated) break
     }
   }
 
-  /** Drops a key's cell that holds nothing: no run, no waiter, no start inside its window. */
+  /** Row `i`, let go by a cell, was taken from the heap: it no longer counts against that cell. */
+  private taken(i: number, extra: Extras): void {
+    const cell = extra.letGoBy as ScopeCell
+    extra.letGoBy = undefined
+    const list = cell.letGo
+    const k = extra.letGoIndex
+    if (list[k] !== i) return
+    const last = list.pop() as number
+    if (k === list.length) return
+    list[k] = last
+    const moved = this.rows.t.extra(last)
+    if (moved?.letGoBy === cell) moved.letGoIndex = k
+  }
+
+  /** Drops `cell`'s stale let-go entries (their heap entry died); returns how many. O(letGo). */
+  private prune(cell: ScopeCell): number {
+    const list = cell.letGo
+    let kept = 0
+    for (const i of list) {
+      const extra = this.rows.t.extra(i)
+      if (extra?.letGoBy !== cell || !this.rows.isLive(i, extra.letGoOrder)) continue
+      extra.letGoIndex = kept
+      list[kept++] = i
+    }
+    const dropped = list.length - kept
+    list.length = kept
+    return dropped
+  }
+
+  /**
+   * Drops a key's cell that holds nothing (ground rule 5): no run, no waiter, no run let go, no
+   * start inside its window; one whose newest start is still inside goes on the expiry heap.
+   */
   private settle(cell: ScopeCell, now: number): void {
     if (cell.running > 0 || (cell.queue !== undefined && cell.queue.size > 0)) return
     if (!cell.name.startsWith("key:")) return
+    if (cell.letGo.length > 0) this.prune(cell)
+    if (cell.letGo.length > 0) return
     const last = cell.starts.at(-1)
-    if (last !== undefined && last + cell.limit.ratePerMs > now) return
+    if (last !== undefined && last + cell.limit.ratePerMs > now) {
+      if (!cell.expiring) {
+        cell.expiring = true
+        this.expiry.push(last + cell.limit.ratePerMs, cell)
+      }
+      return
+    }
     this.cells.delete(cell.name)
     this.timed.delete(cell)
   }
@@ -219,6 +310,27 @@ export class Flow<J> {
     for (const cell of this.cells.values()) cell.queue?.forEach(f)
   }
 
+  /**
+   * What wait `w` waits for, in words with its scope's figures (SPEC §20.4; `explain`): a run of
+   * the scope to end, or its rate window to open. O(queued in the scope).
+   */
+  waitsFor(row: number, w: Waiting): string {
+    const cell = this.cells.get(w.scope)
+    // A waiter let go and not yet taken: its cell holds it (ground rule 4), so this is defensive.
+    if (cell === undefined) return `${w.scope} to let it go`
+    const at = this.rows.t.slot(row)
+    // Waiters before it in SPEC §4 order: the queue's own (slot, order) key.
+    let ahead = 0
+    cell.queue?.forEach((slot, order, i) => {
+      if ((slot < at || (slot === at && order < w.order)) && this.rows.isLive(i, order)) ahead++
+    })
+    const queued = ahead === 0 ? "it is next" : `${ahead} waiting before it`
+    if (w.cause === "concurrency") {
+      return `a run of ${w.scope} to end (${cell.running} of ${cell.limit.concurrency} running; ${queued})`
+    }
+    return `${w.scope}'s rate window to open at ${w.until} (at most ${cell.limit.rateMax} per ${cell.limit.ratePerMs} ms; ${queued})`
+  }
+
   /** Live waiters by cause. O(queued). */
   waitingCounts(): { concurrency: number; "rate-limited": number } {
     const out = { concurrency: 0, "rate-limited": 0 }
@@ -228,6 +340,63 @@ export class Flow<J> {
       if (w !== undefined) out[w.cause]++
     })
     return out
+  }
+}
+
+/**
+ * A binary min-heap of key cells by expiry instant (epoch ms). An entry may be out of date (the
+ * cell started again since): `sweep` settles it again, which pushes it anew when still needed.
+ */
+class ExpiryHeap {
+  private readonly ats: Array<number> = []
+  private readonly cells: Array<ScopeCell> = []
+
+  get size(): number {
+    return this.ats.length
+  }
+
+  topAt(): number {
+    return this.ats[0] as number
+  }
+
+  push(at: number, cell: ScopeCell): void {
+    const ats = this.ats
+    const cells = this.cells
+    let k = ats.length
+    ats.push(at)
+    cells.push(cell)
+    while (k > 0) {
+      const parent = (k - 1) >> 1
+      if ((ats[parent] as number) <= at) break
+      ats[k] = ats[parent] as number
+      cells[k] = cells[parent] as ScopeCell
+      k = parent
+    }
+    ats[k] = at
+    cells[k] = cell
+  }
+
+  pop(): ScopeCell {
+    const ats = this.ats
+    const cells = this.cells
+    const top = cells[0] as ScopeCell
+    const at = ats.pop() as number
+    const cell = cells.pop() as ScopeCell
+    const n = ats.length
+    if (n === 0) return top
+    let k = 0
+    for (;;) {
+      let child = 2 * k + 1
+      if (child >= n) break
+      if (child + 1 < n && (ats[child + 1] as number) < (ats[child] as number)) child++
+      if ((ats[child] as number) >= at) break
+      ats[k] = ats[child] as number
+      cells[k] = cells[child] as ScopeCell
+      k = child
+    }
+    ats[k] = at
+    cells[k] = cell
+    return top
   }
 }
 

@@ -64,13 +64,15 @@ export const triggerRow = <J>(
 
 /**
  * @internal
- * A `scheduled` row whose trigger has not started yet gets its kept run back (a pause, or a new
- * schedule, drops the manual run). The heap entry is left for the caller to kill or replace.
- * Returns whether there was one.
+ * A `scheduled` row whose manual run has not started yet, or a `paused` one whose manual run
+ * waits with it (a breaker's hold keeps it, SPEC §19.1), gets its kept run back (a pause by
+ * hand, or a new schedule, drops the manual run). The heap entry is left for the caller to kill
+ * or replace. Returns whether there was one.
  */
 export const dropManual = <J>(rows: Rows<J>, i: number): boolean => {
   const extra = rows.t.extra(i)
-  if (extra?.kept === undefined || rows.t.state(i) !== SCHEDULED) return false
+  const s = rows.t.state(i)
+  if (extra?.kept === undefined || (s !== SCHEDULED && s !== PAUSED)) return false
   restore(rows, i, extra)
   return true
 }

@@ -82,11 +82,25 @@ export const hold = <J>(
   rows.emit({ kind: "paused", id: rows.idOf(i), generation: rows.t.gen(i), reason, at: now })
 }
 
-/** @internal RESUME for a paused row `i` at `now`: computes its resume slot and pushes it. */
+/**
+ * @internal RESUME for a paused row `i` at `now`: computes its resume slot and pushes it. With a
+ * manual run waiting (a breaker held it, SPEC §19.1), the resume moves the kept run and the
+ * manual run is pushed as it was (`Rules.resumeManual`).
+ */
 export const resumeRow = <J>(rows: Rows<J>, i: number, now: number): void => {
   const extra = rows.t.extra(i) as Extras
   const reason = extra.pausedReason ?? "manual"
-  const r = Rules.resume(rows.rowView(i, extra), now)
+  const kept = extra.kept
+  const view = rows.rowView(i, extra)
+  const manual =
+    kept === undefined
+      ? undefined
+      : Rules.resumeManual(
+          view,
+          { slot: kept.gridSlot, dueAt: kept.dueAt, attempt: kept.attempt },
+          now,
+        )
+  const r = manual === undefined ? Rules.resume(view, now) : manual.resume
   extra.consecutiveFailures = r.consecutiveFailures
   extra.pausedReason = undefined
   rows.t.setState(i, SCHEDULED)
@@ -106,8 +120,14 @@ export const resumeRow = <J>(rows: Rows<J>, i: number, now: number): void => {
     })
     if (r.resumeFrom >= 0) extra.resumeFrom = r.resumeFrom
   }
-  extra.gridSlot = r.slot
-  rows.t.setSlot(i, r.dueAt)
-  rows.push(i, r.dueAt)
-  rows.emit({ kind: "resumed", id, generation: g, reason, nextSlot: r.dueAt, at: now })
+  let dueAt = r.dueAt
+  if (manual === undefined || kept === undefined) {
+    extra.gridSlot = r.slot
+    rows.t.setSlot(i, r.dueAt)
+  } else {
+    extra.kept = { ...kept, gridSlot: manual.kept.slot, dueAt: manual.kept.dueAt }
+    dueAt = manual.dueAt
+  }
+  rows.push(i, dueAt)
+  rows.emit({ kind: "resumed", id, generation: g, reason, nextSlot: dueAt, at: now })
 }

@@ -68,8 +68,18 @@ export class Extras {
   failedAttempt = 0
   /** Its flow-control scopes (`group:<name>`, `key:<key>`; SPEC §20), fixed when accepted. */
   scopes: ReadonlyArray<string> | undefined = undefined
+  /** Its deduplication key (SPEC §20.3), fixed when accepted. */
+  dedup: Rules.ResolvedDedup | undefined = undefined
   /** Its last wait on a limit; current only while its ticket is `waiting.order` (internal/limits). */
   waiting: Waiting | undefined = undefined
+  /**
+   * The scope cell that let its waiting run go back to the heap and counts it as about to start
+   * (internal/limits), until it is taken: valid only while its heap entry `letGoOrder` is live.
+   */
+  letGoBy: object | undefined = undefined
+  letGoOrder = -1
+  /** Its place in that cell's list of runs let go. */
+  letGoIndex = -1
 }
 
 /** @internal Why a row waits on a limit (SPEC §20), set when it is queued (internal/limits). */

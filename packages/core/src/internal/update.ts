@@ -15,7 +15,7 @@ import { resumeRow } from "./pause.ts"
 import type { BreakerCell } from "./records.ts"
 import type { Rows } from "./rows.ts"
 
-const { SCHEDULED, RUNNING, PAUSED, DONE, RESUME } = Lifecycle
+const { RUNNING, PAUSED, DONE, RESUME } = Lifecycle
 const NO_WINDOW = Rules.NO_WINDOW
 
 /** @internal `Kernel.update` for the task `id`: every change checked, then applied (SPEC §15). */
@@ -82,8 +82,7 @@ export const applyUpdate = <J>(
   if (tags !== undefined) extra.tags = tags
   if (windowMs !== undefined) extra.windowMs = windowMs
   // A manual run that has not started gives way to the new schedule (SPEC §19.1).
-  if (resolved !== undefined && changes.schedule !== undefined && s === SCHEDULED)
-    dropManual(rows, i)
+  if (resolved !== undefined && changes.schedule !== undefined) dropManual(rows, i)
   const step = Rules.updateStep(
     {
       state: Lifecycle.states[s] as TaskState,

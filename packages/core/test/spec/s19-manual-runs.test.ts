@@ -4,7 +4,7 @@
  * rows they add (TRIGGER, MANUAL_END, RETRY).
  */
 import { describe, expect, it } from "vitest"
-import { Kernel, Rules, Schedule, Task } from "../../src/index.ts"
+import { Kernel, Retry, Rules, Schedule, Task } from "../../src/index.ts"
 import { err, failing, noop, ok, setup } from "../support.ts"
 
 describe("§19.1 trigger", () => {
@@ -322,5 +322,123 @@ describe("§19.1 the decision a store applies (Rules.triggered, Rules.manualEnde
     expect(t.kept).toBe(pending)
     expect(Rules.manualEnded(t.kept, false)).toEqual({ state: "scheduled", pending })
     expect(Rules.manualEnded(t.kept, true)).toEqual({ state: "paused", pending })
+  })
+})
+
+describe("§19.1 a breaker's hold and a waiting manual run", () => {
+  /** `b` (every 100, noop) with a trigger's run waiting at 50 when `a`'s failure opens breaker db. */
+  const held = () => {
+    const { clock, driver } = setup(0, { breakers: { db: { failures: 1, coolDown: 1_000 } } })
+    driver.scheduleUnsafe({ id: "a", job: failing(), schedule: Schedule.once(50), breaker: "db" })
+    const b = driver.scheduleUnsafe({
+      id: "b",
+      job: noop,
+      schedule: Schedule.fixedRate(100),
+      breaker: "db",
+    })
+    expect(driver.tick(0).map((r) => [r.id, r.slot])).toEqual([["b", 0]])
+    clock.set(50)
+    ok(driver.trigger(b))
+    // a's slot at 50 was pushed before the manual run: it runs first, fails, and opens db.
+    expect(driver.tick(50).map((r) => [r.id, r.outcome.kind])).toEqual([["a", "failed"]])
+    expect(driver.breaker("db")?.state).toBe("open")
+    expect(driver.info(b)).toMatchObject({ state: "paused", pausedReason: "breaker" })
+    driver.drainOccurrences()
+    return { clock, driver, b }
+  }
+  const skips = (driver: ReturnType<typeof setup>["driver"]) =>
+    driver.drainOccurrences().filter((o): o is Task.Skipped => o.kind === "skipped")
+
+  it("the hold keeps it: it runs when the breaker lets the task go, and the kept run resumes on its grid", () => {
+    const { driver } = held()
+    // Half-open at 1050: b is the probe. Its manual run (slot 50) runs first, as it was; the
+    // kept run (slot 100) resumes at the first grid slot >= 1050, its passed slots skipped.
+    const runs = driver.tick(1_100)
+    expect(
+      runs.map((r) => [r.slot, r.scheduledFor, r.startedAt, r.attempt, r.manual ?? false]),
+    ).toEqual([
+      [50, 50, 1_050, 1, true],
+      [1_100, 1_100, 1_100, 1, false],
+    ])
+    expect(skips(driver)).toEqual([
+      expect.objectContaining({
+        cause: "breaker",
+        first: 100,
+        last: 1_000,
+        count: 10,
+        nextSlot: 1_100,
+      }),
+    ])
+    expect(driver.breaker("db")?.state).toBe("closed")
+    driver.checkInvariants()
+  })
+
+  it("a pause by hand of the held task drops it; resumed, the task goes on from its kept run", () => {
+    const { clock, driver, b } = held()
+    driver.pause(b)
+    expect(driver.info(b)).toMatchObject({ state: "paused", pausedReason: "manual" })
+    clock.set(350)
+    expect(driver.resume(b)).toBe(true)
+    expect(skips(driver)).toEqual([
+      expect.objectContaining({ cause: "paused", first: 100, last: 300, count: 3, nextSlot: 400 }),
+    ])
+    expect(driver.tick(400).map((r) => [r.slot, r.manual ?? false])).toEqual([[400, false]])
+    driver.checkInvariants()
+  })
+
+  it("a new schedule while it is held drops it", () => {
+    const { clock, driver, b } = held()
+    expect(ok(driver.update(b, { schedule: Schedule.fixedRate(1_000) }))).toBe(true)
+    clock.set(350)
+    expect(driver.resume(b)).toBe(true)
+    expect(driver.tick(1_050).map((r) => [r.slot, r.manual ?? false])).toEqual([[1_050, false]])
+    driver.checkInvariants()
+  })
+
+  it("resumed by hand while held, the manual run is due as it was", () => {
+    const { clock, driver, b } = held()
+    clock.set(350)
+    expect(driver.resume(b)).toBe(true)
+    expect(skips(driver)).toEqual([
+      expect.objectContaining({ cause: "breaker", first: 100, last: 300, count: 3, nextSlot: 400 }),
+    ])
+    expect(driver.info(b)).toMatchObject({ state: "scheduled", scheduledFor: 50 })
+    expect(driver.tick(400).map((r) => [r.slot, r.startedAt, r.manual ?? false])).toEqual([
+      [50, 350, true],
+      [400, 400, false],
+    ])
+    driver.checkInvariants()
+  })
+})
+
+describe("§19.1 the decisions a store applies on a pause and a resume", () => {
+  it("pauseDropsManual: a pause by hand drops a waiting manual run; a breaker's hold keeps it", () => {
+    expect(Rules.pauseDropsManual("manual")).toBe(true)
+    expect(Rules.pauseDropsManual("breaker")).toBe(false)
+  })
+
+  it("resumeManual resumes the kept run and leaves the manual run due as it is", () => {
+    const row: Rules.Row = {
+      plan: (Schedule.resolve(Schedule.fixedRate(100), 0) as Schedule.Resolved).plan,
+      slot: 50,
+      dueAt: 50,
+      attempt: 1,
+      runNumber: 2,
+      consecutiveFailures: 3,
+      retry: Retry.none,
+      missedRuns: "catch-up",
+      pauseAfter: 0,
+      windowMs: Rules.NO_WINDOW,
+    }
+    const kept = { slot: 100, dueAt: 100, attempt: 1, deliveries: 4 }
+    const m = Rules.resumeManual(row, kept, 350)
+    expect(m.dueAt).toBe(50)
+    expect(m.kept).toEqual({ slot: 400, dueAt: 400, attempt: 1, deliveries: 4 })
+    expect(m.resume).toMatchObject({
+      skipped: { first: 100, last: 300, count: 3 },
+      consecutiveFailures: 0,
+    })
+    // Resuming the manual run's own fields instead (the bug this replaces) skips from 50, off the grid.
+    expect(Rules.resume(row, 350).skipped?.first).toBe(50)
   })
 })

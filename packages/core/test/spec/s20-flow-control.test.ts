@@ -279,6 +279,167 @@ describe("SPEC §20.2 rate limits", () => {
   })
 })
 
+describe("SPEC §20.1 a scope lets go exactly as many waiters as it has room for", () => {
+  it("several ends before one take let each free place go once", () => {
+    const k = kernel({ groups: { g: { concurrency: 3 } } })
+    for (let n = 0; n < 13; n++)
+      k.schedule({ id: `t${n}`, job: `t${n}`, schedule: once(1), group: "g" }, 0)
+    const first = take(k, 1)
+    expect(first).toHaveLength(3)
+    expect(k.stats().heapEntries).toBe(0)
+    for (const run of first) k.complete(run, Task.succeeded, 5, false)
+    // Three places, three waiters back in the heap (not 1 + 2 + 3 that are queued again when taken).
+    expect(k.stats().heapEntries).toBe(3)
+    expect(k.stats().waiting.concurrency).toBe(7)
+    // A waiter leaving does not free a place that is already promised.
+    k.cancel("t12", 5)
+    expect(k.stats().heapEntries).toBe(3)
+    expect(take(k, 5).map((r) => r.job)).toEqual(["t3", "t4", "t5"])
+    k.checkInvariants()
+  })
+
+  it("a waiter let go and then cancelled in the heap gives its place back", () => {
+    const k = kernel({ groups: { g: { concurrency: 1 } } })
+    for (const id of ["a", "b", "c", "d"])
+      k.schedule({ id, job: id, schedule: once(1), group: "g" }, 0)
+    const a = take(k, 1)
+    k.complete(a[0] as Kernel.Run<string>, Task.succeeded, 2, false)
+    expect(k.stats().heapEntries).toBe(1)
+    k.cancel("b", 2)
+    // b's place goes to c at once; d still waits.
+    expect(take(k, 2).map((r) => r.job)).toEqual(["c"])
+    expect(k.info("d")?.waiting?.cause).toBe("concurrency")
+  })
+
+  it("property: the heap never holds more let-go waiters of a scope than its free places", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 4 }),
+        fc.array(fc.constantFrom("end", "take", "cancel"), { maxLength: 60 }),
+        (limit, steps) => {
+          const k = kernel({ groups: { g: { concurrency: limit } } })
+          for (let n = 0; n < 20; n++)
+            k.schedule({ id: `t${n}`, job: `t${n}`, schedule: once(0), group: "g" }, 0)
+          const running: Array<Kernel.Run<string>> = take(k, 0)
+          let now = 0
+          let next = 19
+          for (const step of steps) {
+            now++
+            if (step === "end" && running.length > 0) {
+              k.complete(running.shift() as Kernel.Run<string>, Task.succeeded, now, false)
+            } else if (step === "take") {
+              running.push(...take(k, now))
+            } else if (step === "cancel" && next >= 0) {
+              k.cancel(`t${next--}`, now)
+            }
+            const s = k.stats()
+            // Live heap entries are the waiters let go (no other task is scheduled out of a queue).
+            expect(s.heapEntries - s.deadEntries).toBeLessThanOrEqual(limit - running.length)
+            expect(running.length).toBeLessThanOrEqual(limit)
+            k.checkInvariants()
+          }
+        },
+      ),
+      { numRuns: 200 },
+    )
+  })
+})
+
+describe("SPEC §20.5 flow-control state is bounded", () => {
+  it("100,000 one-off keys under a rate limit: at most a window's keys are kept, none once it passed", () => {
+    const k = kernel({ keys: { rate: { max: 1, per: 100 } } })
+    const n = 100_000
+    // 100 keys due each ms for 1,000 ms; each runs at once and ends 1 ms later.
+    for (let c = 0; c < n; c++)
+      k.schedule({ job: `c${c}`, schedule: once(Math.floor(c / 100)), key: `customer-${c}` }, 0)
+    let most = 0
+    let ran = 0
+    let running: Array<Kernel.Run<string>> = []
+    for (let now = 0; now <= 1_001; now++) {
+      for (const run of running) k.complete(run, Task.succeeded, now, false)
+      running = take(k, now)
+      ran += running.length
+      most = Math.max(most, k.stats().scopes)
+    }
+    expect(ran).toBe(n)
+    // The keys that started in the last window (100 ms × 100 a ms), and those running.
+    expect(most).toBeLessThanOrEqual(101 * 100)
+    expect(k.stats().scopes).toBeGreaterThan(0)
+    // Virtual time passes the last window; the next step drops what is left.
+    expect(k.takeDue(1_200)).toBeUndefined()
+    expect(k.stats().scopes).toBe(0)
+    k.checkInvariants()
+  })
+
+  it("a waiter cancelled drops the key it held; a declared group's state stays", () => {
+    const k = kernel({ groups: { g: { concurrency: 1 } }, keys: { concurrency: 1 } })
+    k.schedule({ id: "busy", job: "busy", schedule: once(0), group: "g" }, 0)
+    const busy = take(k, 0)
+    k.schedule({ id: "w", job: "w", schedule: once(1), group: "g", key: "k" }, 0)
+    expect(take(k, 1)).toEqual([])
+    expect(k.stats().scopes).toBe(2)
+    k.cancel("w", 2)
+    expect(k.stats().scopes).toBe(1)
+    k.complete(busy[0] as Kernel.Run<string>, Task.succeeded, 3, false)
+    expect(k.stats().scopes).toBe(1)
+  })
+
+  it("a key started again inside its window is kept until its newest start leaves it", () => {
+    const k = kernel({ keys: { rate: { max: 2, per: 100 } } })
+    k.schedule({ id: "a", job: "a", schedule: once(0), key: "x" }, 0)
+    k.complete(take(k, 0)[0] as Kernel.Run<string>, Task.succeeded, 1, false)
+    k.schedule({ id: "b", job: "b", schedule: once(49), key: "x" }, 1)
+    k.complete(take(k, 50)[0] as Kernel.Run<string>, Task.succeeded, 51, false)
+    // a's start leaves the window at 100, b's at 150.
+    k.takeDue(120)
+    expect(k.stats().scopes).toBe(1)
+    k.takeDue(150)
+    expect(k.stats().scopes).toBe(0)
+  })
+})
+
+describe("SPEC §20.4 explain says why a run waits and what for", () => {
+  it("a concurrency wait: cause, scope, since, the scope's figures and its place in the queue", () => {
+    const k = kernel({ groups: { email: { concurrency: 2 } } })
+    for (const id of ["a", "b", "c", "d"])
+      k.schedule({ id, job: id, schedule: once(10), group: "email" }, 0)
+    take(k, 10)
+    const d = k.explain("d", 12)
+    expect(d?.waiting).toEqual({
+      cause: "concurrency",
+      scope: "group:email",
+      since: 10,
+      until: undefined,
+      for: "a run of group:email to end (2 of 2 running; 1 waiting before it)",
+    })
+    expect(d?.notes).toContain(
+      "waiting (concurrency) on group:email since 10: it waits for a run of group:email to end (2 of 2 running; 1 waiting before it)",
+    )
+    expect(k.explain("c", 12)?.waiting?.for).toContain("it is next")
+    // Running, or not waiting: no wait to explain.
+    expect(k.explain("a", 12)?.waiting).toBeUndefined()
+    k.cancel("c", 13)
+    expect(k.explain("d", 13)?.waiting?.for).toContain("it is next")
+    k.pause("d", 13)
+    expect(k.explain("d", 13)?.waiting).toBeUndefined()
+  })
+
+  it("a rate wait says until when, and the window's figures", () => {
+    const k = kernel({ keys: { rate: { max: 1, per: 100 } } })
+    k.schedule({ id: "a", job: "a", schedule: once(0), key: "cust" }, 0)
+    k.schedule({ id: "b", job: "b", schedule: once(5), key: "cust" }, 0)
+    take(k, 10)
+    expect(k.explain("b", 10)?.waiting).toEqual({
+      cause: "rate-limited",
+      scope: "key:cust",
+      since: 10,
+      until: 110,
+      for: "key:cust's rate window to open at 110 (at most 1 per 100 ms; it is next)",
+    })
+    expect(new Kernel.Kernel<string>().explain("x", 0)).toBeUndefined()
+  })
+})
+
 describe("SPEC §20 typed errors", () => {
   it("bad limits name the field and the value; the kernel is not built", () => {
     const bad = (limits: unknown) => {

@@ -31,11 +31,12 @@ export interface TaskOptions extends Rules.Options {
 
 /**
  * The keys of a durable task's options: the rules' (but the job), its handler and payload, and
- * the run timeout. Flow control's `group` and `key` (SPEC §20) are not enforced by a durable
- * store yet: they are refused as unknown keys rather than accepted and ignored.
+ * the run timeout. Flow control's `group` and `key` and the deduplication key `dedup` (SPEC §20)
+ * are not enforced by a durable store yet: they are refused as unknown keys (`InvalidOption`
+ * naming the key) rather than accepted and ignored.
  */
 export const taskKeys: ReadonlySet<string> = Rules.keysWith(Rules.optionKeys, {
-  without: ["job", "group", "key"],
+  without: ["job", "group", "key", "dedup"],
   with: ["handler", "payload", "timeout"],
 })
 

@@ -7,7 +7,7 @@
  * whole step (the new status, the tasks to hold and unhold, the probe) and `Rules.resume` each
  * unheld task's slot; this module reads the rows a plan needs and writes what it says.
  */
-import { Breaker, Rules } from "@tickwork/core"
+import { Breaker } from "@tickwork/core"
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
@@ -122,7 +122,7 @@ const memberOf = (row: TaskRow, now: number): Breaker.Member => {
     pauseRequest: row.state === "running" ? (row.pausedReason ?? undefined) : undefined,
     rank: row.priority,
     // The window does not move a resume: the layer's is not needed here.
-    resumeAt: held ? Rules.resume(Rows.view(row, Number.POSITIVE_INFINITY), now).dueAt : 0,
+    resumeAt: held ? Rows.resume(row, Number.POSITIVE_INFINITY, now, 0).update.runAt : 0,
   }
 }
 
@@ -271,16 +271,18 @@ export const afterSlot = (
 export const resumeTask = (tx: Tx, row: TaskRow, now: number) =>
   Effect.gen(function* () {
     // The window does not move a resume: the layer's is not needed here.
-    const r = Rules.resume(Rows.view(row, Number.POSITIVE_INFINITY), now)
+    // With a manual run waiting, the resume moves the run it set aside (SPEC §19.1).
+    const r = Rows.resume(row, Number.POSITIVE_INFINITY, now, tx.seq())
     const events: Array<EventEntry> = []
-    if (r.skipped !== undefined) events.push(Events.paused(r.skipped, row, now, r.dueAt, "breaker"))
+    if (r.skipped !== undefined)
+      events.push(Events.paused(r.skipped, row, now, r.nextSlot, "breaker"))
     events.push(
       Events.make("resumed", { ...row, slot: r.slot }, now, tx.owner, {
         cause: "breaker",
-        detail: `due at ${r.dueAt}`,
+        detail: `due at ${r.update.runAt}`,
       }),
     )
-    const written = yield* Write.row(tx.sql, row, Rows.resumed(row, r, now, tx.seq()))
+    const written = yield* Write.row(tx.sql, row, r.update)
     return written ? events : []
   })
 

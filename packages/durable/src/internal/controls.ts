@@ -46,8 +46,9 @@ export const pause = (
     env.store.modify(
       id,
       (stored) => {
-        // A manual run that has not started is dropped by the pause (SPEC §19.1).
-        const row = withoutManual(stored)
+        // A manual run that has not started, or waits with a task its breaker holds, is
+        // dropped by a pause by hand (SPEC §19.1, Rules.pauseDropsManual).
+        const row = Rules.pauseDropsManual("manual") ? withoutManual(stored) : stored
         const dropped = row === stored ? {} : { kept: null }
         // A running row's `pausedReason` is its pause request.
         const step = Rules.pauseStep(
@@ -102,18 +103,18 @@ export const resume = (
           : { update: Rows.requested(row, null, now), events: [] }
       }
       if (row.state !== "paused") return undefined
-      const r = Rules.resume(Rows.view(row, env.options.windowMs), now)
+      const r = Rows.resume(row, env.options.windowMs, now, env.nextSeq())
       const events: Array<EventEntry> = []
       if (r.skipped !== undefined)
-        events.push(Events.paused(r.skipped, row, now, r.dueAt, "paused", origin))
+        events.push(Events.paused(r.skipped, row, now, r.nextSlot, "paused", origin))
       events.push(
         Events.make("resumed", { ...row, slot: r.slot }, now, null, {
           cause: row.pausedReason,
-          detail: `due at ${r.dueAt}`,
+          detail: `due at ${r.update.runAt}`,
           origin,
         }),
       )
-      return { update: Rows.resumed(row, r, now, env.nextSeq()), events }
+      return { update: r.update, events }
     },
     (e) => env.publish(e, e.taskId === id ? handler : undefined),
   )
@@ -150,7 +151,7 @@ export type UpdateError = Errors.ScheduleError | InvalidPayload | NotDurable | U
  */
 export const decideUpdate = (
   env: Env,
-  row: TaskRow,
+  stored: TaskRow,
   changes: Changes,
   now: number,
 ): Modification | Rejected<UpdateError> => {
@@ -158,10 +159,14 @@ export const decideUpdate = (
   // A custom schedule's next() cannot be stored: said before the rules call it.
   if (changes.schedule?._tag === "Custom") return reject(notDurable(changes.schedule))
   const valid = Rules.validateChanges(changes, now, {
-    plan: row.plan,
-    windowMs: row.windowMs ?? Rules.NO_WINDOW,
+    plan: stored.plan,
+    windowMs: stored.windowMs ?? Rules.NO_WINDOW,
   })
   if (!("resolved" in valid)) return reject(valid)
+  // SPEC §19.1: a new schedule drops a manual run that has not started, held by a breaker or
+  // not; the step is then decided on the run it had set aside, as in the kernel.
+  const row =
+    valid.resolved !== undefined && changes.schedule !== undefined ? withoutManual(stored) : stored
   let schedule = row.schedule
   let restart = row.restart
   let slot: number | undefined
@@ -253,7 +258,10 @@ export const decideUpdate = (
     breaker: breakerKey,
   }
   return {
-    update: Rows.updated(row, now, { slot, seq: step.requeue ? env.nextSeq() : undefined }, define),
+    update: {
+      ...Rows.updated(row, now, { slot, seq: step.requeue ? env.nextSeq() : undefined }, define),
+      ...(row === stored ? {} : { kept: null }),
+    },
     events: [],
     breaker: moves,
   }

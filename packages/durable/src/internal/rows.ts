@@ -155,6 +155,52 @@ export const requested = (
   pausedReason: reason,
 })
 
+/**
+ * Paused row `row` resumed at `now` (a new push, `seq`) as core decides: `Rules.resume`, or with
+ * a manual run waiting (a breaker held it, SPEC §19.1) `Rules.resumeManual`, which moves the
+ * run set aside in `kept` and leaves the manual run due as it is. `windowMs` is the layer's
+ * window (see {@link view}). Gives the update, the slots skipped, the slot the resume names
+ * (the manual run's, or the resumed one's) and where the schedule goes on (`nextSlot`).
+ */
+export const resume = (
+  row: TaskRow,
+  windowMs: number,
+  now: number,
+  seq: number,
+): {
+  readonly update: RowUpdate
+  readonly skipped: Rules.Resume["skipped"]
+  readonly slot: number
+  readonly nextSlot: number
+} => {
+  const k = row.kept
+  if (k === undefined) {
+    const r = Rules.resume(view(row, windowMs), now)
+    return {
+      update: resumed(row, r, now, seq),
+      skipped: r.skipped,
+      slot: r.slot,
+      nextSlot: r.dueAt,
+    }
+  }
+  const m = Rules.resumeManual(view(row, windowMs), k, now)
+  const r = m.resume
+  const kept = { ...m.kept, resumeFrom: r.resumeFrom >= 0 ? r.resumeFrom : k.resumeFrom }
+  return {
+    update: {
+      ...keep(row, now),
+      state: "scheduled",
+      consecutiveFailures: r.consecutiveFailures,
+      seq,
+      pausedReason: null,
+      kept,
+    },
+    skipped: r.skipped,
+    slot: row.slot,
+    nextSlot: r.dueAt,
+  }
+}
+
 /** A paused row resumed as `r` decided (a new push, `seq`). */
 export const resumed = (row: TaskRow, r: Rules.Resume, now: number, seq: number): RowUpdate => ({
   ...keep(row, now),
@@ -203,9 +249,5 @@ export const updated = (
     resumeFrom: slot === undefined ? row.resumeFrom : -1,
     seq: moved.seq ?? row.seq,
     define,
-    // SPEC §19.1: a new schedule before a manual run starts drops it (the new slot replaces
-    // the run it had set aside).
-    kept:
-      slot !== undefined && row.state === "scheduled" && row.kept !== undefined ? null : undefined,
   }
 }

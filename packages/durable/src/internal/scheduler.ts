@@ -26,13 +26,14 @@ import type { Counts, EventEntry, RunEntry, TaskRow } from "./model.ts"
  * as an in-memory task: priority, retry, missed-run policy, failure policy, a catch-up `window`
  * (the layer's `catchUpWindow` applies to recurring tasks that give none), `tags`, and a
  * `breaker` (its own policy, or the name of one in the layer's `breakers`). An unknown key is
- * an `InvalidOption`.
+ * an `InvalidOption`. A deduplication key (`dedup`, SPEC §20.3) is not taken by a durable
+ * store yet: it is not in this type, and given anyway it is an `InvalidOption` on `dedup`.
  *
  * @category models
  * @since 0.1.0
  */
 export interface DurableTaskOptions<H extends Handler.Any | string = Handler.Any | string>
-  extends Omit<Kernel.TaskOptions<unknown>, "job" | "id"> {
+  extends Omit<Kernel.TaskOptions<unknown>, "job" | "id" | "dedup"> {
   readonly handler: H
   readonly payload: Handler.PayloadOf<H>
   /** A caller-supplied id; a random UUID when absent. */

@@ -32,12 +32,14 @@ export const pendingOf = (row: TaskRow): KeptRun => ({
 })
 
 /**
- * Row `row` with a manual run that has not started dropped (SPEC §19.1: a pause before it
- * starts drops it): its kept run put back as it was. Any other row as it is.
+ * Row `row` with a manual run that has not started dropped (SPEC §19.1: a pause by hand or a
+ * new schedule before it starts drops it): its kept run put back as it was. A `paused` row's
+ * manual run has not started either (a breaker's hold keeps it waiting). Any other row, a
+ * running one included, as it is.
  */
 export const withoutManual = (row: TaskRow): TaskRow => {
   const k = row.kept
-  if (row.state !== "scheduled" || k === undefined) return row
+  if ((row.state !== "scheduled" && row.state !== "paused") || k === undefined) return row
   return {
     ...row,
     slot: k.slot,

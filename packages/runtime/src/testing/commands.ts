@@ -56,6 +56,8 @@ export { type BulkAction, Model, System, type View } from "./internal/systems.ts
 export {
   breakers,
   controlledTaskSpec,
+  limitedTaskSpec,
+  modelKeys,
   ownBreaker,
   type PlannedOutcome,
   scheduleOf,
@@ -104,8 +106,9 @@ export const run = async (
     workers: 1,
     logLevel: "None",
     breakers: shared,
+    ...(options.limits === undefined ? {} : { limits: options.limits }),
   })
-  const model = new Model({ seed, startAt, breakers: shared })
+  const model = new Model({ seed, startAt, breakers: shared, limits: options.limits })
   try {
     await fc.asyncModelRun(() => ({ model, real: system }), cmds)
     return model.occurrences.length

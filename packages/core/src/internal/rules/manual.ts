@@ -5,7 +5,9 @@
  * same message, in memory and on disk.
  */
 import { ManualRunRefused, show } from "../../Errors.ts"
-import { NO_WINDOW } from "./row.ts"
+import type { PauseReason } from "../../Task.ts"
+import { type Resume, resume } from "./resume.ts"
+import { NO_WINDOW, type Row } from "./row.ts"
 
 /**
  * What was asked: `trigger` (one extra run now, the pending run kept) or `retry` (one more
@@ -268,3 +270,52 @@ export const manualEnded = <P extends PendingRun>(
   state: pauseRequested ? "paused" : "scheduled",
   pending: kept,
 })
+
+/**
+ * Whether a pause for `reason` drops a manual run waiting to start (SPEC §19.1): a pause by hand
+ * (`manual`) does — the pending run it set aside is the task's again; a breaker's hold does not —
+ * the manual run waits with the task and runs when the breaker lets it go. (A failure policy
+ * pauses a task only as its own run ends, when no manual run can be waiting.) Pure.
+ *
+ * @category rules
+ * @since 0.6.0
+ */
+export const pauseDropsManual = (reason: PauseReason): boolean => reason === "manual"
+
+/**
+ * RESUME of a paused task whose manual run waits (SPEC §19.1): {@link resume} applies to the
+ * pending run set aside (`kept`), not to the manual run — the grid slots that passed since the
+ * kept run's slot are its skips, and it continues where `resume` says (its attempt as it was) —
+ * while the manual run stays due as it is (`row`'s slot, due time and attempt), and runs first.
+ * The failure policy's count starts afresh as for any resume. Pure.
+ *
+ * For instance, a task every 100 ms held by its breaker at 50 while a trigger's run (due at 50)
+ * waits with slot 100 set aside, resumed at 350: slots 100..300 are skipped, the kept run
+ * continues at slot 400, and the manual run is still due at 50, so it runs at once.
+ *
+ * @category rules
+ * @since 0.6.0
+ */
+export const resumeManual = <P extends PendingRun>(
+  row: Row,
+  kept: P,
+  now: number,
+): ManualResume<P> => {
+  const r = resume({ ...row, slot: kept.slot, dueAt: kept.dueAt, attempt: kept.attempt }, now)
+  return { resume: r, kept: { ...kept, slot: r.slot, dueAt: r.dueAt }, dueAt: row.dueAt }
+}
+
+/**
+ * What {@link resumeManual} decides.
+ *
+ * @category models
+ * @since 0.6.0
+ */
+export interface ManualResume<P extends PendingRun> {
+  /** The resume of the kept run: its skips, where it continues, the failure count. */
+  readonly resume: Resume
+  /** The kept run moved as `resume` says (slot, due time); its attempt and other fields as they were. */
+  readonly kept: P
+  /** When the task's next run, the waiting manual run, is due (epoch ms): as it was. */
+  readonly dueAt: number
+}

@@ -53,6 +53,7 @@ export const fields = {
   breaker: "remove",
   group: "fixed",
   key: "fixed",
+  dedup: "fixed",
 } as const satisfies Record<string, FieldUpdate>
 
 /**

@@ -3,7 +3,7 @@
  * The commands of the model (public through `@tickwork/runtime/testing/commands`): each acts on
  * both systems and then compares them; {@link commands} is the arbitrary of their sequences.
  */
-import type { Breaker, Kernel, MissedRun, Task } from "@tickwork/core"
+import type { Breaker, Kernel, MissedRun, Rules, Task } from "@tickwork/core"
 import { Effect } from "effect"
 import fc from "fast-check"
 import * as TestScheduler from "../TestScheduler.ts"
@@ -15,6 +15,7 @@ import {
   controlledTaskSpec,
   fromSpec,
   fromTemplate,
+  limitedTaskSpec,
   ownBreaker,
   scheduleOf,
   type TaskSpec,
@@ -66,6 +67,11 @@ export interface Options {
    * templates name theirs. Default {@link breakers}.
    */
   readonly breakers?: Readonly<Record<string, Breaker.BreakerPolicy>>
+  /**
+   * Flow-control limits (SPEC §20), on both schedulers: random tasks then join the declared
+   * groups and share a few keys ({@link limitedTaskSpec}), so waits must agree too. Default none.
+   */
+  readonly limits?: Rules.Limits
   /**
    * Your own check, run on the system under test after every command (once it has been found
    * equal to the reference): throw to fail the run.
@@ -353,7 +359,9 @@ export const commands = (options: Options = {}): fc.Arbitrary<Iterable<Scheduler
   const templates = Object.entries(options.templates ?? {})
   const blueprint: fc.Arbitrary<Blueprint> =
     templates.length === 0
-      ? controlledTaskSpec.map(fromSpec)
+      ? (options.limits === undefined ? controlledTaskSpec : limitedTaskSpec(options.limits)).map(
+          fromSpec,
+        )
       : fc
           .tuple(fc.constantFrom(...templates), pattern)
           .map(([[name, t], fails]) => fromTemplate(name, t, fails))

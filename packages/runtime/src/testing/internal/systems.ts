@@ -12,6 +12,7 @@ import {
   type Errors,
   type Kernel,
   Random,
+  type Rules,
   type Task,
 } from "@tickwork/core"
 import { Effect, Exit, ManagedRuntime, Option, type Result, Scope, Stream } from "effect"
@@ -51,11 +52,17 @@ const project = (info: Task.TaskInfo | undefined, id: string): string =>
       `attempt=${info.attempt} run=${info.runNumber} failures=${info.consecutiveFailures} ` +
       `lastFailure=${info.lastFailure?.kind ?? "-"} finished=${info.finishedAt ?? "-"} ` +
       `paused=${info.pausedReason ?? "-"} window=${info.window ?? "-"} ` +
-      `breaker=${info.breaker ?? "-"} tags=${(info.tags ?? []).join(",")}`
+      `breaker=${info.breaker ?? "-"} tags=${(info.tags ?? []).join(",")} ` +
+      `group=${info.group ?? "-"} key=${info.key ?? "-"} waiting=${waitOf(info.waiting)}`
+
+/** A wait on a limit (SPEC §20.4) as both systems must agree on it. */
+const waitOf = (w: Task.WaitInfo | undefined): string =>
+  w === undefined ? "-" : `${w.cause}@${w.scope}:${w.since}..${w.until ?? ""}`
 
 const counts = (s: Kernel.Stats) =>
   `scheduled=${s.scheduled} running=${s.running} paused=${s.paused} done=${s.done} ` +
-  `failed=${s.failed} cancelled=${s.cancelled} accepted=${s.accepted} removed=${s.removed}`
+  `failed=${s.failed} cancelled=${s.cancelled} accepted=${s.accepted} removed=${s.removed} ` +
+  `waiting=${s.waiting.concurrency}/${s.waiting["rate-limited"]}`
 
 /** A circuit breaker as both systems must agree on it. */
 export const breakerState = (b: Kernel.BreakerInfo): string =>
@@ -102,12 +109,14 @@ export class Model {
     readonly seed: number
     readonly startAt: number
     readonly breakers?: Readonly<Record<string, Breaker.BreakerPolicy>> | undefined
+    readonly limits?: Rules.Limits | undefined
   }) {
     this.clock = new CoreClock.ManualClock(options.startAt)
     this.driver = Driver.make({
       clock: this.clock,
       random: Random.seeded(options.seed),
       ...(options.breakers === undefined ? {} : { breakers: options.breakers }),
+      ...(options.limits === undefined ? {} : { limits: options.limits }),
       onRun: (record) => {
         this.occurrences.push(...fromRun(record))
       },

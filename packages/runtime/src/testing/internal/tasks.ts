@@ -8,6 +8,7 @@ import {
   type Breaker,
   type MissedRun,
   type Retry,
+  type Rules,
   Schedule,
   type Task,
   type Time,
@@ -54,6 +55,9 @@ export interface TaskSpec {
    * {@link breakers}), `"own"` gives it its own ({@link ownBreaker}). Default: none.
    */
   readonly breaker?: "shared" | "own" | undefined
+  /** Its flow-control group and key (SPEC §20), declared in {@link Options.limits}. Default: none. */
+  readonly group?: string | undefined
+  readonly key?: string | undefined
 }
 
 /**
@@ -167,6 +171,46 @@ export const controlledTaskSpec: fc.Arbitrary<TaskSpec> = fc
   }))
 
 /**
+ * The keys {@link limitedTaskSpec} gives tasks: few, so tasks share them and their limits bind.
+ *
+ * @category models
+ * @since 0.7.0
+ */
+export const modelKeys: ReadonlyArray<string> = ["k1", "k2", "k3"]
+
+/**
+ * The arbitrary of {@link TaskSpec}s under `limits` (SPEC §20): {@link controlledTaskSpec}'s,
+ * most of them in one of the declared groups and, when `limits.keys` is declared, under one of
+ * {@link modelKeys} — so concurrency and rate limits hold runs back, on both systems.
+ *
+ * **Example** (Tasks under a serial group and per-key limits)
+ *
+ * ```ts
+ * import fc from "fast-check"
+ * import * as Commands from "@tickwork/runtime/testing/commands"
+ *
+ * const specs = Commands.limitedTaskSpec({ groups: { serial: { concurrency: 1 } }, keys: { rate: { max: 1, per: 10 } } })
+ * fc.sample(specs, 1)[0]?.group // "serial" or undefined
+ * ```
+ *
+ * @category arbitraries
+ * @since 0.7.0
+ */
+export const limitedTaskSpec = (limits: Rules.Limits): fc.Arbitrary<TaskSpec> =>
+  fc
+    .tuple(
+      controlledTaskSpec,
+      fc.option(fc.constantFrom(...Object.keys(limits.groups ?? {}), undefined), {
+        nil: undefined,
+        freq: 4,
+      }),
+      limits.keys === undefined
+        ? fc.constant(undefined)
+        : fc.option(fc.constantFrom(...modelKeys), { nil: undefined, freq: 3 }),
+    )
+    .map(([spec, group, key]) => ({ ...spec, group, key }))
+
+/**
  * The schedule of a {@link TaskSpec} scheduled at `now`.
  *
  * **Example** (A fixed-rate spec)
@@ -224,6 +268,8 @@ export interface TaskOptions {
   readonly window?: Time.DurationInput | undefined
   readonly tags?: ReadonlyArray<string> | undefined
   readonly breaker?: Breaker.BreakerPolicy | string | undefined
+  readonly group?: string | undefined
+  readonly key?: string | undefined
 }
 
 export const breakerOf = (
@@ -260,6 +306,8 @@ export const taskOptions = (spec: TaskSpec, now: number): TaskOptions => ({
   ...(spec.window === undefined ? {} : { window: spec.window }),
   ...(spec.tag === undefined ? {} : { tags: [spec.tag] }),
   ...(spec.breaker === undefined ? {} : { breaker: breakerOf(spec.breaker) }),
+  ...(spec.group === undefined ? {} : { group: spec.group }),
+  ...(spec.key === undefined ? {} : { key: spec.key }),
 })
 
 // ------------------------------------------------------------------ templates
