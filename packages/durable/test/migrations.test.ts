@@ -189,19 +189,19 @@ describe("migrating a 0006 store to 0007_manual (SPEC §19.1)", () => {
   })
 })
 
-/** A store at 0007, before the flow-control columns, with one old task. */
-const at0007 = oldStore(
-  Object.fromEntries(Object.entries(migrations).filter(([id]) => id < "0008")),
+/** A store at 0008, before the flow-control columns, with one old task. */
+const at0008 = oldStore(
+  Object.fromEntries(Object.entries(migrations).filter(([id]) => id < "0009")),
 )
 
-describe("migrating a 0007 store to 0008_limits (SPEC §20)", () => {
+describe("migrating a 0008 store to 0009_limits (SPEC §20)", () => {
   it.effect("SQLite: an old task has no group, key or wait, and runs under a handler limit", () =>
     Effect.gen(function* () {
       const t = tempDir()
       const file = t.file()
       yield* Effect.scoped(
         Effect.flatMap(SqliteClient.make({ filename: file }), ({ client }) =>
-          Effect.provideService(at0007, SqlClient, client),
+          Effect.provideService(at0008, SqlClient, client),
         ),
       ).pipe(Effect.provide(Reactivity.layer))
       const { seen, handler } = recording()

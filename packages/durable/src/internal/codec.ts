@@ -82,7 +82,7 @@ export const decodeRow = (r: Raw): TaskRow => {
 }
 
 /**
- * A row's flow-control columns (SPEC §20; NULL, or absent before migration 0008, reads as none).
+ * A row's flow-control columns (SPEC §20; NULL, or absent before migration 0009, reads as none).
  * A wait is shown only while the row is `scheduled`: the claim that starts it clears it, and a
  * row paused or ended since keeps nothing to wait for.
  */
@@ -171,6 +171,8 @@ export const decodeRun = (r: Raw): RunEntry => ({
   nextRunAt: numOrNull(r.next_run_at),
   result: strOrNull(r.result),
   resultError: strOrNull(r.result_error),
+  // A store not yet at migration 0008 has no `manual` column: its runs read as not manual.
+  manual: r.manual !== null && r.manual !== undefined && num(r.manual) === 1,
 })
 
 /** Reads a row of `tickwork_events`. */
@@ -251,6 +253,7 @@ export const runRecord = (r: RunEntry) => ({
   next_run_at: r.nextRunAt,
   result: r.result ?? null,
   result_error: r.resultError ?? null,
+  manual: r.manual === true ? 1 : 0,
 })
 
 /** The columns of an event. */

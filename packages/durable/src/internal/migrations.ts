@@ -210,7 +210,13 @@ export const migrations = {
     // every row before reads as having no manual run.
     yield* sql`ALTER TABLE tickwork_tasks ADD COLUMN kept TEXT`
   }),
-  "0008_limits": Effect.gen(function* () {
+  "0008_manual_runs": Effect.gen(function* () {
+    const sql = yield* SqlClient
+    // SPEC §19.1: whether a ledger run was a manual one (a trigger's or a slot retry's), 1 or 0,
+    // so that no lateness figure counts it. Every row before reads as 0: not manual.
+    yield* sql`ALTER TABLE tickwork_runs ADD COLUMN manual INTEGER NOT NULL DEFAULT 0`
+  }),
+  "0009_limits": Effect.gen(function* () {
     const sql = yield* SqlClient
     // SPEC §20: a task's flow-control group and key (NULL: none, so every row before has
     // neither), and why its due run waits: the cause, the scope that holds it, since when and,
