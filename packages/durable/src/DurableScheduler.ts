@@ -51,6 +51,8 @@ import type * as Handler from "./Handler.ts"
 import * as Accept from "./internal/accept.ts"
 import * as Completion from "./internal/completion.ts"
 import * as Controls from "./internal/controls.ts"
+import type { Keyed } from "./internal/dedup.ts"
+import * as Dedup from "./internal/dedupControl.ts"
 import * as Dispatcher from "./internal/dispatcher.ts"
 import * as Ensure from "./internal/ensure.ts"
 import * as Env from "./internal/env.ts"
@@ -429,6 +431,44 @@ export const make = <H extends Handler.Any>(
         )
       })
 
+    // Schedules under deduplication keys that created no task (SPEC §20.3), in the runtime's
+    // counter: one series per scheduler, whatever the handler.
+    const dedupSeries = Metrics.runSeries(metricsName, metricsContext)
+    /**
+     * Schedules `tasks` (accepted at `t`, from `list`) where any has a deduplication key: one
+     * store transaction decides each key by core's rule; a debounce replaces the holder with
+     * the durable `update`'s own decision (SPEC §15) on the request's options.
+     */
+    const keyed = (
+      list: ReadonlyArray<DurableTaskOptions>,
+      tasks: readonly [NewTask, ...Array<NewTask>],
+      t: number,
+    ) =>
+      Effect.suspend(() => {
+        let earliest = Number.POSITIVE_INFINITY
+        for (const task of tasks) if (task.slot < earliest) earliest = task.slot
+        const notify = store.signal !== undefined && earliest <= t + notifyWithinMs
+        return store
+          .scheduleKeyed<Controls.UpdateError>(tasks, {
+            owner: env.owner,
+            notify,
+            replace: (k, row) => Dedup.replacement(env, list[k] as Accept.TaskOptions, row, t),
+            committed: env.publish,
+          })
+          .pipe(
+            Effect.tap((done) =>
+              Effect.sync(() => {
+                for (const d of done)
+                  if (d.outcome !== "created") dedupSeries.deduplicated(d.outcome)
+                if (done.some((d) => d.outcome !== "deduplicated")) {
+                  env.wakeup.wake()
+                  countsWakeup.wake()
+                }
+              }),
+            ),
+          )
+      })
+
     const scheduleAll: DurableSchedulerShape["scheduleAll"] = (list) =>
       Effect.suspend((): Effect.Effect<ReadonlyArray<Task.TaskId>, DurableScheduleError> => {
         if (!Array.isArray(list))
@@ -441,18 +481,31 @@ export const make = <H extends Handler.Any>(
           tasks.push(p)
         }
         if (tasks.length === 0) return Effect.succeed([])
-        return insert(tasks as unknown as readonly [NewTask, ...Array<NewTask>], t).pipe(
-          Effect.as(tasks.map((x) => x.id as Task.TaskId)),
-        )
+        const all = tasks as unknown as readonly [NewTask, ...Array<NewTask>]
+        if (tasks.some((x) => x.dedup !== undefined)) {
+          return Effect.map(keyed(list, all, t), (done) => done.map((d) => d.id as Task.TaskId))
+        }
+        return insert(all, t).pipe(Effect.as(tasks.map((x) => x.id as Task.TaskId)))
       })
 
-    const schedule: DurableSchedulerShape["schedule"] = (o) =>
-      Effect.suspend((): Effect.Effect<Task.TaskId, DurableScheduleError> => {
+    const scheduleDeduplicated: DurableSchedulerShape["scheduleDeduplicated"] = (o) =>
+      Effect.suspend((): ReturnType<DurableSchedulerShape["scheduleDeduplicated"]> => {
         const t = now()
         const p = prepare(o as DurableTaskOptions, t)
         if (!("slot" in p)) return Effect.fail(p)
-        return insert([p], t).pipe(Effect.as(p.id as Task.TaskId))
+        if (p.dedup === undefined) {
+          return insert([p], t).pipe(
+            Effect.as({ id: p.id as Task.TaskId, outcome: "created" as const }),
+          )
+        }
+        return Effect.map(keyed([o as DurableTaskOptions], [p], t), (done) => {
+          const d = done[0] as Keyed
+          return { id: d.id as Task.TaskId, outcome: d.outcome }
+        })
       })
+
+    const schedule: DurableSchedulerShape["schedule"] = (o) =>
+      Effect.map(scheduleDeduplicated(o), (d) => d.id)
 
     const ensure: DurableSchedulerShape["ensure"] = (list, ensureOptions) =>
       Effect.suspend(() =>
@@ -559,6 +612,7 @@ export const make = <H extends Handler.Any>(
     const durable = DurableScheduler.of({
       owner: resolved.owner,
       schedule,
+      scheduleDeduplicated,
       scheduleAll,
       ensure,
       pause: (id) => Controls.pause(env, id),

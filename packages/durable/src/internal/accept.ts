@@ -27,16 +27,17 @@ export interface TaskOptions extends Rules.Options {
   readonly id?: string | undefined
   readonly timeout?: Time.DurationInput | undefined
   readonly breaker?: Breaker.BreakerPolicy | string | undefined
+  readonly dedup?: Rules.Dedup | undefined
 }
 
 /**
  * The keys of a durable task's options: the rules' (but the job), its handler and payload, and
- * the run timeout. Flow control's `group` and `key` and the deduplication key `dedup` (SPEC §20)
- * are not enforced by a durable store yet: they are refused as unknown keys (`InvalidOption`
- * naming the key) rather than accepted and ignored.
+ * the run timeout. Flow control's `group` and `key` (SPEC §20.1) are not enforced by a durable
+ * store yet: they are refused as unknown keys (`InvalidOption` naming the key) rather than
+ * accepted and ignored. The deduplication key `dedup` (SPEC §20.3) is taken.
  */
 export const taskKeys: ReadonlySet<string> = Rules.keysWith(Rules.optionKeys, {
-  without: ["job", "group", "key", "dedup"],
+  without: ["job", "group", "key"],
   with: ["handler", "payload", "timeout"],
 })
 
@@ -96,6 +97,8 @@ export const prepare = (
   }
   const accepted = Rules.validate(o, now, taskKeys)
   if (!("first" in accepted)) return accepted
+  const dedup = o.dedup === undefined ? undefined : Rules.resolveDedup(o.dedup)
+  if (dedup instanceof Errors.InvalidOption) return dedup
   const timeoutMs =
     o.timeout === undefined
       ? 0
@@ -124,5 +127,6 @@ export const prepare = (
     timeoutMs,
     slot: accepted.first,
     now,
+    ...(dedup === undefined ? {} : { dedup }),
   }
 }

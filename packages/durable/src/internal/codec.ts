@@ -5,7 +5,7 @@
  * `Schedule.decode`.
  */
 import type { Breaker } from "@tickwork/core"
-import { type MissedRun, type Retry, Schedule, type Task } from "@tickwork/core"
+import { type MissedRun, type Retry, type Rules, Schedule, type Task } from "@tickwork/core"
 import { Array as Arr, Result } from "effect"
 import type {
   BreakerRow,
@@ -77,6 +77,15 @@ export const decodeRow = (r: Raw): TaskRow => {
     revision: r.revision === null || r.revision === undefined ? 0 : num(r.revision),
     kept:
       r.kept === null || r.kept === undefined ? undefined : (JSON.parse(String(r.kept)) as KeptRun),
+    ...(r.dedup_key === null || r.dedup_key === undefined
+      ? {}
+      : {
+          dedup: {
+            key: String(r.dedup_key),
+            mode: String(r.dedup_mode) as Rules.DedupMode,
+            windowMs: numOrNull(r.dedup_window_ms) ?? 0,
+          },
+        }),
   }
 }
 
@@ -200,6 +209,9 @@ export const taskRecord = (t: NewTask) => ({
   restart: null,
   revision: 0,
   kept: null,
+  dedup_key: t.dedup?.key ?? null,
+  dedup_mode: t.dedup?.mode ?? null,
+  dedup_window_ms: t.dedup?.windowMs ?? null,
 })
 
 /** The columns of a run. */

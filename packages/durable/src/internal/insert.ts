@@ -14,7 +14,7 @@ import * as Failure from "./failure.ts"
 import type { NewTask } from "./model.ts"
 import * as Write from "./write.ts"
 
-/** Rows per multi-row INSERT: 24 columns × 400 stays under both engines' parameter limits. */
+/** Rows per multi-row INSERT: 36 columns × 400 stays under both engines' parameter limits. */
 export const CHUNK = 400
 
 /**
@@ -46,7 +46,9 @@ const insertChunk = (
         last_error = excluded.last_error, paused_reason = excluded.paused_reason,
         resume_from = excluded.resume_from, tags = excluded.tags,
         window_ms = excluded.window_ms, breaker = excluded.breaker,
-        restart = excluded.restart, revision = excluded.revision, kept = excluded.kept
+        restart = excluded.restart, revision = excluded.revision, kept = excluded.kept,
+        dedup_key = excluded.dedup_key, dedup_mode = excluded.dedup_mode,
+        dedup_window_ms = excluded.dedup_window_ms
       WHERE tickwork_tasks.state IN ('done', 'failed', 'cancelled')
       RETURNING id, generation`
     // NOTIFY is transactional: delivered when this statement commits, never for no row.

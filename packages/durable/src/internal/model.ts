@@ -8,7 +8,7 @@
  *
  * Column mapping (these shapes to and from SQL rows) is `codec.ts`, which imports this module.
  */
-import type { Breaker, MissedRun, Random, Retry, Schedule, Task } from "@tickwork/core"
+import type { Breaker, MissedRun, Random, Retry, Rules, Schedule, Task } from "@tickwork/core"
 import type { Effect, Queue } from "effect"
 import type { StoreError } from "../Errors.ts"
 
@@ -92,6 +92,11 @@ export interface TaskRow {
    * {@link runAt} and {@link attempt} are the manual run's.
    */
   readonly kept?: KeptRun | undefined
+  /**
+   * Its deduplication key (SPEC §20.3) as accepted (`windowMs` 0 but for `throttle`), or
+   * `undefined` for a task without one (and every row written before the key was stored).
+   */
+  readonly dedup?: Rules.ResolvedDedup | undefined
 }
 
 /**
@@ -192,6 +197,8 @@ export interface NewTask
   readonly breaker?:
     | { readonly key: string; readonly name: string; readonly policy: Breaker.Resolved }
     | undefined
+  /** Its deduplication key (SPEC §20.3); none when absent. */
+  readonly dedup?: Rules.ResolvedDedup | undefined
 }
 
 /**
@@ -308,6 +315,12 @@ export type EventKind =
   | "updated"
   | "manual-retry"
   | "manual-trigger"
+  /**
+   * A schedule under the task's deduplication key (SPEC §20.3) created nothing: `cause` is
+   * `deduplicated` (the task was returned) or `replaced` (debounce: the task took it in place);
+   * `detail` names the key and the request's mode.
+   */
+  | "deduplicated"
 
 /**
  * One ledger event.
