@@ -141,7 +141,7 @@ describe("SQLite: deduplication keys (SPEC §20.3)", () => {
           yield* d.schedule({ ...task(1, key, 0), handler: slow, id: "first" })
           yield* until(d, "first", "running")
           const next = yield* d.scheduleDeduplicated({
-            ...task(2, key, 0),
+            ...task(2, key, 60_000),
             handler: slow,
             id: "next",
           })
@@ -149,8 +149,10 @@ describe("SQLite: deduplication keys (SPEC §20.3)", () => {
           // The new holder is the one a later request replaces.
           const third = yield* d.scheduleDeduplicated({ ...task(3, key, 50), handler: slow })
           expect(third).toEqual({ id: "next", outcome: "replaced" })
-          yield* Deferred.succeed(gate, undefined)
-        }),
+          expect((yield* d.info("next")).pipe((o) => o._tag === "Some" && o.value.payload)).toEqual(
+            { n: 3 },
+          )
+        }).pipe(Effect.ensuring(Deferred.succeed(gate, undefined))),
       )
       t.cleanup()
     }),
