@@ -109,6 +109,20 @@ export const lateness = (
 ): number => Math.max(0, run.startedAt - Math.max(run.scheduledFor, acceptedAt))
 
 /**
+ * The lateness a run counts for (SPEC §6.8, §19.1): {@link lateness}, or `undefined` for a
+ * manual run (`manual: true`: a trigger's or a slot retry's), which was not scheduled, so its
+ * wait says nothing about the scheduler. Every lateness figure — metrics, stats, a ledger's
+ * `late` column — takes its value from here, and shows a manual run as `manual` instead.
+ *
+ * @category getters
+ * @since 0.7.0
+ */
+export const countedLateness = (
+  run: Pick<RunInfo, "scheduledFor" | "startedAt"> & { readonly manual?: boolean | undefined },
+  acceptedAt: number,
+): number | undefined => (run.manual === true ? undefined : lateness(run, acceptedAt))
+
+/**
  * A `failed` outcome.
  *
  * @category constructors
@@ -176,13 +190,19 @@ export interface TaskInfo {
   readonly kind: "once" | "fixed-rate" | "fixed-delay" | "cron" | "custom"
   /** The slot of the pending run when `scheduled`; otherwise the slot of the last run. */
   readonly scheduledFor: number
-  /** The attempt of the pending (or last) run. */
+  /**
+   * The attempt of the pending run; once the task ended (`done`, `failed`), of the run that ran
+   * last (2 for a one-shot whose first retry succeeded).
+   */
   readonly attempt: number
   /** Runs started so far. */
   readonly runNumber: number
   /** Slots in a row that failed after all retries. */
   readonly consecutiveFailures: number
-  /** The last failure's outcome, if any run failed. */
+  /**
+   * The last failure's outcome, if any run failed: the last failure, not the last run's outcome,
+   * so a later success leaves it (SPEC §6.9).
+   */
   readonly lastFailure: Outcome | undefined
   /** Set when a custom schedule's `next` threw or returned something that is not a slot. */
   readonly scheduleError: unknown

@@ -107,6 +107,15 @@ export type {
  * @since 0.1.0
  */
 export { infoOf } from "./internal/scheduler.ts"
+/**
+ * Task `id`'s ledger with each run's kept result typed (SPEC §19.3): `value` is of `handler`'s
+ * `result` schema type (`undefined` when none was kept or it no longer decodes). A handler
+ * without a `result` schema, or not the task's, is an `InvalidOption` naming `handler`.
+ *
+ * @category getters
+ * @since 0.7.0
+ */
+export { ledgerOf, type TypedOccurrence, type TypedRan } from "./internal/typedLedger.ts"
 
 /**
  * The DurableScheduler service.
@@ -274,13 +283,11 @@ export const make = <H extends Handler.Any>(
           const runMetrics = runSeries(h.row.handler)
           runMetrics.ran(outcome.kind)
           // A manual run (SPEC §19.1) was not scheduled: it has no lateness to count.
-          if (h.row.kept === undefined)
-            runMetrics.lateness.add(
-              Task.lateness(
-                { scheduledFor: h.row.runAt, startedAt: h.startedAt },
-                h.row.createdAt,
-              ) / 1000,
-            )
+          const late = Task.countedLateness(
+            { scheduledFor: h.row.runAt, startedAt: h.startedAt, manual: h.row.kept !== undefined },
+            h.row.createdAt,
+          )
+          if (late !== undefined) runMetrics.lateness.add(late / 1000)
           runMetrics.duration.add(Math.max(0, finishedAt - h.startedAt) / 1000)
           Queue.offerUnsafe(finished, { held: h, outcome, startedAt: h.startedAt, finishedAt })
           // Its worker is free now, before its completion commits: the dispatcher may claim.

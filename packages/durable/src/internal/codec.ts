@@ -155,6 +155,8 @@ export const decodeRun = (r: Raw): RunEntry => ({
   nextRunAt: numOrNull(r.next_run_at),
   result: strOrNull(r.result),
   resultError: strOrNull(r.result_error),
+  // A store not yet at migration 0008 has no `manual` column: its runs read as not manual.
+  manual: r.manual !== null && r.manual !== undefined && num(r.manual) === 1,
 })
 
 /** Reads a row of `tickwork_events`. */
@@ -232,6 +234,7 @@ export const runRecord = (r: RunEntry) => ({
   next_run_at: r.nextRunAt,
   result: r.result ?? null,
   result_error: r.resultError ?? null,
+  manual: r.manual === true ? 1 : 0,
 })
 
 /** The columns of an event. */

@@ -210,6 +210,12 @@ export const migrations = {
     // every row before reads as having no manual run.
     yield* sql`ALTER TABLE tickwork_tasks ADD COLUMN kept TEXT`
   }),
+  "0008_manual_runs": Effect.gen(function* () {
+    const sql = yield* SqlClient
+    // SPEC §19.1: whether a ledger run was a manual one (a trigger's or a slot retry's), 1 or 0,
+    // so that no lateness figure counts it. Every row before reads as 0: not manual.
+    yield* sql`ALTER TABLE tickwork_runs ADD COLUMN manual INTEGER NOT NULL DEFAULT 0`
+  }),
   "0010_dedup": Effect.gen(function* () {
     const sql = yield* SqlClient
     // SPEC §20.3: a task's deduplication key, its mode and (throttle) window in ms. NULL for

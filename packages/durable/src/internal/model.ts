@@ -276,6 +276,12 @@ export interface RunEntry {
    * The run's outcome is unchanged by it.
    */
   readonly resultError?: string | null | undefined
+  /**
+   * `true` for a manual run (SPEC §19.1: a trigger's, or a slot retry's, §19.7): it was not
+   * scheduled, so it has no lateness (core's `Task.countedLateness`). `false` on rows written
+   * before migration 0008, which did not record it.
+   */
+  readonly manual?: boolean | undefined
 }
 
 /**

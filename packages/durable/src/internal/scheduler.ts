@@ -69,6 +69,10 @@ export interface DurableTaskInfo {
   readonly deliveries: number
   /** The process holding the run, while `running`. */
   readonly leaseOwner: string | null
+  /**
+   * The last failure, rendered (SPEC §6.9): a later success leaves it, as the runtime's
+   * `lastFailure`; `StoreAdmin.info`'s `lastFailureAt` says when it was. `null` when no run failed.
+   */
   readonly lastError: string | null
   readonly finishedAt: number | null
   /** Why it is `paused` (or will be when its run ends). */
@@ -368,8 +372,12 @@ export interface DurableSchedulerShape {
     changes: DurableChanges,
   ) => Effect.Effect<boolean, DurableUpdateError>
   /**
-   * One page of the tasks matching `filter` (live and retained final ones), in id order: one
-   * indexed query (by tag through `tickwork_tags`), at most `filter.limit` rows.
+   * A plain array of the tasks matching `filter` (live and retained final ones), in id order,
+   * at most `filter.limit` of them (default 1,000), after the id `filter.after`: one indexed
+   * query (by tag through `tickwork_tags`). It carries no total and no cursor: when it holds
+   * `limit` tasks there may be more — call again with `after` set to its last task's id; an
+   * array shorter than `limit` is the last. (`StoreAdmin.tasks`, which the CLI's
+   * `tasks --json` prints, is another shape: `{ tasks, total, limit }`, in due order.)
    */
   readonly tasks: (
     filter?: DurableTaskFilter,
