@@ -40,5 +40,6 @@ export const replacement = (
   const m = Controls.decideUpdate(env, row, changes as Controls.Changes, now)
   if ("rejected" in m) return m
   const change = Declared.changeOf({ update: changes })
-  return { ...m, events: [...m.events, Events.updated(row, now, env.owner, change)] }
+  const event = Events.updated(row, now, env.owner, change, m.update.slot ?? row.slot)
+  return { ...m, events: [...m.events, event] }
 }
