@@ -438,43 +438,17 @@ export const make = <H extends Handler.Any>(
         )
       })
 
-    // Schedules under deduplication keys that created no task (SPEC §20.3), in the runtime's
-    // counter: one series per scheduler, whatever the handler.
-    const dedupSeries = Metrics.runSeries(metricsName, metricsContext)
-    /**
-     * Schedules `tasks` (accepted at `t`, from `list`) where any has a deduplication key: one
-     * store transaction decides each key by core's rule; a debounce replaces the holder with
-     * the durable `update`'s own decision (SPEC §15) on the request's options.
-     */
-    const keyed = (
-      list: ReadonlyArray<DurableTaskOptions>,
-      tasks: readonly [NewTask, ...Array<NewTask>],
-      t: number,
-    ) =>
-      Effect.suspend(() => {
-        let earliest = Number.POSITIVE_INFINITY
-        for (const task of tasks) if (task.slot < earliest) earliest = task.slot
-        const notify = store.signal !== undefined && earliest <= t + notifyWithinMs
-        return store
-          .scheduleKeyed<Controls.UpdateError>(tasks, {
-            owner: env.owner,
-            notify,
-            replace: (k, row) => Dedup.replacement(env, list[k] as Accept.TaskOptions, row, t),
-            committed: env.publish,
-          })
-          .pipe(
-            Effect.tap((done) =>
-              Effect.sync(() => {
-                for (const d of done)
-                  if (d.outcome !== "created") dedupSeries.deduplicated(d.outcome)
-                if (done.some((d) => d.outcome !== "deduplicated")) {
-                  env.wakeup.wake()
-                  countsWakeup.wake()
-                }
-              }),
-            ),
-          )
-      })
+    // Schedules under deduplication keys (SPEC §20.3), counted in one series per scheduler.
+    const keyedDeps: Dedup.KeyedDeps = {
+      series: Metrics.runSeries(metricsName, metricsContext),
+      notifyWithinMs,
+      changed: () => {
+        env.wakeup.wake()
+        countsWakeup.wake()
+      },
+    }
+    const keyed = (list: ReadonlyArray<unknown>, tasks: Dedup.Batch, t: number) =>
+      Dedup.schedule(env, keyedDeps, list as ReadonlyArray<Accept.TaskOptions>, tasks, t)
 
     const scheduleAll: DurableSchedulerShape["scheduleAll"] = (list) =>
       Effect.suspend((): Effect.Effect<ReadonlyArray<Task.TaskId>, DurableScheduleError> => {
@@ -500,15 +474,11 @@ export const make = <H extends Handler.Any>(
         const t = now()
         const p = prepare(o as DurableTaskOptions, t)
         if (!("slot" in p)) return Effect.fail(p)
-        if (p.dedup === undefined) {
-          return insert([p], t).pipe(
-            Effect.as({ id: p.id as Task.TaskId, outcome: "created" as const }),
-          )
-        }
-        return Effect.map(keyed([o as DurableTaskOptions], [p], t), (done) => {
-          const d = done[0] as Keyed
-          return { id: d.id as Task.TaskId, outcome: d.outcome }
-        })
+        const done =
+          p.dedup === undefined
+            ? Effect.as(insert([p], t), [{ id: p.id, outcome: "created" } as Keyed])
+            : keyed([o as DurableTaskOptions], [p], t)
+        return Effect.map(done, ([d]) => d as { id: Task.TaskId } & Keyed)
       })
 
     const schedule: DurableSchedulerShape["schedule"] = (o) =>

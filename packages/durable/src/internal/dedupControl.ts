@@ -5,12 +5,14 @@
  * `decideUpdate` and recorded by the same `updated` event, so a replacement is an update.
  */
 import { Declared, Errors } from "@tickwork/core"
+import type { Metrics } from "@tickwork/runtime"
+import { Effect } from "effect"
 import type * as Handler from "../Handler.ts"
 import type { TaskOptions } from "./accept.ts"
 import * as Controls from "./controls.ts"
 import type { ControlEnv as Env } from "./env.ts"
 import * as Events from "./events.ts"
-import type { Modification, Rejected, TaskRow } from "./model.ts"
+import type { Modification, NewTask, Rejected, TaskRow } from "./model.ts"
 import { optionError } from "./options.ts"
 
 /**
@@ -43,3 +45,49 @@ export const replacement = (
   const event = Events.updated(row, now, env.owner, change, m.update.slot ?? row.slot)
   return { ...m, events: [...m.events, event] }
 }
+
+/** A batch of accepted tasks, never empty. */
+export type Batch = readonly [NewTask, ...Array<NewTask>]
+
+/** What a keyed schedule needs of the scheduler beside its {@link Env}. */
+export interface KeyedDeps {
+  /** Counts the requests that created nothing (`tickwork_schedules_deduplicated_total`). */
+  readonly series: Metrics.RunSeries
+  /** Work due within this many ms of now is announced to other processes (their poll). */
+  readonly notifyWithinMs: number
+  /** Called once a schedule created or replaced a task: the dispatcher and counts look again. */
+  readonly changed: () => void
+}
+
+/**
+ * Schedules `tasks` (accepted at `t`, from the options `list`) where any has a deduplication
+ * key: one store transaction decides each key by core's rule (`TaskStoreShape.scheduleKeyed`);
+ * a debounce replaces the holder with {@link replacement}.
+ */
+export const schedule = (
+  env: Env,
+  deps: KeyedDeps,
+  list: ReadonlyArray<TaskOptions>,
+  tasks: Batch,
+  t: number,
+) =>
+  Effect.suspend(() => {
+    let earliest = Number.POSITIVE_INFINITY
+    for (const task of tasks) if (task.slot < earliest) earliest = task.slot
+    const notify = env.store.signal !== undefined && earliest <= t + deps.notifyWithinMs
+    return env.store
+      .scheduleKeyed<Controls.UpdateError>(tasks, {
+        owner: env.owner,
+        notify,
+        replace: (k, row) => replacement(env, list[k] as TaskOptions, row, t),
+        committed: env.publish,
+      })
+      .pipe(
+        Effect.tap((done) =>
+          Effect.sync(() => {
+            for (const d of done) if (d.outcome !== "created") deps.series.deduplicated(d.outcome)
+            if (done.some((d) => d.outcome !== "deduplicated")) deps.changed()
+          }),
+        ),
+      )
+  })
