@@ -51,7 +51,6 @@ import type * as Handler from "./Handler.ts"
 import * as Accept from "./internal/accept.ts"
 import * as Completion from "./internal/completion.ts"
 import * as Controls from "./internal/controls.ts"
-import type { Keyed } from "./internal/dedup.ts"
 import * as Dedup from "./internal/dedupControl.ts"
 import * as Dispatcher from "./internal/dispatcher.ts"
 import * as Ensure from "./internal/ensure.ts"
@@ -447,16 +446,8 @@ export const make = <H extends Handler.Any>(
       })
 
     // Schedules under deduplication keys (SPEC §20.3), counted in one series per scheduler.
-    const keyedDeps: Dedup.KeyedDeps = {
-      series: Metrics.runSeries(metricsName, metricsContext),
-      notifyWithinMs,
-      changed: () => {
-        env.wakeup.wake()
-        countsWakeup.wake()
-      },
-    }
-    const keyed = (list: ReadonlyArray<unknown>, tasks: Dedup.Batch, t: number) =>
-      Dedup.schedule(env, keyedDeps, list as ReadonlyArray<Accept.TaskOptions>, tasks, t)
+    const series = Metrics.runSeries(metricsName, metricsContext)
+    const keyed = Dedup.keyed(env, { series, notifyWithinMs, wake: [env.wakeup, countsWakeup] })
 
     const scheduleAll: DurableSchedulerShape["scheduleAll"] = (list) =>
       Effect.suspend((): Effect.Effect<ReadonlyArray<Task.TaskId>, DurableScheduleError> => {
@@ -471,9 +462,8 @@ export const make = <H extends Handler.Any>(
         }
         if (tasks.length === 0) return Effect.succeed([])
         const all = tasks as unknown as readonly [NewTask, ...Array<NewTask>]
-        if (tasks.some((x) => x.dedup !== undefined)) {
+        if (tasks.some((x) => x.dedup !== undefined))
           return Effect.map(keyed(list, all, t), (done) => done.map((d) => d.id as Task.TaskId))
-        }
         return insert(all, t).pipe(Effect.as(tasks.map((x) => x.id as Task.TaskId)))
       })
 
@@ -484,9 +474,9 @@ export const make = <H extends Handler.Any>(
         if (!("slot" in p)) return Effect.fail(p)
         const done =
           p.dedup === undefined
-            ? Effect.as(insert([p], t), [{ id: p.id, outcome: "created" } as Keyed])
+            ? Effect.as(insert([p], t), [{ id: p.id, outcome: "created" } as Dedup.Keyed])
             : keyed([o as DurableTaskOptions], [p], t)
-        return Effect.map(done, ([d]) => d as { id: Task.TaskId } & Keyed)
+        return Effect.map(done, ([d]) => d as { id: Task.TaskId } & Dedup.Keyed)
       })
 
     const schedule: DurableSchedulerShape["schedule"] = (o) =>

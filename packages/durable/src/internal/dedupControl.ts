@@ -55,8 +55,8 @@ export interface KeyedDeps {
   readonly series: Metrics.RunSeries
   /** Work due within this many ms of now is announced to other processes (their poll). */
   readonly notifyWithinMs: number
-  /** Called once a schedule created or replaced a task: the dispatcher and counts look again. */
-  readonly changed: () => void
+  /** Woken once a schedule created or replaced a task: the dispatcher and counts look again. */
+  readonly wake: ReadonlyArray<{ readonly wake: () => void }>
 }
 
 /**
@@ -86,8 +86,18 @@ export const schedule = (
         Effect.tap((done) =>
           Effect.sync(() => {
             for (const d of done) if (d.outcome !== "created") deps.series.deduplicated(d.outcome)
-            if (done.some((d) => d.outcome !== "deduplicated")) deps.changed()
+            if (done.some((d) => d.outcome !== "deduplicated")) for (const w of deps.wake) w.wake()
           }),
         ),
       )
   })
+
+/**
+ * {@link schedule} bound to its dependencies: what the scheduler calls with a batch in which
+ * some task has a deduplication key.
+ */
+export const keyed =
+  (env: Env, deps: KeyedDeps) => (list: ReadonlyArray<unknown>, tasks: Batch, t: number) =>
+    schedule(env, deps, list as ReadonlyArray<TaskOptions>, tasks, t)
+
+export type { Keyed } from "./dedup.ts"
