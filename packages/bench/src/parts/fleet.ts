@@ -50,6 +50,12 @@ export interface FleetRow {
   readonly lost: number
   readonly beyondInFlight: number
   readonly seconds: number
+  /**
+   * CPU time per burst job (µs, user + system) of the three workers together, and of the
+   * PostgreSQL backends (NaN when unknown: a `DATABASE_URL` server).
+   */
+  readonly workerCpuUs: number
+  readonly pgCpuUs: number
   /** Which repetition (`FLEET_REPS`), from 1. */
   readonly rep?: number | undefined
   readonly error?: string | undefined
@@ -77,6 +83,8 @@ class Events {
   ended = 0
   /** A worker wrote its CPU profile (`FLEET_PROFILE`). */
   profiled = false
+  /** Each worker's latest CPU reading (µs), in answer to SIGUSR1. */
+  readonly cpu = new Map<number, number>()
   line(w: number, line: string) {
     const [kind, k, at] = line.split(" ")
     if (k === undefined || at === undefined) return
@@ -123,6 +131,7 @@ const startWorker = async (
   createInterface({ input: p.stdout as NonNullable<typeof p.stdout> }).on("line", (line) => {
     if (line === "ready") ready = true
     else if (line === "profiled") events.profiled = true
+    else if (line.startsWith("cpu ")) events.cpu.set(index, Number(line.slice(4)))
     else events.line(index, line)
   })
   const exited = new Promise<void>((resolve) => p.once("exit", () => resolve()))
@@ -204,6 +213,21 @@ const producer = async (system: System, which: Settings, url: string): Promise<P
   }
 }
 
+/** The workers' summed CPU (µs, asked by SIGUSR1) and the server's (ms), now. */
+const cpuNow = async (
+  procs: ReadonlyArray<Proc>,
+  events: Events,
+  server: Server.Server,
+): Promise<{ workers: number; pgMs: number }> => {
+  events.cpu.clear()
+  for (const p of procs) p.process.kill("SIGUSR1")
+  await waitFor(() => events.cpu.size === procs.length, 5_000)
+  let workers = 0
+  for (const us of events.cpu.values()) workers += us
+  if (events.cpu.size < procs.length) workers = Number.NaN
+  return { workers, pgMs: server.cpuMs() ?? Number.NaN }
+}
+
 const waitFor = async (check: () => boolean, ms: number): Promise<boolean> => {
   const end = Date.now() + ms
   while (!check()) {
@@ -237,6 +261,7 @@ export const fleetRow = async (
     log(`fleet: ${system} (${which}): 3 workers ready`)
     // 1. Burst: 10k no-op jobs due now, in bulk.
     const burst = Array.from({ length: 10_000 }, (_, k) => ({ k: `b${k}`, t: 0, ms: 0 }))
+    const cpuBefore = await cpuNow(procs, events, server)
     const burstAt = Date.now()
     for (let i = 0; i < burst.length; i += 1_000) {
       const now = Date.now()
@@ -249,7 +274,12 @@ export const fleetRow = async (
     const burstJobsPerS = burstDone
       ? burst.length / ((lastEnd - burstAt) / 1000)
       : events.ended / ((Date.now() - burstAt) / 1000)
-    log(`fleet: ${system} (${which}): burst ${int(burstJobsPerS)} jobs/s`)
+    const cpuAfter = await cpuNow(procs, events, server)
+    const workerCpuUs = (cpuAfter.workers - cpuBefore.workers) / events.ended
+    const pgCpuUs = ((cpuAfter.pgMs - cpuBefore.pgMs) * 1000) / events.ended
+    log(
+      `fleet: ${system} (${which}): burst ${int(burstJobsPerS)} jobs/s; CPU per job: workers ${int(workerCpuUs)} µs, PostgreSQL ${int(pgCpuUs)} µs`,
+    )
     if (process.env.FLEET_PROFILE !== undefined && process.env.FLEET_PROFILE !== "") {
       // The burst's profile of worker 1 (see worker.ts); the steady phase is not in it.
       ;(procs[1] as Proc).process.kill("SIGUSR2")
@@ -262,6 +292,8 @@ export const fleetRow = async (
         settings: which,
         says: settings[system][which].says,
         burstJobsPerS,
+        workerCpuUs,
+        pgCpuUs,
         pickupP50: Number.NaN,
         pickupP99: Number.NaN,
         pickupP99Three: Number.NaN,
@@ -359,6 +391,8 @@ export const fleetRow = async (
       settings: which,
       says: settings[system][which].says,
       burstJobsPerS,
+      workerCpuUs,
+      pgCpuUs,
       pickupP50: percentile(pickups, 50),
       pickupP99: percentile(pickups, 99),
       pickupP99Three: percentile(three, 99),
@@ -385,6 +419,7 @@ export const fleetTable = (rows: ReadonlyArray<FleetRow>): string =>
       { title: "system" },
       { title: "settings" },
       { title: "burst jobs/s", align: "right" },
+      { title: "CPU µs/job: workers / PG", align: "right" },
       { title: "pickup p50 ms", align: "right" },
       { title: "pickup p99 ms", align: "right" },
       { title: "p99: 3 / 2 processes", align: "right" },
@@ -398,6 +433,7 @@ export const fleetTable = (rows: ReadonlyArray<FleetRow>): string =>
       Number.isFinite(r.burstJobsPerS)
         ? `${int(r.burstJobsPerS)}${r.error === undefined || r.error === BURST_ONLY ? "" : " (unfinished)"}`
         : "error",
+      `${int(r.workerCpuUs)} / ${int(r.pgCpuUs)}`,
       int(r.pickupP50),
       int(r.pickupP99),
       `${int(r.pickupP99Three)} / ${int(r.pickupP99Two)}`,
