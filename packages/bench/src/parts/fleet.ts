@@ -482,6 +482,8 @@ export const runFleet = async (
               settings: which,
               says: settings[system][which].says,
               burstJobsPerS: Number.NaN,
+              workerCpuUs: Number.NaN,
+              pgCpuUs: Number.NaN,
               pickupP50: Number.NaN,
               pickupP99: Number.NaN,
               pickupP99Three: Number.NaN,
