@@ -5,7 +5,59 @@
 // tested against the original sources. Results: reports/mutation/ (git-ignored).
 // Equivalent mutants (no test can tell them apart) are listed here, each with its reason, and
 // disabled at their line with a `// Stryker disable next-line <Mutator>: equivalent, <reason>`.
-// Equivalent mutants: none named yet.
+// Equivalent mutants:
+// - Schedule.ts, `preview`: the policy "catch-up" given to `nextAfterRun` (StringLiteral). Each
+//   preview slot "ends" at its own slot, so no grid slot is missed and `MissedRun.next` returns
+//   the nominal next slot before it reads the policy: any string gives the same preview.
+// - Heap.ts, `batch` and `RunCodec.fit`: `<` as `<=` (and `>` as `>=`) in the running minimums
+//   and maximums (EqualityOperator, disabled): on a tie the bound is assigned the value it has.
+// - Heap.ts, `RunCodec`: `ranked`'s initial `false` (BooleanLiteral, disabled: `fit` sets it
+//   before `pack` reads it) and `ranked = rankBits > 0` as `true` or `>= 0` (disabled: with an
+//   empty rank field every entry's rank is `minRank`, so reading it from the order gives the same).
+// - internal/rules/settle.ts: the initial values of `Completion`, `SettledCell`, the scratch's
+//   context and the record buffer (BooleanLiteral, StringLiteral, ObjectLiteral; disabled):
+//   each is written before it is read; the completion's name "FAIL"/"SUCCEED" (disabled): the
+//   machine's step is chosen by the event index.
+// - internal/rules/validate.ts, the one-shot fast path (disabled): it computes what
+//   `Schedule.resolve` computes, so taking it or not cannot be told apart.
+// - internal/rules/{handBack,take,resume}.ts: the context of UNREADABLE, EXPIRE and RESUME as
+//   `{}` (ObjectLiteral, disabled): those steps read no context (RESUME only writes the count).
+// Equivalent, but left enabled because their line holds killed mutants of the same mutator
+// (a disable comment would switch those off too):
+// - internal/rules/settle.ts: the memo tests `!this.breakerAsked` and `!this.computed` as
+//   `true` (the breaker's answer and the next slot are pure, and the machine reads each once);
+//   `row.resumeFrom ?? -1` as `+1`, `resumeFrom >= 0` as `true`/`> 0`/`||`, and
+//   `skippedTo !== undefined` as `true` (a grid slot at or before a resume at or before 0 is
+//   never after a slot >= 0, and `undefined > n` is false); `skippedTo > from` as `>=` (on a
+//   tie `from` is assigned the value it has); `breakerAsked && breakerAnswer` as `||` (an
+//   answer exists only when asked).
+// - internal/rules/take.ts: `due < now` as `true`/`<=` and `latest !== undefined` as `true` in
+//   the coalesce test (a row due at or after now has no later passed slot); `t.slot > limit` as
+//   `false`/`>=` in `takePlan` (a row moved to or past `limit` always starts on the next take).
+// - internal/rules/resume.ts: `first !== undefined && last !== undefined` as `true` or `||`
+//   (`first <= last` is false when either is undefined).
+// - internal/rules/validate.ts: `tags.length === 0` as `false` (an empty frozen copy instead of
+//   the shared empty list); in `keysWith`, `change.without ?? []` as a list of one made-up key
+//   (deleting a key the set does not hold changes nothing).
+// - Breaker.ts: in `afterSlot`, `opensOnFailure(status, policy, false)` with `true` (a closed
+//   breaker does not read `probe`); `m.state === "paused"` in `isHeld` and `m.state ===
+//   "running"` in the closing's unhold filter as `true` (a `Member` has a `pausedReason` only
+//   when paused and a `pauseRequest` only when running); in a probe's `Left`/`PausedByHand`,
+//   `cell.status.state !== "half-open"` as `false` (a breaker has a probe only while half-open)
+//   and the filter of the leaving task from the candidates (it has left the members, or is
+//   paused by hand, so it is never a held candidate).
+// - internal/rules/handBack.ts: `state === "paused"` as `true` (a hand-back ends `paused`
+//   exactly when a pause was requested, so the reason is that request either way).
+// - Heap.ts, an order-key tie, `<` as `<=` on the order in `push`, `siftDown` (twice), `verify`
+//   and `pickTop`: order keys are unique (ground rule 2), so two entries never tie on it.
+// - Heap.ts, `RunCodec.pack`: `2 * j + LOW` as `2 * j - LOW`: LOW is 0 on a little-endian
+//   machine (every platform Node runs on here), where the two are the same index.
+// - Heap.ts, guards and bounds with no effect: `mergeRun`'s `runHead === runEnd` as `false`
+//   (merging an empty run adds nothing), its room `n + runEnd - runHead` as `+ runHead` (only
+//   more room), `shift`'s `p < this.n` as `<=` (the entry past the tree is never read again),
+//   `heapify`'s first parent `(end - 2) >> 2` as `end + 2` (sifting leaves moves nothing).
+// - Heap.ts, `RunCodec.fit`: `minRank !== maxRank` as `true` (the sequence numbers' range is
+//   then computed by a pass that gives the same range for a batch of one priority).
 import { base } from "../testkit/stryker.base.mjs"
 
 /** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */

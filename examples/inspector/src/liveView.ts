@@ -206,6 +206,14 @@ type OccurrenceView =
       readonly cause: string | undefined
       readonly at: number
     }
+  | {
+      readonly kind: "deduplicated"
+      /** The task that holds the key. */
+      readonly id: string
+      readonly key: string
+      readonly result: "deduplicated" | "replaced"
+      readonly at: number
+    }
 
 const detailOf = (outcome: Task.Outcome): string | undefined => {
   const cause =
@@ -287,6 +295,8 @@ const toView = (o: Ledger.StreamItem): OccurrenceView => {
         cause: o.cause,
         at: o.at,
       }
+    case "deduplicated":
+      return { kind: o.kind, id: o.id, key: o.key, result: o.result, at: o.at }
   }
 }
 

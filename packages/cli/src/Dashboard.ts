@@ -30,7 +30,7 @@ import { createServer } from "node:http"
 import { isAbsolute, resolve } from "node:path"
 // A submodule, not the index, which loads NodeRedis and so the `redis` peer (see bin.ts).
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Errors } from "@tickwork/core"
+import { Errors, Task } from "@tickwork/core"
 import { type Errors as DurableErrors, type DurableScheduler, StoreAdmin } from "@tickwork/durable"
 import { PageAccess } from "@tickwork/runtime"
 import { Clock, Config, Console, Effect, Option, type Scope } from "effect"
@@ -132,7 +132,19 @@ export interface Snapshot {
    * The latest runs and events of the whole store, newest first; a run's kept result cut to
    * {@link RESULT_SHOWN} characters.
    */
-  readonly recent: ReadonlyArray<DurableScheduler.DurableOccurrence>
+  readonly recent: ReadonlyArray<ShownOccurrence>
+}
+
+/**
+ * A ledger entry as the page shows it: a run carries `late`, its lateness from its due time in
+ * ms, or `null` for a manual run (SPEC §19.1), which counts none and is shown as `manual` (core's
+ * `Task.countedLateness`, computed here so the page decides nothing).
+ *
+ * @category models
+ * @since 0.7.0
+ */
+export type ShownOccurrence = DurableScheduler.DurableOccurrence & {
+  readonly late?: number | null
 }
 
 /** How much of a run's kept result the page shows (`tickwork ledger --json` gives all of it). */
@@ -145,6 +157,19 @@ export const RESULT_SHOWN = 200
 const cutResult = (o: DurableScheduler.DurableOccurrence): DurableScheduler.DurableOccurrence =>
   o.kind === "ran" && typeof o.result === "string" && o.result.length > RESULT_SHOWN
     ? { ...o, result: `${o.result.slice(0, RESULT_SHOWN)}…` }
+    : o
+
+/** A run with its `late` cell (see {@link ShownOccurrence}); an event as it is. */
+const withLate = (o: DurableScheduler.DurableOccurrence): ShownOccurrence =>
+  o.kind === "ran"
+    ? {
+        ...o,
+        late:
+          Task.countedLateness(
+            { scheduledFor: o.runAt, startedAt: o.startedAt, manual: o.manual },
+            Number.NEGATIVE_INFINITY,
+          ) ?? null,
+      }
     : o
 
 /**
@@ -174,7 +199,7 @@ export const snapshot = (
         ...tasks,
         tasks: tasks.tasks.map((t) => ({ ...t, scheduleWords: scheduleWords(t.schedule) ?? null })),
       },
-      recent: recent.map(cutResult),
+      recent: recent.map((o) => withLate(cutResult(o))),
     } satisfies Snapshot
   })
 

@@ -124,7 +124,7 @@ export const html = `<!doctype html>
   <section class="wide">
     <h2>Tasks <small id="shown"></small></h2>
     <div id="tasks-wrap">
-      <table id="tasks"><thead><tr><th>id</th><th>state</th><th>waiting</th><th>handler</th><th>schedule</th><th>due / ended</th><th>attempt</th><th>runs</th><th>lease owner</th><th>lease until</th><th>tags</th><th>payload</th><th>last error</th><th id="actions-head"></th></tr></thead><tbody></tbody></table>
+      <table id="tasks"><thead><tr><th>id</th><th>state</th><th>waiting</th><th>handler</th><th>schedule</th><th>due / ended</th><th>attempt</th><th>runs</th><th>lease owner</th><th>lease until</th><th>tags</th><th>payload</th><th>last failure</th><th id="actions-head"></th></tr></thead><tbody></tbody></table>
     </div>
   </section>
   <section class="wide">
@@ -222,7 +222,8 @@ function renderLateness(snap) {
   $("#lateness").innerHTML = [["runs", l.runs, String(l.runs)], ["p50", l.p50, ms(l.p50)], ["p90", l.p90, ms(l.p90)], ["p99", l.p99, ms(l.p99)], ["max", l.max, ms(l.max)]]
     .map(([k, v, text]) => \`<div class="stat" data-stat="\${k}" data-value="\${esc(v)}"><div class="v">\${esc(text)}</div><div class="k">\${k}</div></div>\`).join("")
   // A histogram of the recent runs' lateness, in ms buckets.
-  const late = snap.recent.filter((o) => o.kind === "ran").map((o) => Math.max(0, o.startedAt - o.runAt))
+  // A manual run (late: null) counts no lateness (SPEC §19.1).
+  const late = snap.recent.filter((o) => o.kind === "ran" && o.late !== null).map((o) => o.late)
   const edges = [1, 5, 10, 25, 50, 100, 250, 500, 1000, Infinity]
   const counts = edges.map(() => 0)
   for (const v of late) counts[edges.findIndex((e) => v < e)]++
@@ -298,7 +299,7 @@ function renderLedger(snap) {
       return \`<li data-kind="ran" data-task="\${esc(o.taskId)}" data-outcome="\${esc(o.outcome)}" data-slot="\${esc(o.slot)}">
         <span class="muted">\${time(o.finishedAt)}</span><span>\${esc(o.taskId)}</span>
         <span class="what" style="--c:\${color(o.outcome)}">ran: \${esc(o.outcome)}</span>
-        <span class="muted">attempt \${esc(o.attempt)} · late \${esc(o.startedAt - o.runAt)} ms · \${esc(o.owner)}\${o.error ? \` · \${esc(o.error)}\` : ""}\${typeof o.result === "string" ? \` · <span class="result">result \${esc(o.result)}</span>\` : o.resultError ? \` · <span class="result">result not kept: \${esc(o.resultError)}</span>\` : ""}\${retry}</span></li>\`
+        <span class="muted">attempt \${esc(o.attempt)} · \${o.late === null ? "manual" : \`late \${esc(o.late)} ms\`} · \${esc(o.owner)}\${o.error ? \` · \${esc(o.error)}\` : ""}\${typeof o.result === "string" ? \` · <span class="result">result \${esc(o.result)}</span>\` : o.resultError ? \` · <span class="result">result not kept: \${esc(o.resultError)}</span>\` : ""}\${retry}</span></li>\`
     }
     return \`<li data-kind="\${esc(o.kind)}" data-task="\${esc(o.taskId)}" data-cause="\${esc(o.cause ?? "")}" data-origin="\${esc(o.origin ?? "")}">
       <span class="muted">\${time(o.at)}</span><span>\${esc(o.taskId)}</span>

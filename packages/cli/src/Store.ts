@@ -19,6 +19,8 @@ import { Errors, Schedule } from "@tickwork/core"
 import { type DurableScheduler, StoreAdmin } from "@tickwork/durable"
 import { Config, Console, Effect, Option } from "effect"
 import { Argument, CliError, Command, Flag } from "effect/cli"
+import * as Cells from "./internal/cells.ts"
+import { lastFailureText, late } from "./internal/cells.ts"
 import { printable, printableJson } from "./internal/printable.ts"
 import * as Slot from "./internal/slot.ts"
 import { type Listed, stateText, waitingText } from "./internal/waiting.ts"
@@ -31,10 +33,7 @@ import { type Listed, stateText, waitingText } from "./internal/waiting.ts"
  * @category getters
  * @since 0.1.0
  */
-export const instant = (ms: number | null | undefined): string =>
-  ms === null || ms === undefined || !Number.isFinite(ms)
-    ? "-"
-    : new Date(ms).toISOString().replace(/\.000Z$/, "Z")
+export const instant = Cells.instant
 
 /** `250ms`, `12s`, `5m`, `1h30m`, `2d`. */
 const duration = (ms: number): string => {
@@ -190,7 +189,7 @@ export const statusText = (t: Listed<StoreAdmin.TaskDetails>): string => {
     ["created", instant(t.createdAt)],
     ["updated", instant(t.updatedAt)],
     ["finished", instant(t.finishedAt)],
-    ["last error", t.lastError ?? "-"],
+    ["last failure", lastFailureText(t)],
     ["payload", JSON.stringify(t.payload)],
     ...(t.lastResult === undefined
       ? []
@@ -236,7 +235,8 @@ const slots = (first: number, last: number, count: number): string =>
 
 /**
  * A ledger as a table, oldest first: when, what (a run's outcome, or the event's kind and the
- * tool that asked for it, `paused by cli`), the slot(s), the attempt, lateness, owner, and the
+ * tool that asked for it, `paused by cli`), the slot(s), the attempt, lateness (`manual` for a
+ * manual run, which counts none), owner, and the
  * cause or error (a run's kept result after it, cut to 80 characters: SPEC §19.3).
  *
  * @category getters
@@ -258,7 +258,7 @@ export const ledgerTable = (
             `ran: ${o.outcome}`,
             instant(o.slot),
             String(o.attempt),
-            `${Math.max(0, o.startedAt - o.runAt)}ms`,
+            late(o),
             o.owner,
             ranDetail(o),
           ]

@@ -211,7 +211,7 @@ describe("status and ledger (SQLite)", () => {
           "created            2026-12-01T09:00:00Z",
           "updated            2026-12-01T09:03:00Z",
           "finished           -",
-          "last error         -",
+          "last failure       -",
           'payload            {"account":"all"}',
         ])
         // A cron task says what its expression means; other kinds have no such line.
@@ -227,7 +227,8 @@ describe("status and ledger (SQLite)", () => {
         expect(info).toMatchObject({
           id: "import-legacy",
           state: "failed",
-          attempt: 1,
+          // The attempt that ran last (SPEC §6.9): its first retry.
+          attempt: 2,
           runNumber: 2,
           lastError: '"upstream answered 503"',
           finishedAt: T0 + 11_000,

@@ -99,7 +99,8 @@ export const resolve = (policy: BreakerPolicy, field = "breaker"): Resolved | In
   const coolDown = ms("coolDown", policy.coolDown)
   if (typeof coolDown !== "number") return coolDown
   const factor = policy.factor ?? 1
-  if (typeof factor !== "number" || !Number.isFinite(factor) || factor < 1)
+  // Number.isFinite is false for anything but a finite number (it does not coerce "2").
+  if (!Number.isFinite(factor) || factor < 1)
     return bad(`${field}.factor`, factor, "must be a finite number >= 1")
   const maxCoolDown =
     policy.maxCoolDown === undefined ? MAX_MS : ms("maxCoolDown", policy.maxCoolDown)

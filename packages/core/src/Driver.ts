@@ -37,6 +37,7 @@ import {
   Kernel,
   type KernelOptions,
   type Run,
+  type Scheduled,
   type SlotToRetry,
   type Stats,
   type TaskFilter,
@@ -85,6 +86,16 @@ export interface DriverOptions extends KernelOptions {
 
 const noop = () => {}
 
+/** The typed error of a driver task whose job is not a function; `undefined` when it is one. */
+const badJob = (options: TaskOptions<Job>): InvalidOption | undefined =>
+  typeof options?.job === "function"
+    ? undefined
+    : new InvalidOption({
+        field: "job",
+        value: options?.job,
+        message: `job must be a function, got ${show(options?.job)}`,
+      })
+
 /**
  * A kernel with inline jobs and an injected clock.
  *
@@ -122,6 +133,17 @@ export class Driver {
   schedule(options: TaskOptions<Job>): Result.Result<TaskId, ScheduleError> {
     const id = this.accept(options)
     return typeof id === "string" ? Result.succeed(id) : Result.fail(id)
+  }
+
+  /**
+   * {@link schedule}, saying what it did with a `dedup` key (SPEC §20.3): the id of the task
+   * that holds the key and whether it was `created`, `deduplicated` or `replaced`. O(log n).
+   */
+  scheduleDeduplicated(options: TaskOptions<Job>): Result.Result<Scheduled, ScheduleError> {
+    const bad = badJob(options)
+    if (bad !== undefined) return Result.fail(bad)
+    const done = this.flush(this.kernel.scheduleDeduplicated(options, this.clock.now()))
+    return "outcome" in done ? Result.succeed(done) : Result.fail(done)
   }
 
   /** {@link schedule} that throws the typed error instead. */
@@ -319,14 +341,7 @@ export class Driver {
   }
 
   private accept(options: TaskOptions<Job>): TaskId | ScheduleError {
-    if (typeof options?.job !== "function") {
-      return new InvalidOption({
-        field: "job",
-        value: options?.job,
-        message: `job must be a function, got ${show(options?.job)}`,
-      })
-    }
-    return this.flush(this.kernel.schedule(options, this.clock.now()))
+    return badJob(options) ?? this.flush(this.kernel.schedule(options, this.clock.now()))
   }
 
   /** Hands the occurrences of the step just taken to `onOccurrence`; returns `value`. */

@@ -149,7 +149,7 @@ export class TimerHeap {
 
   /** Adds an entry. O(log n); amortised O(1) growth. */
   push(slot: number, order: number, task: number): void {
-    if (this.n === this.tasks.length) this.resize(this.n * 2)
+    this.ensureRoom(this.n + 1)
     const keys = this.keys
     const tasks = this.tasks
     let p = this.n++
@@ -166,7 +166,7 @@ export class TimerHeap {
     keys[2 * p] = slot
     keys[2 * p + 1] = order
     tasks[p] = task
-    if (this.runHead < this.runEnd) this.pickTop()
+    this.pickTop()
   }
 
   /** Slot of the smallest entry, or `Infinity` when empty. O(1). */
@@ -198,16 +198,15 @@ export class TimerHeap {
     }
     this.pops++
     const last = --this.n
-    if (last > 0) {
-      this.siftDown(
-        0,
-        this.keys[2 * last] as number,
-        this.keys[2 * last + 1] as number,
-        this.tasks[last] as number,
-        last,
-      )
-    }
-    if (this.runHead < this.runEnd) this.pickTop()
+    // The last entry fills the root's hole (with none left, it writes itself back in place).
+    this.siftDown(
+      0,
+      this.keys[2 * last] as number,
+      this.keys[2 * last + 1] as number,
+      this.tasks[last] as number,
+      last,
+    )
+    this.pickTop()
   }
 
   /**
@@ -248,24 +247,20 @@ export class TimerHeap {
     let dropped = end - kept
     this.n = kept
     this.heapify()
-    if (this.tasks.length > MIN_CAPACITY && kept * 4 <= this.tasks.length) {
-      this.resize(Math.max(MIN_CAPACITY, kept * 2))
+    this.shrinkIfSparse()
+    // Filtering keeps the run sorted (an empty run stays empty and is dropped).
+    const run = this.run
+    const codec = this.codec
+    let to = this.runHead
+    for (let j = this.runHead; j < this.runEnd; j++) {
+      codec.unpack(this.runWords, j)
+      if (!live(codec.task, codec.order)) continue
+      run[to++] = run[j] as bigint
     }
-    if (this.runHead < this.runEnd) {
-      // Filtering keeps the run sorted.
-      const run = this.run
-      const codec = this.codec
-      let to = this.runHead
-      for (let j = this.runHead; j < this.runEnd; j++) {
-        codec.unpack(this.runWords, j)
-        if (!live(codec.task, codec.order)) continue
-        run[to++] = run[j] as bigint
-      }
-      dropped += this.runEnd - to
-      this.runEnd = to
-      if (this.runHead < this.runEnd) this.unpackHead()
-      else this.dropRun()
-    }
+    dropped += this.runEnd - to
+    this.runEnd = to
+    if (this.runHead < this.runEnd) this.unpackHead()
+    else this.dropRun()
     this.pickTop()
     return dropped
   }
@@ -309,7 +304,7 @@ export class TimerHeap {
       if (!Number.isSafeInteger(s)) {
         throw new InvariantViolation({ message: `heap slot ${s} at ${i} is not a safe integer` })
       }
-      if (i === 0) continue
+      // The root (i = 0) is its own "parent" here (q = 0), which never fails the check.
       const q = ((i - 1) / ARITY) | 0
       const ps = keys[2 * q] as number
       const o = keys[2 * i + 1] as number
@@ -376,11 +371,13 @@ export class TimerHeap {
       if (Math.floor(s) !== s) whole = false
       const o = keys[2 * p + 1] as number
       const t = tasks[p] as number
+      // Stryker disable EqualityOperator: equivalent, on a tie the bound is assigned the value it has
       if (s < minSlot) minSlot = s
       if (s > maxSlot) maxSlot = s
       if (o < minOrder) minOrder = o
       if (o > maxOrder) maxOrder = o
       if (t > maxTask) maxTask = t
+      // Stryker restore EqualityOperator
       due++
     }
     if (due * 16 < end || !whole) return
@@ -411,9 +408,7 @@ export class TimerHeap {
     this.runEnd = due
     this.n = kept
     this.heapify()
-    if (this.tasks.length > MIN_CAPACITY && kept * 4 <= this.tasks.length) {
-      this.resize(Math.max(MIN_CAPACITY, kept * 2))
-    }
+    this.shrinkIfSparse()
     this.unpackHead()
     this.pickTop()
   }
@@ -422,8 +417,7 @@ export class TimerHeap {
   private mergeRun(): void {
     if (this.runHead === this.runEnd) return
     const codec = this.codec
-    const left = this.runEnd - this.runHead
-    if (this.n + left > this.tasks.length) this.resize(this.n + left)
+    this.ensureRoom(this.n + this.runEnd - this.runHead)
     const { keys, tasks } = this
     for (let j = this.runHead; j < this.runEnd; j++) {
       codec.unpack(this.runWords, j)
@@ -508,6 +502,19 @@ export class TimerHeap {
     tasks[p] = task
   }
 
+  /** Grows the tree's arrays to hold `entries`, at least doubling them (amortised O(1) a push). */
+  private ensureRoom(entries: number): void {
+    if (entries > this.tasks.length) this.resize(Math.max(entries, this.tasks.length * 2))
+  }
+
+  /**
+   * Frees memory when at most a quarter of the tree's room is used: halves of it stay free for
+   * pushes, and it never goes below the 64 entries a new heap starts with.
+   */
+  private shrinkIfSparse(): void {
+    if (this.n * 4 <= this.tasks.length) this.resize(Math.max(MIN_CAPACITY, this.n * 2))
+  }
+
   private resize(capacity: number): void {
     const end = this.n
     const keys = new Float64Array(capacity * 2)
@@ -546,7 +553,8 @@ class RunCodec {
   private minSlot = 0
   private minRank = 0
   private minSeq = 0
-  /** Whether the batch mixes priorities (else its rank field is empty). */
+  /** Whether the batch mixes priorities (else its rank field is empty). Set by {@link fit}. */
+  // Stryker disable next-line BooleanLiteral: equivalent, fit sets it before pack reads it
   private ranked = false
   /** 2^width of the rank, seq and task fields, of the head's bits in the low word, and inverses. */
   private rankSpan = 1
@@ -589,8 +597,10 @@ class RunCodec {
         if ((keys[2 * p] as number) > limit) continue
         const o = keys[2 * p + 1] as number
         const seq = o - Math.floor(o * INV_STRIDE) * RANK_STRIDE
+        // Stryker disable EqualityOperator: equivalent, on a tie the bound is assigned the value it has
         if (seq < minSeq) minSeq = seq
         if (seq > maxSeq) maxSeq = seq
+        // Stryker restore EqualityOperator
       }
     }
     const rankBits = bitsFor(maxRank - minRank)
@@ -601,6 +611,7 @@ class RunCodec {
     this.minSlot = minSlot
     this.minRank = minRank
     this.minSeq = minSeq
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent, with an empty rank field the rank read from the order is minRank anyway
     this.ranked = rankBits > 0
     this.rankSpan = 2 ** rankBits
     this.seqSpan = 2 ** seqBits

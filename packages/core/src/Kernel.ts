@@ -27,15 +27,10 @@
  * @since 0.1.0
  */
 import type * as Declared from "./Declared.ts"
-import {
-  DuplicateTaskId,
-  InvalidOption,
-  type ManualRunRefused,
-  type ScheduleError,
-  show,
-} from "./Errors.ts"
-import { acceptRow } from "./internal/accept.ts"
+import { InvalidOption, type ManualRunRefused, type ScheduleError } from "./Errors.ts"
+import { acceptRow, reusableRow } from "./internal/accept.ts"
 import { Breakers } from "./internal/breakers.ts"
+import { badId, DedupKeys } from "./internal/dedup.ts"
 import { explainRow } from "./internal/explain.ts"
 import { cancelRow, finishRow } from "./internal/finish.ts"
 import { checkInvariants } from "./internal/invariants.ts"
@@ -44,6 +39,7 @@ import type {
   BreakerInfo,
   Explanation,
   KernelOptions,
+  Scheduled,
   SlotToRetry,
   Stats,
   TaskFilter,
@@ -57,7 +53,7 @@ import { hold, pauseRow, resumeRow, resumeTask } from "./internal/pause.ts"
 import { breakerOf, definitionOf, infoOf, statsOf, taskIdsOf } from "./internal/queries.ts"
 import { Extras, NO_TAGS } from "./internal/records.ts"
 import { Rows } from "./internal/rows.ts"
-import { GENERATED, Run } from "./internal/run.ts"
+import { Run } from "./internal/run.ts"
 import { shiftRows } from "./internal/shift.ts"
 import { WALL_SLOT, WALL_TASK } from "./internal/table.ts"
 import { movedAtTake } from "./internal/take.ts"
@@ -81,6 +77,7 @@ export type {
   Explanation,
   KernelOptions,
   Retention,
+  Scheduled,
   SlotToRetry,
   Stats,
   TaskFilter,
@@ -90,7 +87,7 @@ export type {
 export { taskOptionKeys, updateKeys } from "./internal/kernelTypes.ts"
 export { formatId, Run } from "./internal/run.ts"
 
-const { SCHEDULED, RUNNING, PAUSED, DONE, FAILED, START } = Lifecycle
+const { SCHEDULED, RUNNING, PAUSED, FAILED, START } = Lifecycle
 const NO_WINDOW = Rules.NO_WINDOW
 
 /**
@@ -120,6 +117,8 @@ export class Kernel<J> {
   /** Flow control (SPEC §20): the limits, and their cells when any is declared. */
   private readonly limits: Rules.ResolvedLimits
   private readonly flow: Flow<J> | undefined
+  private readonly keys: DedupKeys<J> // SPEC §20.3, and what the last schedule did:
+  private outcome: Scheduled["outcome"] = "created"
 
   private readonly random: Random.Random
 
@@ -147,6 +146,7 @@ export class Kernel<J> {
       pause: (i, reason, now) => this.pauseAt(i, reason, now),
       resume: (i, now) => resumeRow(this.rows, i, now),
     })
+    this.keys = new DedupKeys(this.rows, this.circuits)
     this.random = options.random ?? Random.seeded(0)
     this.settleContext = { random: this.random }
     this.settleWithBreaker = { random: this.random, breakerOpens: this.opens }
@@ -157,7 +157,8 @@ export class Kernel<J> {
 
   /**
    * Validates and accepts a task at `now`, returning its id, or the typed error of the first bad
-   * option (and then nothing has changed). O(log n).
+   * option (and then nothing has changed). With `dedup` (SPEC §20.3) the id is the task that
+   * holds the key, which may be an earlier task; {@link scheduleDeduplicated} says which. O(log n).
    */
   schedule(options: TaskOptions<J>, now: number): TaskId | ScheduleError {
     const accepted = Rules.validate(options, now, taskOptionKeys)
@@ -167,30 +168,28 @@ export class Kernel<J> {
     if (breaker instanceof InvalidOption) return breaker
     const scopes = Rules.scopesOf(options.group, options.key, this.limits)
     if (scopes instanceof InvalidOption) return scopes
-    const id = options.id
-    let replaced = -1
-    if (id !== undefined) {
-      if (typeof id !== "string" || id.length === 0 || GENERATED.test(id)) {
-        return new InvalidOption({
-          field: "id",
-          value: id,
-          message: `id must be a non-empty string not of the generated form "#<n>.<n>", got ${show(id)}`,
-        })
-      }
-      const existing = this.rows.ids.get(id)
-      if (existing !== undefined) {
-        const s = this.rows.t.state(existing)
-        if (s < DONE) {
-          return new DuplicateTaskId({
-            field: "id",
-            value: id,
-            message: `id ${show(id)} belongs to a task that is still ${Lifecycle.states[s]}`,
-          })
-        }
-        replaced = existing
-      }
-    }
-    return acceptRow(this.rows, this.circuits, options, accepted, breaker, replaced, now, scopes)
+    const bad = badId(options.id)
+    if (bad !== undefined) return bad
+    const dedup = options.dedup === undefined ? undefined : Rules.resolveDedup(options.dedup)
+    if (dedup instanceof InvalidOption) return dedup
+    const done = dedup === undefined ? undefined : this.keys.request(dedup, options, now)
+    this.outcome = done === undefined || !("outcome" in done) ? "created" : done.outcome
+    if (done !== undefined) return "outcome" in done ? done.id : done
+    const replaced = reusableRow(this.rows, options.id)
+    if (typeof replaced !== "number") return replaced
+    const c = this.circuits
+    const id = acceptRow(this.rows, c, options, accepted, breaker, replaced, now, scopes, dedup)
+    if (dedup !== undefined) this.keys.created(dedup, id, now)
+    return id
+  }
+
+  /**
+   * {@link schedule}, saying whether the `dedup` key's holder (SPEC §20.3) was `created`, the
+   * request `deduplicated` into it, or it was `replaced` by the request (debounce). O(log n).
+   */
+  scheduleDeduplicated(options: TaskOptions<J>, now: number): Scheduled | ScheduleError {
+    const id = this.schedule(options, now)
+    return typeof id === "string" ? { id, outcome: this.outcome } : id
   }
 
   // ------------------------------------------------------------------ cancel and query
@@ -635,7 +634,7 @@ export class Kernel<J> {
 
   /** Counts by state and heap figures. O(1). */
   stats(): Stats {
-    return statsOf(this.rows, this.flow)
+    return statsOf(this.rows, this.flow, this.keys)
   }
 
   /** Tasks in `scheduled` now: `stats().scheduled` without building the stats. O(1). */

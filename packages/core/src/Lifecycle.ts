@@ -197,6 +197,17 @@ export const ops = {
     c.attempt = 1
     c.consecutiveFailures += 1
   },
+  /**
+   * The task's last slot succeeded (it ends `done`): no next slot, so `attempt` stays the one
+   * that ran (SPEC §6.9: a finished task shows the attempt that ran last).
+   */
+  lastSlotSucceeded: (c: TaskContext): void => {
+    c.consecutiveFailures = 0
+  },
+  /** The task's last slot failed (it ends `failed`): `attempt` stays the one that ran (§6.9). */
+  lastSlotFailed: (c: TaskContext): void => {
+    c.consecutiveFailures += 1
+  },
   requestPause: (c: TaskContext): void => {
     c.pauseRequested = true
   },
@@ -297,6 +308,8 @@ export const machine = setup({
     retry: assign(({ context }) => applied(context, ops.retry)),
     slotSucceeded: assign(({ context }) => applied(context, ops.slotSucceeded)),
     slotFailed: assign(({ context }) => applied(context, ops.slotFailed)),
+    lastSlotSucceeded: assign(({ context }) => applied(context, ops.lastSlotSucceeded)),
+    lastSlotFailed: assign(({ context }) => applied(context, ops.lastSlotFailed)),
     requestPause: assign(({ context }) => applied(context, ops.requestPause)),
     withdrawPause: assign(({ context }) => applied(context, ops.withdrawPause)),
     hold: assign(({ context }) => applied(context, ops.hold)),
@@ -339,7 +352,7 @@ export const machine = setup({
             actions: ["slotSucceeded", "hold", "scheduleNext"],
           },
           { guard: "hasNextSlot", target: "scheduled", actions: ["slotSucceeded", "scheduleNext"] },
-          { target: "done", actions: "slotSucceeded" },
+          { target: "done", actions: "lastSlotSucceeded" },
         ],
         FAIL: [
           { guard: "retryHeld", target: "paused", actions: ["retry", "hold", "scheduleRetry"] },
@@ -350,7 +363,7 @@ export const machine = setup({
             actions: ["slotFailed", "hold", "scheduleNext"],
           },
           { guard: "hasNextSlot", target: "scheduled", actions: ["slotFailed", "scheduleNext"] },
-          { target: "failed", actions: "slotFailed" },
+          { target: "failed", actions: "lastSlotFailed" },
         ],
         CANCEL: { target: "cancelled" },
         PAUSE: { guard: "notPauseRequested", actions: "requestPause" },

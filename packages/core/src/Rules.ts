@@ -19,6 +19,7 @@
  * @since 0.3.0
  */
 
+export * from "./internal/rules/dedup.ts"
 export * from "./internal/rules/handBack.ts"
 export * from "./internal/rules/limits.ts"
 export * from "./internal/rules/manual.ts"

@@ -109,6 +109,20 @@ export const lateness = (
 ): number => Math.max(0, run.startedAt - Math.max(run.scheduledFor, acceptedAt))
 
 /**
+ * The lateness a run counts for (SPEC §6.8, §19.1): {@link lateness}, or `undefined` for a
+ * manual run (`manual: true`: a trigger's or a slot retry's), which was not scheduled, so its
+ * wait says nothing about the scheduler. Every lateness figure — metrics, stats, a ledger's
+ * `late` column — takes its value from here, and shows a manual run as `manual` instead.
+ *
+ * @category getters
+ * @since 0.7.0
+ */
+export const countedLateness = (
+  run: Pick<RunInfo, "scheduledFor" | "startedAt"> & { readonly manual?: boolean | undefined },
+  acceptedAt: number,
+): number | undefined => (run.manual === true ? undefined : lateness(run, acceptedAt))
+
+/**
  * A `failed` outcome.
  *
  * @category constructors
@@ -176,13 +190,19 @@ export interface TaskInfo {
   readonly kind: "once" | "fixed-rate" | "fixed-delay" | "cron" | "custom"
   /** The slot of the pending run when `scheduled`; otherwise the slot of the last run. */
   readonly scheduledFor: number
-  /** The attempt of the pending (or last) run. */
+  /**
+   * The attempt of the pending run; once the task ended (`done`, `failed`), of the run that ran
+   * last (2 for a one-shot whose first retry succeeded).
+   */
   readonly attempt: number
   /** Runs started so far. */
   readonly runNumber: number
   /** Slots in a row that failed after all retries. */
   readonly consecutiveFailures: number
-  /** The last failure's outcome, if any run failed. */
+  /**
+   * The last failure's outcome, if any run failed: the last failure, not the last run's outcome,
+   * so a later success leaves it (SPEC §6.9).
+   */
   readonly lastFailure: Outcome | undefined
   /** Set when a custom schedule's `next` threw or returned something that is not a slot. */
   readonly scheduleError: unknown
@@ -203,6 +223,14 @@ export interface TaskInfo {
   readonly key?: string | undefined
   /** Why its due run has not started, while it waits on a limit (SPEC §20). */
   readonly waiting?: WaitInfo | undefined
+  /** Its deduplication key (SPEC §20.3), when it has one: `window` in ms, for `throttle`. */
+  readonly dedup?:
+    | {
+        readonly key: string
+        readonly mode: "singleton" | "debounce" | "throttle"
+        readonly window?: number | undefined
+      }
+    | undefined
 }
 
 /**
@@ -346,11 +374,32 @@ export interface BreakerChanged {
 }
 
 /**
+ * A schedule under a deduplication key (SPEC §20.3) created no task: it was `deduplicated` into
+ * the key's holder `id`, or `replaced` the pending holder `id` in place (debounce).
+ *
+ * @category models
+ * @since 0.7.0
+ */
+export interface Deduplicated {
+  readonly kind: "deduplicated"
+  /** The task that holds the key. */
+  readonly id: TaskId
+  readonly generation: number
+  readonly key: string
+  /** The request's mode. */
+  readonly mode: "singleton" | "debounce" | "throttle"
+  /** `deduplicated`: nothing created; `replaced`: the pending holder took the request. */
+  readonly result: "deduplicated" | "replaced"
+  readonly at: number
+}
+
+/**
  * Something the kernel decided that is not a finished run (those are {@link RunRecord}s): slots
- * skipped, a one-shot expired, a task paused or resumed, a breaker's transition. The kernel keeps
+ * skipped, a one-shot expired, a task paused or resumed, a breaker's transition, a schedule
+ * deduplicated (SPEC §20.3). The kernel keeps
  * them until its driver drains them, in the order they happened.
  *
  * @category models
  * @since 0.2.0
  */
-export type Occurrence = Skipped | Expired | Paused | Resumed | BreakerChanged
+export type Occurrence = Skipped | Expired | Paused | Resumed | BreakerChanged | Deduplicated

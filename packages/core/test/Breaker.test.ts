@@ -211,6 +211,159 @@ describe("step", () => {
   })
 })
 
+describe("decisions at their edges", () => {
+  it("a failed slot opens a closed breaker at its n-th failure, a half-open one only on its probe", () => {
+    const closed = { state: "closed", failures: 1, opens: 0 } as const
+    expect(Breaker.opensOnFailure(closed, policy, false)).toBe(true)
+    expect(Breaker.opensOnFailure({ ...closed, failures: 0 }, policy, false)).toBe(false)
+    const halfOpen = { state: "half-open", failures: 5, opens: 1 } as const
+    expect(Breaker.opensOnFailure(halfOpen, policy, false)).toBe(false)
+    expect(Breaker.opensOnFailure(halfOpen, policy, true)).toBe(true)
+    expect(Breaker.opensOnFailure({ state: "open", failures: 5, opens: 1 }, policy, true)).toBe(
+      false,
+    )
+  })
+
+  it("an open breaker ignores slots, even one said to be a probe; a clean closed one is unchanged", () => {
+    const open = { state: "open", failures: 2, opens: 1 } as const
+    expect(Breaker.afterSlot(open, policy, true, true)).toBe(open)
+    expect(Breaker.afterSlot(open, policy, true, false)).toBe(open)
+    // A success on a closed breaker with no failures counted is the same status (nothing to write).
+    const clean = { state: "closed", failures: 0, opens: 0 } as const
+    expect(Breaker.afterSlot(clean, policy, false, false)).toBe(clean)
+  })
+
+  it("a later due time never probes first, whatever its priority", () => {
+    expect(
+      Breaker.probeBefore({ dueAt: 6, rank: 0, id: "a" }, { dueAt: 5, rank: 2, id: "z" }),
+    ).toBe(false)
+  })
+
+  it("readsMembers: only when the state changes or the probe is replaced; always for a join", () => {
+    const slot = (task: string, failed: boolean) => ({ _tag: "SlotEnded", task, failed }) as const
+    expect(Breaker.readsMembers(cell("half-open", "p"), slot("x", true))).toBe(false)
+    expect(Breaker.readsMembers(cell("half-open", "p"), slot("p", true))).toBe(true)
+    expect(Breaker.readsMembers(cell("closed"), { _tag: "CoolDownEnded" })).toBe(false)
+    expect(Breaker.readsMembers(cell("half-open"), { _tag: "CoolDownEnded" })).toBe(false)
+    expect(Breaker.readsMembers(cell("open"), { _tag: "CoolDownEnded" })).toBe(true)
+    expect(Breaker.readsMembers(cell("closed"), { _tag: "Joined", task: "n" })).toBe(true)
+    const left = { _tag: "Left", task: "p" } as const
+    const byHand = { _tag: "PausedByHand", task: "p" } as const
+    expect(Breaker.readsMembers(cell("half-open", "q"), left)).toBe(false)
+    expect(Breaker.readsMembers(cell("open", "p"), byHand)).toBe(false)
+    // A task's own breaker is dropped when its task leaves: nothing to pick.
+    expect(Breaker.readsMembers(cell("half-open", "p", false), left)).toBe(false)
+    expect(Breaker.readsMembers(cell("half-open", "p", false), byHand)).toBe(true)
+  })
+})
+
+describe("step at its edges", () => {
+  it("no plan drops the breaker but a task's own one whose task left", () => {
+    expect(Breaker.step(cell("closed"), { _tag: "CoolDownEnded" }, [], 1).drop).toBe(false)
+    expect(
+      Breaker.step(cell("half-open", "p", false), { _tag: "PausedByHand", task: "p" }, [], 1).drop,
+    ).toBe(false)
+  })
+
+  it("the task whose slot ended is never in its own plan's unhold list", () => {
+    const plan = Breaker.step(
+      cell("half-open", "p"),
+      { _tag: "SlotEnded", task: "p", failed: false },
+      [running("p", "breaker"), held("a", 10)],
+      50,
+    )
+    expect(plan.unhold).toEqual(["a"])
+  })
+
+  it("the cool-down's end moves only an open breaker", () => {
+    const closed = cell("closed")
+    const plan = Breaker.step(closed, { _tag: "CoolDownEnded" }, [held("a", 1)], 5)
+    expect([plan.status, plan.transition, plan.unhold, plan.probe]).toEqual([
+      closed.status,
+      undefined,
+      [],
+      undefined,
+    ])
+  })
+
+  it("a join reads the joining task's member only; a task with no member changes nothing", () => {
+    const c = cell("open")
+    expect(
+      Breaker.step(c, { _tag: "Joined", task: "n" }, [running("x", "manual"), scheduled("n")], 1)
+        .hold,
+    ).toEqual(["n"])
+    expect(Breaker.step(c, { _tag: "Joined", task: "n" }, [], 1)).toMatchObject({
+      hold: [],
+      probe: undefined,
+    })
+    // Paused by hand, it is left as it is.
+    const byHand = { ...held("n", 0), pausedReason: "manual" as const }
+    expect(Breaker.step(c, { _tag: "Joined", task: "n" }, [byHand], 1).hold).toEqual([])
+  })
+
+  it("a half-open breaker with a probe holds a joiner; without one, only a scheduled joiner probes", () => {
+    const withProbe = Breaker.step(
+      cell("half-open", "p"),
+      { _tag: "Joined", task: "n" },
+      [scheduled("n")],
+      1,
+    )
+    expect([withProbe.probe, withProbe.hold]).toEqual(["p", ["n"]])
+    const runningJoiner = Breaker.step(
+      cell("half-open"),
+      { _tag: "Joined", task: "n" },
+      [running("n")],
+      1,
+    )
+    expect([runningJoiner.probe, runningJoiner.hold]).toEqual([undefined, ["n"]])
+  })
+
+  it("a probe that leaves with no held task to replace it leaves the breaker without a probe", () => {
+    const plan = Breaker.step(
+      cell("half-open", "p"),
+      { _tag: "Left", task: "p" },
+      [scheduled("s")],
+      1,
+    )
+    expect([plan.probe, plan.unhold, plan.drop]).toEqual([undefined, [], false])
+  })
+})
+
+describe("resolve and lookup: errors name the field and the value", () => {
+  it("a policy that is no object, a bad count or factor", () => {
+    const message = (p: unknown, field?: string) =>
+      (Breaker.resolve(p as never, field) as Errors.InvalidOption).message
+    expect(message("fast")).toBe(
+      'breaker must be a breaker policy object or a breaker\'s name, got "fast"',
+    )
+    expect((Breaker.resolve(null as never) as Errors.InvalidOption).field).toBe("breaker")
+    expect(message({ failures: 0, coolDown: 10 }, "breakers.smtp")).toBe(
+      "breakers.smtp.failures must be a positive integer, got 0",
+    )
+    expect(message({ failures: 1, coolDown: 10, factor: "2" })).toBe(
+      'breaker.factor must be a finite number >= 1, got "2"',
+    )
+    for (const factor of [Number.POSITIVE_INFINITY, Number.NaN, 0.5]) {
+      expect(
+        (Breaker.resolve({ failures: 1, coolDown: 10, factor }) as Errors.InvalidOption).field,
+      ).toBe("breaker.factor")
+    }
+  })
+
+  it("an unknown name lists the breakers defined, or says there are none", () => {
+    const two = new Map([
+      ["smtp", 1],
+      ["s3", 2],
+    ])
+    expect((Breaker.lookup("sms", two) as Errors.InvalidOption).message).toBe(
+      'breaker "sms" is not defined (defined: smtp, s3)',
+    )
+    expect((Breaker.lookup("sms", new Map()) as Errors.InvalidOption).message).toBe(
+      'breaker "sms" is not defined (defined: none)',
+    )
+  })
+})
+
 describe("lookup", () => {
   it("a name is looked up in the shared breakers, a policy resolved; one error for an unknown name", () => {
     const shared = new Map([["smtp", 1]])

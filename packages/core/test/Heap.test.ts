@@ -68,6 +68,56 @@ const corrupt = (h: Heap.TimerHeap, from: number, to: number): void => {
   keys[at] = to
 }
 
+/** Test-only access to the sorted run and the top's source, to corrupt them on purpose. */
+const internals = (h: Heap.TimerHeap) =>
+  h as unknown as { run: BigUint64Array; runHead: number; fromRun: boolean }
+
+/** Pops with the batch hint until a batch is taken (at most `max` pops); returns the pops. */
+const popUntilBatch = (h: Heap.TimerHeap, limit: number, max: number): number => {
+  let popped = 0
+  while (h.sorted === 0 && popped < max) {
+    h.prepare(limit)
+    if (h.sorted > 0) break
+    h.pop()
+    popped++
+  }
+  return popped
+}
+
+describe("compare (SPEC §4)", () => {
+  it("earlier slot first; equal slots, higher priority (lower rank); then the earlier push", () => {
+    const keys = [
+      { slot: 2, rank: 0, seq: 0 },
+      { slot: 1, rank: 2, seq: 1 },
+      { slot: 1, rank: 0, seq: 7 },
+      { slot: 1, rank: 0, seq: 3 },
+      { slot: 1, rank: 1, seq: 2 },
+    ]
+    expect([...keys].sort(Heap.compare)).toEqual([keys[3], keys[2], keys[4], keys[1], keys[0]])
+    expect(Heap.compare(keys[0] as Heap.RunKey, keys[0] as Heap.RunKey)).toBe(0)
+    expect(Heap.compare({ slot: 5, rank: 2, seq: 9 }, { slot: 6, rank: 0, seq: 0 })).toBeLessThan(0)
+    expect(
+      Heap.compare({ slot: 6, rank: 0, seq: 0 }, { slot: 5, rank: 2, seq: 9 }),
+    ).toBeGreaterThan(0)
+  })
+
+  it("is the order the heap pops its packed keys in", () => {
+    fc.assert(
+      fc.property(entriesArb(100), (entries) => {
+        const h = new Heap.TimerHeap()
+        for (const e of entries) h.push(e.slot, e.order, e.task)
+        const key = (e: Entry): Heap.RunKey => ({
+          slot: e.slot,
+          rank: Math.floor(e.order / Heap.RANK_STRIDE),
+          seq: e.order % Heap.RANK_STRIDE,
+        })
+        expect(drain(h)).toEqual([...entries].sort((a, b) => Heap.compare(key(a), key(b))))
+      }),
+      { numRuns: 100 },
+    )
+  })
+})
+
 describe("models", () => {
   it("an empty heap has no top slot", () => {
     const h = new Heap.TimerHeap()
@@ -142,6 +192,18 @@ describe("models", () => {
     )
   })
 
+  it("a new heap has room for 64 entries, or the capacity asked; it grows only when full, doubling", () => {
+    expect(new Heap.TimerHeap().capacity).toBe(64)
+    expect(new Heap.TimerHeap(4).capacity).toBe(64)
+    expect(new Heap.TimerHeap(1000).capacity).toBe(1000)
+    const h = new Heap.TimerHeap()
+    for (let i = 0; i < 64; i++) h.push(i, i, i)
+    expect(h.capacity).toBe(64)
+    h.push(64, 64, 64)
+    expect(h.capacity).toBe(128)
+    expect(h.byteLength).toBe(128 * 20)
+  })
+
   it("forEach visits every entry once", () => {
     const h = new Heap.TimerHeap()
     for (let i = 0; i < 100; i++) h.push(i % 7, i, i)
@@ -178,6 +240,20 @@ describe("compaction", () => {
     expect(h.capacity).toBeLessThan(before)
     expect(h.capacity).toBeGreaterThanOrEqual(10)
     expect(drain(h).map((e) => e.task)).toEqual(Array.from({ length: 10 }, (_, i) => i))
+  })
+
+  it("shrinks to twice what is left when at most a quarter of its room is live, never below 64", () => {
+    const keepFirst = (kept: number) => {
+      const h = new Heap.TimerHeap()
+      for (let i = 0; i < 1024; i++) h.push(i, i, i)
+      expect(h.capacity).toBe(1024)
+      h.compact((task) => task < kept)
+      expect(drain(h).map((e) => e.task)).toEqual(Array.from({ length: kept }, (_, i) => i))
+      return h.capacity
+    }
+    expect(keepFirst(256)).toBe(512)
+    expect(keepFirst(257)).toBe(1024)
+    expect(keepFirst(10)).toBe(64)
   })
 
   it("compacting everything away leaves an empty, usable heap", () => {
@@ -370,6 +446,134 @@ describe("batches of due entries", () => {
   })
 })
 
+describe("batches: when one is taken, and memory", () => {
+  it("takes no batch before `batchAfter` pops, nor of a tree smaller than that", () => {
+    const h = new Heap.TimerHeap(4, 50)
+    for (let k = 0; k < 100; k++) h.push(k % 10, k, k)
+    // 50 pops with the hint take nothing out; the hint after them takes the 50 left (all due).
+    expect(popUntilBatch(h, 100, 100)).toBe(50)
+    expect(h.sorted).toBe(50)
+    const small = new Heap.TimerHeap(4, 50)
+    for (let k = 0; k < 99; k++) small.push(k % 10, k, k)
+    // After 50 pops, 49 are left: fewer than batchAfter, popped one by one.
+    expect(popUntilBatch(small, 100, 99)).toBe(99)
+  })
+
+  it("tries a batch again only after popping a sixteenth of the tree since the last try", () => {
+    const h = new Heap.TimerHeap(4, 8)
+    for (let k = 0; k < 1700; k++) h.push(k, k, k)
+    // After p pops 1700 - p are left: a sixteenth is popped at p = 100 (16 × 100 = 1600 left).
+    expect(popUntilBatch(h, 2000, 1700)).toBe(100)
+    expect(h.sorted).toBe(1600)
+  })
+
+  it("a batch that leaves most of the tree keeps its arrays; one that leaves little shrinks them", () => {
+    const h = new Heap.TimerHeap(4, 8)
+    for (let k = 0; k < 1000; k++) h.push(k < 500 ? k : 10_000 + k, k, k)
+    expect(h.capacity).toBe(1024)
+    popUntilBatch(h, 499, 500)
+    expect(h.sorted).toBeGreaterThan(0)
+    // The tree kept its 1024 entries of room; the run adds 8 bytes for each entry it took.
+    const run = h.sorted
+    expect(h.byteLength).toBe(1024 * 20 + run * 8)
+    // capacity counts the run in 20-byte entries.
+    expect(h.capacity).toBe(Math.ceil(h.byteLength / 20))
+
+    const g = new Heap.TimerHeap(4, 8)
+    const entries: Array<Entry> = []
+    for (let k = 0; k < 1500; k++) {
+      const e = { slot: k < 1200 ? k : 10_000 + k, order: k, task: k }
+      entries.push(e)
+      g.push(e.slot, e.order, e.task)
+    }
+    const popped = popUntilBatch(g, 1199, 1200)
+    expect(g.sorted).toBe(1200 - popped)
+    // 300 left in the tree's room of 2048: shrunk to 600 entries, plus the run.
+    expect(g.byteLength).toBe(600 * 20 + g.sorted * 8)
+    expect(drain(g)).toEqual(entries.slice(popped))
+  })
+
+  it("draining the run frees it while the tree still has entries", () => {
+    const h = new Heap.TimerHeap(4, 8)
+    for (let k = 0; k < 1000; k++) h.push(k < 500 ? k : 10_000 + k, k, k)
+    popUntilBatch(h, 499, 500)
+    const left = h.sorted
+    for (let k = 0; k < left; k++) h.pop()
+    expect(h.sorted).toBe(0)
+    expect(h.byteLength).toBe(h.capacity * 20)
+    expect(h.topSlot()).toBe(10_500)
+  })
+
+  it("compacting the whole run away frees it", () => {
+    const h = new Heap.TimerHeap(4, 8)
+    for (let k = 0; k < 1000; k++) h.push(k < 500 ? k : 10_000 + k, k, k)
+    popUntilBatch(h, 499, 500)
+    expect(h.compact((_task, order) => order >= 500)).toBeGreaterThan(0)
+    expect(h.sorted).toBe(0)
+    expect(h.byteLength).toBe(h.capacity * 20)
+    expect(drain(h).map((e) => e.task)).toEqual(Array.from({ length: 500 }, (_, k) => 500 + k))
+  })
+
+  it("a shift after a batch puts the run back in the tree and keeps every entry", () => {
+    const h = new Heap.TimerHeap(4, 8)
+    for (let k = 0; k < 1000; k++) h.push(k, k, k)
+    const out = takeWithHints(h, 2000, 100)
+    expect(h.sorted).toBe(900)
+    h.shift(5, () => true)
+    expect(h.sorted).toBe(0)
+    h.verify()
+    expect([...out, ...drain(h)].map((e) => e.slot)).toEqual(
+      Array.from({ length: 1000 }, (_, k) => (k < 100 ? k : k + 5)),
+    )
+  })
+
+  it("forEach visits the run's entries too", () => {
+    const h = new Heap.TimerHeap(4, 8)
+    const entries: Array<Entry> = []
+    for (let k = 0; k < 400; k++) {
+      const e = {
+        slot: k < 300 ? k % 50 : 1000 + k,
+        order: (k % 3) * Heap.RANK_STRIDE + k,
+        task: k,
+      }
+      entries.push(e)
+      h.push(e.slot, e.order, e.task)
+    }
+    const out = takeWithHints(h, 100, 40)
+    expect(h.sorted).toBeGreaterThan(0)
+    const seen: Array<Entry> = []
+    h.forEach((slot, order, task) => {
+      seen.push({ slot, order, task })
+    })
+    const taken = new Set(out.map((e) => e.task))
+    expect(seen.sort(byKey)).toEqual(entries.filter((e) => !taken.has(e.task)).sort(byKey))
+  })
+
+  it("batches due entries spread over days, with high bits in both words, in order", () => {
+    for (const mixed of [true, false]) {
+      const h = new Heap.TimerHeap(4, 8)
+      const entries: Array<Entry> = []
+      for (let k = 0; k < 600; k++) {
+        // Slots 2^18 ms (~4.4 minutes) apart over ~1.8 days; tasks up to ~600,000.
+        const rank = mixed ? k % 3 : 2
+        const e = {
+          slot: ((k * 7919) % 600) * 2 ** 18,
+          order: rank * Heap.RANK_STRIDE + k,
+          task: k * 1000,
+        }
+        entries.push(e)
+        h.push(e.slot, e.order, e.task)
+      }
+      const out = takeWithHints(h, 2 ** 40, 50)
+      // The keys fit 64 bits: the rest left the tree as one sorted run.
+      expect(h.sorted).toBe(550)
+      h.verify()
+      out.push(...drain(h))
+      expect(out).toEqual(entries.sort(byKey))
+    }
+  })
+})
+
 describe("verify", () => {
   const filled = () => {
     const h = new Heap.TimerHeap()
@@ -389,6 +593,39 @@ describe("verify", () => {
     h.push(10, 6, 1)
     corrupt(h, 6, 1)
     expect(() => h.verify()).toThrow(/heap order broken at 1/)
+  })
+
+  /** A heap with a sorted run of 900 entries and 100 later ones in the tree. */
+  const batched = () => {
+    const h = new Heap.TimerHeap(4, 8)
+    for (let k = 0; k < 1100; k++) h.push(k < 1000 ? k : 5000 + k, k, k)
+    takeWithHints(h, 999, 100)
+    expect(h.sorted).toBe(900)
+    h.verify()
+    return h
+  }
+
+  it("catches a sorted run out of order, or with an entry twice", () => {
+    const h = batched()
+    const { run, runHead } = internals(h)
+    const a = run[runHead + 3] as bigint
+    run[runHead + 3] = run[runHead + 4] as bigint
+    run[runHead + 4] = a
+    expect(() => h.verify()).toThrow(/sorted run out of order at/)
+    const d = batched()
+    const inner = internals(d)
+    inner.run[inner.runHead + 6] = inner.run[inner.runHead + 5] as bigint
+    expect(() => d.verify()).toThrow(/sorted run out of order at/)
+  })
+
+  it("catches a top that is not the smallest entry, or that points into an empty run", () => {
+    const h = batched()
+    internals(h).fromRun = false
+    expect(() => h.verify()).toThrow(/heap top is not the smallest entry/)
+    const plain = new Heap.TimerHeap()
+    plain.push(1, 0, 0)
+    internals(plain).fromRun = true
+    expect(() => plain.verify()).toThrow(/heap top points into an empty sorted run/)
   })
 
   it("catches a slot that is not a safe integer, at the root too", () => {

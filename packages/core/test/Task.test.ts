@@ -47,6 +47,39 @@ describe("getters", () => {
     })
   })
 
+  it("a finished task's info shows the attempt that ran last, and keeps its last failure (SPEC §6.9)", () => {
+    const { clock, driver } = setup(0)
+    const e = new Error("once")
+    let runs = 0
+    const id = driver.scheduleUnsafe({
+      job: () => {
+        runs += 1
+        clock.advance(1)
+        if (runs === 1) throw e
+      },
+      schedule: { _tag: "Once", delay: 10 },
+      retry: { maxRetries: 2, base: 5 },
+    })
+    driver.runUntil(10)
+    expect(driver.info(id)).toMatchObject({ state: "scheduled", attempt: 2 })
+    driver.runUntil(100)
+    expect(driver.info(id)).toMatchObject({
+      state: "done",
+      attempt: 2,
+      lastFailure: { kind: "failed", error: e },
+    })
+    // Failed on every attempt: the last one's number.
+    const f = driver.scheduleUnsafe({
+      job: () => {
+        throw e
+      },
+      schedule: { _tag: "Once", delay: 10 },
+      retry: { maxRetries: 2, base: 5 },
+    })
+    driver.runUntil(1_000)
+    expect(driver.info(f)).toMatchObject({ state: "failed", attempt: 3 })
+  })
+
   it("a cancelled task's info says when it was cancelled", () => {
     const { clock, driver } = setup(0)
     const id = driver.scheduleUnsafe({ job: () => {}, schedule: { _tag: "Once", delay: 10 } })
@@ -68,5 +101,15 @@ describe("lateness (SPEC §6.8)", () => {
     expect(Task.lateness({ scheduledFor: 100, startedAt: 100 }, 0)).toBe(0)
     expect(Task.lateness({ scheduledFor: 100, startedAt: 90 }, 0)).toBe(0)
     expect(Task.lateness({ scheduledFor: 0, startedAt: 90 }, 100)).toBe(0)
+  })
+
+  it("a manual run counts no lateness (SPEC §19.1); any other run counts its lateness", () => {
+    expect(
+      Task.countedLateness({ scheduledFor: 0, startedAt: 2_239, manual: true }, 0),
+    ).toBeUndefined()
+    expect(Task.countedLateness({ scheduledFor: 0, startedAt: 2_239, manual: false }, 0)).toBe(
+      2_239,
+    )
+    expect(Task.countedLateness({ scheduledFor: 0, startedAt: 90 }, 40)).toBe(50)
   })
 })

@@ -59,6 +59,7 @@ import * as Events from "./internal/events.ts"
 import * as Held from "./internal/held.ts"
 import * as Leases from "./internal/leases.ts"
 import * as Ledger from "./internal/ledger.ts"
+import type * as List from "./internal/list.ts"
 import * as Liveness from "./internal/liveness.ts"
 import type { Counts } from "./internal/model.ts"
 import * as Options from "./internal/options.ts"
@@ -73,6 +74,7 @@ import type {
 } from "./internal/scheduler.ts"
 import { infoOf } from "./internal/scheduler.ts"
 import * as Shutdown from "./internal/shutdown.ts"
+import * as StoreCounts from "./internal/storeCounts.ts"
 import * as TriggerControl from "./internal/triggerControl.ts"
 import * as Upkeep from "./internal/upkeep.ts"
 import { type BreakerView, type NewTask, TaskStore } from "./TaskStore.ts"
@@ -104,6 +106,15 @@ export type {
  * @since 0.1.0
  */
 export { infoOf } from "./internal/scheduler.ts"
+/**
+ * Task `id`'s ledger with each run's kept result typed (SPEC §19.3): `value` is of `handler`'s
+ * `result` schema type (`undefined` when none was kept or it no longer decodes). A handler
+ * without a `result` schema, or not the task's, is an `InvalidOption` naming `handler`.
+ *
+ * @category getters
+ * @since 0.7.0
+ */
+export { ledgerOf, type TypedOccurrence, type TypedRan } from "./internal/typedLedger.ts"
 
 /**
  * The DurableScheduler service.
@@ -163,6 +174,8 @@ export const MIN_LEASE_MS = Options.MIN_LEASE_MS
  */
 export const STORE_COUNTS_REFRESH_MS = 5_000
 
+const noWaits: List.WaitCounts = { concurrency: 0, "rate-limited": 0 }
+
 const noCounts: Counts = {
   scheduled: 0,
   running: 0,
@@ -202,6 +215,7 @@ export const make = <H extends Handler.Any>(
     const finished = yield* Queue.unbounded<Finished>()
     const held = yield* Held.make(counters)
     const wakeup = new Wakeup()
+    const dispatch = { wantsWorker: true }
     // The fiber building the scheduler: under `Effect.provide(layer)` (and `Main.runMain`), the
     // one that runs the program it serves. A damaged store interrupts it, and the close then
     // fails with the StoreCorrupt: the program ends in failure (a non-zero exit), not a stall.
@@ -227,6 +241,8 @@ export const make = <H extends Handler.Any>(
     // change this process made or saw, and every STORE_COUNTS_REFRESH_MS on a shared store,
     // but at most once per that interval.
     let storeCounts: Counts | undefined
+    // Due runs waiting on a limit, store-wide by cause (SPEC §20.4), read with the counts.
+    let storeWaiting: List.WaitCounts = noWaits
     const countsWakeup = new Wakeup()
     const spans =
       runtimeOptions.spans === undefined || runtimeOptions.spans === "auto"
@@ -270,17 +286,15 @@ export const make = <H extends Handler.Any>(
           const runMetrics = runSeries(h.row.handler)
           runMetrics.ran(outcome.kind)
           // A manual run (SPEC §19.1) was not scheduled: it has no lateness to count.
-          if (h.row.kept === undefined)
-            runMetrics.lateness.add(
-              Task.lateness(
-                { scheduledFor: h.row.runAt, startedAt: h.startedAt },
-                h.row.createdAt,
-              ) / 1000,
-            )
+          const late = Task.countedLateness(
+            { scheduledFor: h.row.runAt, startedAt: h.startedAt, manual: h.row.kept !== undefined },
+            h.row.createdAt,
+          )
+          if (late !== undefined) runMetrics.lateness.add(late / 1000)
           runMetrics.duration.add(Math.max(0, finishedAt - h.startedAt) / 1000)
           Queue.offerUnsafe(finished, { held: h, outcome, startedAt: h.startedAt, finishedAt })
           // Its worker is free now, before its completion commits: the dispatcher may claim.
-          wakeup.wake()
+          if (dispatch.wantsWorker) wakeup.wake()
         },
       }),
       finished,
@@ -288,6 +302,7 @@ export const make = <H extends Handler.Any>(
       closing: { closed: false },
       fatal: { error: undefined },
       progress: { lastStartedAt: undefined },
+      dispatch,
     }
     // In-memory tasks (closures) beside the durable ones, in a scope of their own: the durable
     // close closes it at the same time as it hands runs back, under the same timeout and grace.
@@ -358,17 +373,18 @@ export const make = <H extends Handler.Any>(
         return held.size
       },
       states: () => storeCounts ?? noCounts,
+      waiting: () => storeWaiting,
     })
     yield* Effect.addFinalizer(() => Effect.sync(removeGauges))
-    const shared = Number.isFinite(resolved.pollMs)
     yield* Effect.forkScoped(
-      Effect.forever(
-        Effect.gen(function* () {
-          yield* shared ? countsWakeup.wait(STORE_COUNTS_REFRESH_MS) : countsWakeup.wait()
-          const counts = yield* Effect.option(store.counts)
-          if (Option.isSome(counts)) storeCounts = counts.value
-          yield* Effect.sleep(STORE_COUNTS_REFRESH_MS)
-        }),
+      StoreCounts.refresher(
+        store.tally,
+        (tally) => {
+          storeCounts = tally.counts
+          storeWaiting = tally.waiting
+        },
+        countsWakeup,
+        { shared: Number.isFinite(resolved.pollMs), refreshMs: STORE_COUNTS_REFRESH_MS, mono },
       ),
     )
     countsWakeup.wake()
@@ -405,6 +421,7 @@ export const make = <H extends Handler.Any>(
             resolved.handlers,
             env.nextSeq,
             resolved.breakers,
+            resolved.limits,
           )
 
     /**
@@ -629,8 +646,9 @@ export const make = <H extends Handler.Any>(
         })
       }) as DurableLedgerRead,
       occurrences: Stream.fromPubSub(occurrences),
-      stats: Effect.map(store.counts, (tasks) => ({
+      stats: Effect.map(store.tally, ({ counts: tasks, waiting }) => ({
         tasks,
+        waiting,
         owner: resolved.owner,
         inFlight: held.size,
         ...counters,

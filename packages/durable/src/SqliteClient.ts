@@ -343,6 +343,9 @@ export const make = (
       spanAttributes: [["db.system.name", "sqlite"]],
       // Take the write lock at BEGIN: a reader that upgrades later could get SQLITE_BUSY.
       beginTransaction: "BEGIN IMMEDIATE",
+      // SQLite prepares BEGIN, COMMIT and savepoints (named by nesting depth: a bounded set):
+      // kept in the statement cache, not parsed again for every transaction.
+      prepareTransactionControls: true,
     })
     return { client, db }
   })

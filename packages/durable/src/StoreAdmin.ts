@@ -245,8 +245,12 @@ export const open = (
         const lastResult = yield* Inspect.lastResult(sql, id, r.generation).pipe(
           Effect.mapError(fail("read a task")),
         )
+        const lastFailureAt = yield* Inspect.lastFailureAt(sql, id, r.generation).pipe(
+          Effect.mapError(fail("read a task")),
+        )
         const d = details(r, tags)
-        return lastResult === undefined ? d : { ...d, lastResult }
+        const withResult = lastResult === undefined ? d : { ...d, lastResult }
+        return lastFailureAt === undefined ? withResult : { ...withResult, lastFailureAt }
       })
 
     const tasks: StoreAdminShape["tasks"] = (filter = {}) =>

@@ -283,8 +283,16 @@ export interface TaskStoreShape {
   /** The events of a task, oldest first. */
   readonly events: (id: string) => Effect.Effect<ReadonlyArray<EventEntry>, StoreError>
   readonly counts: Effect.Effect<Counts, StoreError>
-  /** Deletes ledger rows and final tasks that ended before `before`. */
-  readonly prune: (before: number) => Effect.Effect<void, StoreError>
+  /** {@link counts} and the due runs waiting on a limit by cause (SPEC §20.4), in one read. */
+  readonly tally: Effect.Effect<
+    { readonly counts: Counts; readonly waiting: List.WaitCounts },
+    StoreError
+  >
+  /**
+   * Deletes ledger rows and final tasks that ended before `before`, and rate-limit starts
+   * (SPEC §20.2) before `before` or their scope's cut-off in `starts`.
+   */
+  readonly prune: (before: number, starts?: Prune.StartCutoffs) => Effect.Effect<void, StoreError>
   /**
    * Liveness from the database session (a shared store): opens a dedicated connection (not from
    * the pool) and takes `owner`'s lock on it, held until the scope closes or the session ends.
@@ -486,7 +494,8 @@ export const make = (options: {
       events: (id) =>
         Ids.storable(id) ? deadline("read the events")(List.events(sql, id)) : Effect.succeed([]),
       counts: deadline("count tasks")(List.counts(sql)),
-      prune: (before) => deadline("prune the ledger")(Prune.prune(sql, before)),
+      tally: deadline("count tasks")(List.tally(sql)),
+      prune: (before, starts) => deadline("prune the ledger")(Prune.prune(sql, before, starts)),
       signal: options.signal,
       session: options.session,
       integrity: options.integrity,

@@ -198,6 +198,31 @@ describe("bad input: each a typed error naming the field and value; nothing writ
     }),
   )
 
+  it.effect(
+    "a deduplication key is refused (SPEC §20.3): InvalidOption on dedup, nothing written",
+    () =>
+      Effect.gen(function* () {
+        const t = tempDir()
+        const { handler } = recording()
+        yield* withScheduler(sqlite(t.file()), { handlers: [handler] }, (d) =>
+          Effect.gen(function* () {
+            const options = {
+              handler,
+              payload: { n: 1 },
+              schedule: Schedule.once(10),
+              dedup: { key: "k" },
+            }
+            const error = yield* Effect.flip(
+              d.schedule(options as Parameters<typeof d.schedule>[0]),
+            )
+            expect(error).toMatchObject({ _tag: "InvalidOption", field: "dedup" })
+            expect((yield* d.stats).tasks.scheduled).toBe(0)
+          }),
+        )
+        t.cleanup()
+      }),
+  )
+
   it.effect("a closed scheduler rejects new tasks with SchedulerClosed", () =>
     Effect.gen(function* () {
       const t = tempDir()

@@ -61,7 +61,8 @@ const at0002 = oldStore({
 
 /** A store at 0006, before the column a trigger keeps its pending run in, with one old task. */
 const at0006 = oldStore(
-  Object.fromEntries(Object.entries(migrations).filter(([id]) => id !== "0007_manual")),
+  // Every migration before 0007 (a later one recorded first would keep 0007 from running).
+  Object.fromEntries(Object.entries(migrations).filter(([id]) => id < "0007")),
 )
 
 describe("migrating a 0002 store to 0003_controls", () => {
@@ -186,4 +187,36 @@ describe("migrating a 0006 store to 0007_manual (SPEC §19.1)", () => {
       }),
     )
   })
+})
+
+/** A store at 0008, before the flow-control columns, with one old task. */
+const at0008 = oldStore(
+  Object.fromEntries(Object.entries(migrations).filter(([id]) => id < "0009")),
+)
+
+describe("migrating a 0008 store to 0009_limits (SPEC §20)", () => {
+  it.effect("SQLite: an old task has no group, key or wait, and runs under a handler limit", () =>
+    Effect.gen(function* () {
+      const t = tempDir()
+      const file = t.file()
+      yield* Effect.scoped(
+        Effect.flatMap(SqliteClient.make({ filename: file }), ({ client }) =>
+          Effect.provideService(at0008, SqlClient, client),
+        ),
+      ).pipe(Effect.provide(Reactivity.layer))
+      const { seen, handler } = recording()
+      yield* withScheduler(
+        sqlite(file),
+        { handlers: [handler], limits: { handlers: { record: { concurrency: 1 } } } },
+        (d) =>
+          Effect.gen(function* () {
+            const info = Option.getOrThrow(yield* d.info("old"))
+            expect([info.group, info.key, info.waiting]).toEqual([undefined, undefined, undefined])
+            yield* advance(d, 200)
+          }),
+      )
+      expect(seen.map((s) => s.slot)).toEqual([0, 100, 200])
+      t.cleanup()
+    }),
+  )
 })

@@ -6,8 +6,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Schedule } from "@tickwork/core"
 import { Clock, Effect, Layer, References, Schema } from "effect"
+import * as Reactivity from "effect/reactivity/Reactivity"
+import { SqlClient } from "effect/sql/SqlClient"
 import { TestClock } from "effect/testing"
-import { DurableScheduler, Handler, Sqlite } from "../src/index.ts"
+import { DurableScheduler, Handler, SqliteClient, TaskStore } from "../src/index.ts"
 import { TestDurable } from "../src/testing/index.ts"
 
 const DAY = 86_400_000
@@ -25,34 +27,68 @@ const recorder = (fail: (attempt: number) => boolean = () => false) => {
 }
 
 /**
- * The test layer's scheduler on a TestClock that counts the sleeps started on it: every
- * periodic fiber's wake-up is one sleep, so the count is what advancing the clock costs.
+ * The test layer's scheduler on a TestClock that counts the sleeps started on it and those whose
+ * timer fired (every fired sleep is one wake-up TestClock runs: what advancing the clock costs),
+ * on an in-memory SQLite store that counts the statements it executes.
  */
 const counted = <H extends Handler.Any>(
   handler: H,
   options: Partial<DurableScheduler.DurableSchedulerOptions<H>> = {},
 ) => {
-  const sleeps = { count: 0 }
+  const sleeps = { count: 0, fired: 0 }
+  const statements = { count: 0 }
   const clock = Layer.effect(
     Clock.Clock,
     Effect.map(Clock.Clock, (c) => ({
       ...c,
       sleep: (d: Parameters<Clock.Clock["sleep"]>[0]) => {
         sleeps.count++
-        return c.sleep(d)
+        return Effect.tap(
+          c.sleep(d),
+          Effect.sync(() => void sleeps.fired++),
+        )
       },
     })),
   ).pipe(Layer.provideMerge(TestClock.layer()))
+  const store = Layer.effect(
+    TaskStore.TaskStore,
+    Effect.gen(function* () {
+      const { client, db } = yield* SqliteClient.make({ filename: ":memory:" })
+      countStatements(db, statements)
+      return yield* TaskStore.make({ exclusive: true }).pipe(
+        Effect.provideService(SqlClient, client),
+      )
+    }),
+  ).pipe(Layer.provide(Reactivity.layer))
   const layer = DurableScheduler.layer({
     ...TestDurable.defaults,
     ...options,
     handlers: [handler],
   }).pipe(
-    Layer.provide(Sqlite.layer({ filename: ":memory:" })),
+    Layer.provide(store),
     Layer.provideMerge(clock),
     Layer.provideMerge(Layer.succeed(References.MinimumLogLevel, "Warn")),
   )
-  return { sleeps, layer }
+  return { sleeps, statements, layer }
+}
+
+/** Counts every execution of a statement `db` prepares from now on (cached ones included). */
+const countStatements = (db: SqliteClient.Db, counter: { count: number }) => {
+  const prepare = db.prepare.bind(db)
+  db.prepare = ((source: string) => {
+    const statement = prepare(source)
+    const all = statement.all.bind(statement)
+    const run = statement.run.bind(statement)
+    statement.all = ((...args: Array<unknown>) => {
+      counter.count++
+      return all(...args)
+    }) as typeof statement.all
+    statement.run = ((...args: Array<unknown>) => {
+      counter.count++
+      return run(...args)
+    }) as typeof statement.run
+    return statement
+  }) as typeof db.prepare
 }
 
 describe("TestDurable", () => {
@@ -64,12 +100,16 @@ describe("TestDurable", () => {
         yield* TestDurable.settle()
         const before = sleeps.count
         yield* TestDurable.advance(7 * DAY)
-        return sleeps.count - before
+        const week = sleeps.count - before
+        // Then a month: the dispatcher's longest sleep ends once on the way, and nothing else.
+        const fired = sleeps.fired
+        yield* TestDurable.advance(30 * DAY)
+        return { week, month: sleeps.fired - fired }
       }).pipe(Effect.scoped, Effect.provide(layer)),
     )
     // Only the dispatcher's longest sleep (about 24.8 days) may be pending: nothing wakes in a
     // week. A lease renewer or health refresh on a fixed interval would sleep thousands of times.
-    expect(woken).toBe(0)
+    expect(woken).toEqual({ week: 0, month: 1 })
   })
 
   it("keeps production's periodic upkeep where it is on: health every 5 s, pruning", async () => {
@@ -108,10 +148,10 @@ describe("TestDurable", () => {
     expect(error).toMatchObject({ _tag: "InvalidOption", field: "health.background", value: "no" })
   })
 
-  it("costs a bounded number of wakes per run: 30 daily runs, at most 5 sleeps each", async () => {
+  it("costs a bounded amount of work per run: one timer fired and 11 statements", async () => {
     const { runs, handler } = recorder()
-    const { sleeps, layer } = counted(handler)
-    const woken = await Effect.runPromise(
+    const { sleeps, statements, layer } = counted(handler)
+    const cost = await Effect.runPromise(
       Effect.gen(function* () {
         const d = yield* DurableScheduler.DurableScheduler
         yield* d.schedule({
@@ -120,16 +160,27 @@ describe("TestDurable", () => {
           schedule: Schedule.fixedRate(DAY, { delay: DAY }),
         })
         yield* TestDurable.settle()
-        const before = sleeps.count
+        const before = { ...sleeps, statements: statements.count }
         yield* TestDurable.advance(30 * DAY)
-        return sleeps.count - before
+        return {
+          started: sleeps.count - before.count,
+          fired: sleeps.fired - before.fired,
+          statements: statements.count - before.statements,
+        }
       }).pipe(Effect.scoped, Effect.provide(layer)),
     )
     expect(runs.length).toBe(30)
-    // Per run: the dispatcher toward the next slot, the lease guard and the renewer once each,
-    // and the store-count refresh (tasks by state) once after the change the run made, at most
-    // every STORE_COUNTS_REFRESH_MS: a cost per run, never per span of time.
-    expect(woken).toBeLessThanOrEqual(5 * 30)
+    // Per run, one timer fires: the dispatcher's, at the slot. Its sleep toward the run's lease
+    // deadline is the only other one set, cancelled by the commit at the same instant; the lease
+    // guard and renewer set none for a run that starts, ends and commits at once, and the store
+    // counts are re-read with no timer at all.
+    expect(cost.fired).toBe(30)
+    expect(cost.started).toBe(2 * 30)
+    // Per run, 11 statements: the claim (the due ids, then their UPDATE) and the next due time;
+    // the commit (BEGIN, the check for rows changed while they ran, the row UPDATE, the ledger
+    // INSERT, COMMIT); after it, a claim that finds nothing due (one read) and the next due
+    // time; the store's counts by state for the gauges.
+    expect(cost.statements).toBeLessThanOrEqual(11 * 30)
   })
 
   it("runs a daily task 365 times over 365 virtual days", async () => {

@@ -99,7 +99,8 @@ export interface Updated extends Declared.Change {
 /**
  * Any record of a task's ledger: its runs, slots missed by policy, a cancel, and the kernel's
  * control occurrences — slots skipped while paused, held by a breaker or past the catch-up
- * window, an expired one-shot, a pause and a resume (SPEC §3, §7, §15) — and an update.
+ * window, an expired one-shot, a pause and a resume (SPEC §3, §7, §15) — an update, and a
+ * schedule deduplicated into the task or replacing it (SPEC §20.3).
  *
  * @category models
  * @since 0.1.0
@@ -113,6 +114,7 @@ export type Occurrence =
   | Task.Expired
   | Task.Paused
   | Task.Resumed
+  | Task.Deduplicated
 
 /**
  * Everything the occurrence stream carries: the ledger's records and circuit-breaker

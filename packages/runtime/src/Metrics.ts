@@ -26,6 +26,7 @@
  * | `tickwork_runs_in_flight` | gauge | `scheduler` |
  * | `tickwork_tasks` | gauge | `scheduler`, `state` |
  * | `tickwork_runs_waiting` | gauge | `scheduler`, `cause` (`concurrency`, `rate-limited`) |
+ * | `tickwork_schedules_deduplicated_total` | counter | `scheduler`, `outcome` (`deduplicated`, `replaced`) |
  *
  * **Example** (Reading a scheduler's run count)
  *
@@ -213,6 +214,26 @@ const waitingOf = (attributes: Attributes) =>
     attributes,
   })
 
+/**
+ * Schedules under a deduplication key (SPEC §20.3) that created no task, by `outcome`:
+ * `deduplicated` (the key's holder was returned) or `replaced` (the pending holder took the
+ * request; debounce).
+ *
+ * @category models
+ * @since 0.7.0
+ */
+export const schedulesDeduplicated = Metric.counter("tickwork_schedules_deduplicated_total", {
+  description: "schedules under a deduplication key that created no task, by outcome",
+  incremental: true,
+})
+
+const deduplicatedOf = (attributes: Attributes) =>
+  Metric.counter("tickwork_schedules_deduplicated_total", {
+    description: "schedules under a deduplication key that created no task, by outcome",
+    incremental: true,
+    attributes,
+  })
+
 const tasksOf = (attributes: Attributes) =>
   Metric.gauge("tickwork_tasks", {
     description: "tasks by state",
@@ -258,6 +279,8 @@ export interface SchedulerMetrics {
   readonly tasks: (state: Task.TaskState) => Metric.Gauge<number>
   /** The series of due runs waiting on a limit for `cause` (SPEC §20). */
   readonly waiting: (cause: "concurrency" | "rate-limited") => Metric.Gauge<number>
+  /** The series of schedules deduplicated with `outcome` (SPEC §20.3). */
+  readonly deduplicated: (outcome: "deduplicated" | "replaced") => Metric.Counter<number>
 }
 
 /**
@@ -301,6 +324,7 @@ export const forScheduler = (name: string, handler: string = defaultHandler): Sc
     running: runningOf(scheduler),
     tasks: (state) => tasksOf({ ...scheduler, state }),
     waiting: (cause) => waitingOf({ ...scheduler, cause }),
+    deduplicated: (outcome) => deduplicatedOf({ ...scheduler, outcome }),
   }
 }
 

@@ -131,10 +131,8 @@ export class Recorder {
    * manual run's (SPEC §19.1): it was not scheduled, so its wait says nothing about the scheduler.
    */
   started(run: Task.RunInfo, row: number): void {
-    if (run.manual !== true) {
-      const acceptedAt = this.acceptedAt[row] ?? Number.NEGATIVE_INFINITY
-      this.series.lateness.add(Task.lateness(run, acceptedAt) / 1000)
-    }
+    const late = Task.countedLateness(run, this.acceptedAt[row] ?? Number.NEGATIVE_INFINITY)
+    if (late !== undefined) this.series.lateness.add(late / 1000)
     const f = this.listener?.started
     if (f !== undefined) this.call("started", () => f.call(this.listener, run))
   }
@@ -198,6 +196,7 @@ export class Recorder {
         if (this.subscribers > 0) PubSub.publishUnsafe(this.occurrences, o)
       } else {
         if (o.kind === "skipped") Metrics.countMissed(this.series, o)
+        else if (o.kind === "deduplicated") this.series.deduplicated(o.result)
         this.add(rowOf(o.id), o, o.kind === "expired")
       }
       if (f !== undefined) this.call("occurred", () => f.call(l, o))

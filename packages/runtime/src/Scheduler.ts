@@ -306,6 +306,56 @@ export const make = (
     }
 
     let lastJob: PoolJob | undefined
+    /** Accepts `o` now, synchronously: the id (of the key's holder, with `dedup`) or the error. */
+    const acceptNow = <A, E, R>(
+      o: ScheduleOptions<A, E, R>,
+      callerContext: Context.Context<never>,
+    ): Task.TaskId | Errors.ScheduleError | Errors.SchedulerClosed => {
+      if (actor.closed) return closedError
+      const checked = checkSchedule(o, defaultTimeoutMs, maxResultBytes)
+      if (checked instanceof Errors.InvalidOption) return checked
+      const { timeoutMs, keepResult } = checked
+      const input = o.job
+      const context = contextFor(callerContext)
+      const link = Context.getOrUndefined(callerContext, Tracer.ParentSpan)
+      // Tasks scheduled in a row with the same job, context, timeout and link (a loop of
+      // schedule calls) share one PoolJob: ~50 bytes less per pending task.
+      let job = lastJob
+      if (
+        job === undefined ||
+        job.job !== input ||
+        job.context !== context ||
+        job.timeoutMs !== timeoutMs ||
+        job.link !== link ||
+        job.keepResult !== keepResult
+      ) {
+        // The job's requirements R are met by this context, which its runs see.
+        job = { job: input as PoolJob["job"], context, timeoutMs, link, keepResult }
+        lastJob = job
+      }
+      // One literal of the kernel's options, every key present: its shape is the same on
+      // every call. Object rest and spread made a dictionary-mode copy that the kernel's
+      // checks then read by hash, ~1 µs per call.
+      return actor.accept(
+        {
+          job,
+          schedule: o.schedule,
+          id: o.id,
+          priority: o.priority,
+          retry: o.retry,
+          missedRuns: o.missedRuns,
+          pauseAfterConsecutiveFailures: o.pauseAfterConsecutiveFailures,
+          window: o.window,
+          tags: o.tags,
+          breaker: o.breaker,
+          group: o.group,
+          key: o.key,
+          dedup: o.dedup,
+        },
+        o,
+      )
+    }
+
     const schedule = <A, E, R>(
       o: ScheduleOptions<A, E, R>,
     ): Effect.Effect<
@@ -313,56 +363,25 @@ export const make = (
       Errors.ScheduleError | Errors.SchedulerClosed,
       Exclude<R, RunServices>
     > =>
-      Effect.flatMap(
-        Effect.context<never>(),
-        (
-          callerContext,
-        ): Effect.Effect<Task.TaskId, Errors.ScheduleError | Errors.SchedulerClosed> => {
-          if (actor.closed) return Effect.fail(closedError)
-          const checked = checkSchedule(o, defaultTimeoutMs, maxResultBytes)
-          if (checked instanceof Errors.InvalidOption) return Effect.fail(checked)
-          const { timeoutMs, keepResult } = checked
-          const input = o.job
-          const context = contextFor(callerContext)
-          const link = Context.getOrUndefined(callerContext, Tracer.ParentSpan)
-          // Tasks scheduled in a row with the same job, context, timeout and link (a loop of
-          // schedule calls) share one PoolJob: ~50 bytes less per pending task.
-          let job = lastJob
-          if (
-            job === undefined ||
-            job.job !== input ||
-            job.context !== context ||
-            job.timeoutMs !== timeoutMs ||
-            job.link !== link ||
-            job.keepResult !== keepResult
-          ) {
-            // The job's requirements R are met by this context, which its runs see.
-            job = { job: input as PoolJob["job"], context, timeoutMs, link, keepResult }
-            lastJob = job
-          }
-          // One literal of the kernel's options, every key present: its shape is the same on
-          // every call. Object rest and spread made a dictionary-mode copy that the kernel's
-          // checks then read by hash, ~1 µs per call.
-          const id = actor.accept(
-            {
-              job,
-              schedule: o.schedule,
-              id: o.id,
-              priority: o.priority,
-              retry: o.retry,
-              missedRuns: o.missedRuns,
-              pauseAfterConsecutiveFailures: o.pauseAfterConsecutiveFailures,
-              window: o.window,
-              tags: o.tags,
-              breaker: o.breaker,
-              group: o.group,
-              key: o.key,
-            },
-            o,
-          )
-          return typeof id === "string" ? Effect.succeed(id) : Effect.fail(id)
-        },
-      )
+      Effect.flatMap(Effect.context<never>(), (callerContext) => {
+        const id = acceptNow(o, callerContext)
+        return typeof id === "string" ? Effect.succeed(id) : Effect.fail(id)
+      })
+
+    // The actor's outcome is read in the same synchronous step as the accept: no schedule between.
+    const scheduleDeduplicated = <A, E, R>(
+      o: ScheduleOptions<A, E, R>,
+    ): Effect.Effect<
+      Kernel.Scheduled,
+      Errors.ScheduleError | Errors.SchedulerClosed,
+      Exclude<R, RunServices>
+    > =>
+      Effect.flatMap(Effect.context<never>(), (callerContext) => {
+        const id = acceptNow(o, callerContext)
+        return typeof id === "string"
+          ? Effect.succeed({ id, outcome: actor.outcome })
+          : Effect.fail(id)
+      })
 
     /**
      * `update`, recorded as core's `Declared.changeOf` says: with `ensured` (the fields `ensure`
@@ -485,6 +504,7 @@ export const make = (
 
     const service = Scheduler.of({
       schedule,
+      scheduleDeduplicated,
       ensure,
       cancel: (id, cancelOptions) => actor.cancel(id, cancelOptions?.interrupt === true),
       status: (id) => Effect.sync(() => kernel.status(id)),

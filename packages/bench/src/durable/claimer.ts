@@ -3,6 +3,9 @@
  *   claimer.ts <database url> <mode> <owner> [workers]
  * - `durable`: a DurableScheduler with a no-op handler ("noop"), `workers` runs in flight;
  *   prints `late <ms>` for every run when LATENESS=1;
+ * - `durable-limit`: the same under a fleet-wide handler limit that never binds (SPEC §20: every
+ *   claim decides by `Rules.admit` under the scope's advisory lock), the cost of a limit;
+ * - `durable-limit-32`: the same under a fleet-wide limit of 32 runs of the handler at once;
  * - `raw-1`, `raw-50`: the same table claimed by hand with `FOR UPDATE SKIP LOCKED`, 1 or 50 rows
  *   per claim, each row then completed in its own transaction (update + ledger row), until
  *   nothing is left — the baseline of what the table itself allows.
@@ -23,14 +26,21 @@ const noop = Handler.make("noop", Schema.Struct({ n: Schema.Number }), (_, run) 
     : Effect.void,
 )
 
+/** The fleet-wide limit of the `durable-limit…` modes, on the handler's runs at once. */
+const limit = mode === "durable-limit" ? 1_000_000 : mode === "durable-limit-32" ? 32 : undefined
+
 const durable = Effect.gen(function* () {
   console.log("ready")
   yield* Effect.never
 }).pipe(
   Effect.provide(
-    DurableScheduler.layer({ handlers: [noop], owner, workers, pollInterval: 200 }).pipe(
-      Layer.provide(Postgres.layer({ url, maxConnections: 8 })),
-    ),
+    DurableScheduler.layer({
+      handlers: [noop],
+      owner,
+      workers,
+      pollInterval: 200,
+      ...(limit === undefined ? {} : { limits: { handlers: { noop: { concurrency: limit } } } }),
+    }).pipe(Layer.provide(Postgres.layer({ url, maxConnections: 8 }))),
   ),
 )
 
@@ -81,5 +91,5 @@ const raw = (batch: number) =>
   )
 
 await Effect.runPromise<void, unknown>(
-  mode === "durable" ? durable : raw(mode === "raw-50" ? 50 : 1),
+  mode.startsWith("durable") ? durable : raw(mode === "raw-50" ? 50 : 1),
 )

@@ -368,7 +368,7 @@ const waitFor = async (check: () => Promise<boolean>, ms: number, what: string) 
 export const twoProcesses = async (
   server: Server,
   n: number,
-  mode: "durable" | "raw-1" | "raw-50",
+  mode: "durable" | "durable-limit" | "durable-limit-32" | "raw-1" | "raw-50",
   workers = 64,
 ): Promise<number> => {
   const db = await freshDatabase(server)

@@ -130,6 +130,28 @@ const plans: ReadonlyArray<Plan> = [
       raw: await Measure.twoProcesses(s, 10_000, "raw-1"),
     }),
   },
+  {
+    key: "pg-two-processes-limit",
+    what: "  … under a fleet-wide handler limit that never binds (SPEC §20)",
+    unit: "per-s",
+    baseline: "the same two DurableSchedulers without limits",
+    cost: 24,
+    trial: async (s) => ({
+      durable: await Measure.twoProcesses(s, 10_000, "durable-limit"),
+      raw: await Measure.twoProcesses(s, 10_000, "durable"),
+    }),
+  },
+  {
+    key: "pg-two-processes-limit-32",
+    what: "  … under a fleet-wide limit of 32 runs at once (of 128 workers)",
+    unit: "per-s",
+    baseline: "none",
+    cost: 12,
+    trial: async (s) => ({
+      durable: await Measure.twoProcesses(s, 10_000, "durable-limit-32"),
+      raw: Number.NaN,
+    }),
+  },
 ]
 
 const latenessPlans = [

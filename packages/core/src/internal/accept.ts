@@ -4,6 +4,7 @@
  * final task whose id it reuses.
  */
 import type * as Breaker from "../Breaker.ts"
+import { DuplicateTaskId, show } from "../Errors.ts"
 import * as Lifecycle from "../Lifecycle.ts"
 import * as Retry from "../Retry.ts"
 import * as Rules from "../Rules.ts"
@@ -32,6 +33,7 @@ export const acceptRow = <J>(
   replacing: number,
   now: number,
   scopes: ReadonlyArray<string> = [],
+  dedup?: Rules.ResolvedDedup,
 ): TaskId => {
   const { rank, retry, missedRuns, pauseAfter, tags, windowMs, first, plan } = accepted
   const id = options.id
@@ -52,7 +54,8 @@ export const acceptRow = <J>(
     tags.length !== 0 ||
     windowMs !== NO_WINDOW ||
     breaker !== undefined ||
-    scopes.length !== 0
+    scopes.length !== 0 ||
+    dedup !== undefined
   ) {
     extra = new Extras()
     extra.id = id
@@ -64,6 +67,7 @@ export const acceptRow = <J>(
     extra.tags = tags
     extra.windowMs = windowMs
     if (scopes.length !== 0) extra.scopes = scopes
+    extra.dedup = dedup
     if (id !== undefined) rows.ids.set(id, i)
   }
   rows.t.setJob(i, options.job)
@@ -85,4 +89,20 @@ export const acceptRow = <J>(
   const taskId = (id ?? formatId(i, rows.t.gen(i))) as TaskId
   if (breaker !== undefined) breakers.join(i, extra as Extras, breaker, taskId, now)
   return taskId
+}
+
+/**
+ * @internal The row a caller's `id` may reuse (SPEC §9): its final task's, -1 when the id is
+ * free or absent, or `DuplicateTaskId` while the task that has it is live.
+ */
+export const reusableRow = <J>(rows: Rows<J>, id: string | undefined): number | DuplicateTaskId => {
+  const existing = id === undefined ? undefined : rows.ids.get(id)
+  if (existing === undefined) return -1
+  const s = rows.t.state(existing)
+  if (s >= Lifecycle.DONE) return existing
+  return new DuplicateTaskId({
+    field: "id",
+    value: id,
+    message: `id ${show(id)} belongs to a task that is still ${Lifecycle.states[s]}`,
+  })
 }

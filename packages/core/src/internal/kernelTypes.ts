@@ -84,6 +84,26 @@ export interface TaskOptions<J> {
    * series). Fixed once scheduled.
    */
   readonly key?: string | undefined
+  /**
+   * Its deduplication key (SPEC §20.3): `{ key, mode?, window? }`. A schedule under a key whose
+   * holder is live (`singleton`), pending (`debounce`) or accepted less than `window` ago
+   * (`throttle`) creates no new task; {@link Kernel.scheduleDeduplicated} says what happened.
+   * Fixed once scheduled.
+   */
+  readonly dedup?: Rules.Dedup | undefined
+}
+
+/**
+ * What {@link Kernel.scheduleDeduplicated} did (SPEC §20.3): `id` is the task that holds the
+ * key (or the new task when there is no `dedup`); `outcome` says whether it was `created`, the
+ * request was `deduplicated` into it, or it was `replaced` by the request (debounce).
+ *
+ * @category models
+ * @since 0.7.0
+ */
+export interface Scheduled {
+  readonly id: TaskId
+  readonly outcome: "created" | "deduplicated" | "replaced"
 }
 
 /**
@@ -246,6 +266,21 @@ export interface Stats {
   readonly deadEntries: number
   /** Due runs waiting on a limit (SPEC §20), by cause. O(waiting) to count. */
   readonly waiting: { readonly concurrency: number; readonly "rate-limited": number }
+  /**
+   * Deduplication keys (SPEC §20.3): keys held by a live task, and schedules since the kernel was built
+   * that were `deduplicated` (nothing created) or `replaced` a pending holder (debounce).
+   */
+  readonly dedup: {
+    readonly keys: number
+    /**
+     * Keys the kernel keeps a holder for: those held, those inside a throttle window, and those
+     * whose holder ended since the last sweep. A sweep runs when this reaches twice what the
+     * last one kept (and at least 64), so it stays within twice the keys in force.
+     */
+    readonly tracked: number
+    readonly deduplicated: number
+    readonly replaced: number
+  }
   /**
    * Flow-control scopes holding state now (SPEC §20.5): the declared groups that have been used,
    * and each key with a run running, waiting or let go, or a start inside its rate window.

@@ -10,6 +10,7 @@ import * as Rules from "../Rules.ts"
 import * as Schedule from "../Schedule.ts"
 import type { Priority, TaskId, TaskInfo, TaskState } from "../Task.ts"
 import type { Breakers } from "./breakers.ts"
+import type { DedupKeys } from "./dedup.ts"
 import type { BreakerInfo, Stats } from "./kernelTypes.ts"
 import { type Flow, waitingOf } from "./limits.ts"
 import { NO_TAGS } from "./records.ts"
@@ -44,8 +45,15 @@ export const infoOf = <J>(rows: Rows<J>, i: number): TaskInfo => {
     window: extra === undefined || extra.windowMs === NO_WINDOW ? undefined : extra.windowMs,
     breaker: extra?.breaker?.name,
     ...(extra?.scopes === undefined ? {} : scopeInfo(rows, i, extra.scopes)),
+    ...(extra?.dedup === undefined ? {} : { dedup: dedupInfo(extra.dedup) }),
   }
 }
+
+/** @internal A task's deduplication key (SPEC §20.3) as its info shows it. */
+const dedupInfo = (d: Rules.ResolvedDedup): NonNullable<TaskInfo["dedup"]> =>
+  d.mode === "throttle"
+    ? { key: d.key, mode: d.mode, window: d.windowMs }
+    : { key: d.key, mode: d.mode }
 
 /** @internal Row `i`'s group, key and current wait (SPEC §20) for its info. */
 const scopeInfo = <J>(
@@ -126,7 +134,7 @@ export const breakerOf = <J>(
 const NO_WAITING = { concurrency: 0, "rate-limited": 0 } as const
 
 /** @internal Counts by state and heap figures (see `Kernel.stats`). O(1) but for the waiters. */
-export const statsOf = <J>(rows: Rows<J>, flow?: Flow<J>): Stats => {
+export const statsOf = <J>(rows: Rows<J>, flow?: Flow<J>, keys?: DedupKeys<J>): Stats => {
   const c = rows.counts
   return {
     scheduled: c[SCHEDULED] as number,
@@ -141,6 +149,12 @@ export const statsOf = <J>(rows: Rows<J>, flow?: Flow<J>): Stats => {
     heapEntries: rows.heap.size,
     deadEntries: rows.dead,
     waiting: flow === undefined ? NO_WAITING : flow.waitingCounts(),
+    dedup: {
+      keys: keys === undefined ? 0 : keys.held(),
+      tracked: keys === undefined ? 0 : keys.tracked,
+      deduplicated: keys?.deduplicated ?? 0,
+      replaced: keys?.replaced ?? 0,
+    },
     scopes: flow === undefined ? 0 : flow.cells.size,
   }
 }

@@ -68,6 +68,8 @@ export class Extras {
   failedAttempt = 0
   /** Its flow-control scopes (`group:<name>`, `key:<key>`; SPEC §20), fixed when accepted. */
   scopes: ReadonlyArray<string> | undefined = undefined
+  /** Its deduplication key (SPEC §20.3), fixed when accepted. */
+  dedup: Rules.ResolvedDedup | undefined = undefined
   /** Its last wait on a limit; current only while its ticket is `waiting.order` (internal/limits). */
   waiting: Waiting | undefined = undefined
   /**

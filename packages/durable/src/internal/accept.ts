@@ -27,15 +27,19 @@ export interface TaskOptions extends Rules.Options {
   readonly id?: string | undefined
   readonly timeout?: Time.DurationInput | undefined
   readonly breaker?: Breaker.BreakerPolicy | string | undefined
+  /** Flow control (SPEC §20): a group declared in the layer's `limits.groups`, and a key. */
+  readonly group?: string | undefined
+  readonly key?: string | undefined
 }
 
 /**
- * The keys of a durable task's options: the rules' (but the job), its handler and payload, and
- * the run timeout. Flow control's `group` and `key` (SPEC §20) are not enforced by a durable
- * store yet: they are refused as unknown keys rather than accepted and ignored.
+ * The keys of a durable task's options: the rules' (but the job; flow control's `group` and
+ * `key` included, SPEC §20), its handler and payload, and the run timeout. The deduplication
+ * key `dedup` (SPEC §20.3) is not enforced by a durable store yet: it is refused as an unknown
+ * key (`InvalidOption` naming it) rather than accepted and ignored.
  */
 export const taskKeys: ReadonlySet<string> = Rules.keysWith(Rules.optionKeys, {
-  without: ["job", "group", "key"],
+  without: ["job", "dedup"],
   with: ["handler", "payload", "timeout"],
 })
 
@@ -72,6 +76,7 @@ export const prepare = (
   handlers: ReadonlyMap<string, Handler.Any>,
   seq: () => number,
   breakers: ReadonlyMap<string, Breaker.Resolved> = new Map(),
+  limits: Rules.ResolvedLimits = { groups: new Map(), keys: undefined },
 ): NewTask | Exclude<DurableScheduleError, StoreError> => {
   if (typeof o !== "object" || o === null) return optionError("options", o, "must be an object")
   const unknown = Errors.unknownKey(o, taskKeys)
@@ -95,6 +100,9 @@ export const prepare = (
   }
   const accepted = Rules.validate(o, now, taskKeys)
   if (!("first" in accepted)) return accepted
+  // SPEC §20.1: a group must be declared, a key needs `limits.keys` (core's rule, as the kernel).
+  const scopes = Rules.scopesOf(o.group, o.key, limits)
+  if (scopes instanceof Errors.InvalidOption) return scopes
   const timeoutMs =
     o.timeout === undefined
       ? 0
@@ -112,6 +120,8 @@ export const prepare = (
     tags: accepted.tags,
     windowMs: accepted.windowMs === Rules.NO_WINDOW ? null : accepted.windowMs,
     breaker,
+    ...(o.group === undefined ? {} : { group: o.group }),
+    ...(o.key === undefined ? {} : { key: o.key }),
     handler: handler.name,
     payload,
     seq: seq(),

@@ -71,6 +71,14 @@ export interface TaskDetails extends DurableTaskInfo {
   readonly lastResult?:
     | { readonly finishedAt: number; readonly json: string | null; readonly error: string | null }
     | undefined
+  /**
+   * When the task's last failure (`lastError`, which a later success leaves: SPEC §6.9) ended,
+   * epoch ms, and whether a run succeeded since, read by `info` only from the ledger of the
+   * task's generation. Absent when its ledger holds no failed run (or retention pruned it).
+   *
+   * @since 0.7.0
+   */
+  readonly lastFailureAt?: { readonly at: number; readonly succeededSince: boolean } | undefined
 }
 
 /**
@@ -97,9 +105,10 @@ export interface TaskPage {
 export type Owner = Inspect.Owner
 
 /**
- * Lateness (core's `Task.lateness`: from the due time, or from acceptance when later; SPEC §6.8;
- * ms) of the latest runs: percentiles by the nearest-rank
- * method; all `null` when there are no runs.
+ * Lateness (core's `Task.countedLateness`: from the due time, or from acceptance when later;
+ * SPEC §6.8; ms) of the latest runs, manual runs left out (SPEC §19.1: they were not scheduled):
+ * percentiles by the nearest-rank method; all `null` when there are no runs. `runs` counts the
+ * runs measured, so it is below {@link LATENESS_SAMPLE} when manual runs were among the latest.
  *
  * @category models
  * @since 0.1.0

@@ -77,7 +77,32 @@ export const decodeRow = (r: Raw): TaskRow => {
     revision: r.revision === null || r.revision === undefined ? 0 : num(r.revision),
     kept:
       r.kept === null || r.kept === undefined ? undefined : (JSON.parse(String(r.kept)) as KeptRun),
+    ...limitColumns(r),
   }
+}
+
+/**
+ * A row's flow-control columns (SPEC §20; NULL, or absent before migration 0009, reads as none).
+ * A wait is shown only while the row is `scheduled`: the claim that starts it clears it, and a
+ * row paused or ended since keeps nothing to wait for.
+ */
+const limitColumns = (r: Raw): Pick<TaskRow, "group" | "key" | "waiting"> => {
+  const out: { group?: string; key?: string; waiting?: Task.WaitInfo } = {}
+  if (r.task_group !== null && r.task_group !== undefined) out.group = String(r.task_group)
+  if (r.task_key !== null && r.task_key !== undefined) out.key = String(r.task_key)
+  if (
+    String(r.state) === "scheduled" &&
+    (r.wait_cause === "concurrency" || r.wait_cause === "rate-limited")
+  ) {
+    const until = numOrNull(r.wait_until)
+    out.waiting = {
+      cause: r.wait_cause,
+      scope: String(r.wait_scope),
+      since: num(r.wait_since),
+      ...(r.wait_cause === "rate-limited" && until !== null ? { until } : {}),
+    }
+  }
+  return out
 }
 
 /**
@@ -146,6 +171,8 @@ export const decodeRun = (r: Raw): RunEntry => ({
   nextRunAt: numOrNull(r.next_run_at),
   result: strOrNull(r.result),
   resultError: strOrNull(r.result_error),
+  // A store not yet at migration 0008 has no `manual` column: its runs read as not manual.
+  manual: r.manual !== null && r.manual !== undefined && num(r.manual) === 1,
 })
 
 /** Reads a row of `tickwork_events`. */
@@ -200,6 +227,12 @@ export const taskRecord = (t: NewTask) => ({
   restart: null,
   revision: 0,
   kept: null,
+  task_group: t.group ?? null,
+  task_key: t.key ?? null,
+  wait_cause: null,
+  wait_scope: null,
+  wait_since: null,
+  wait_until: null,
 })
 
 /** The columns of a run. */
@@ -220,6 +253,7 @@ export const runRecord = (r: RunEntry) => ({
   next_run_at: r.nextRunAt,
   result: r.result ?? null,
   result_error: r.resultError ?? null,
+  manual: r.manual === true ? 1 : 0,
 })
 
 /** The columns of an event. */

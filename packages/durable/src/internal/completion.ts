@@ -11,6 +11,7 @@ import { Cause, Effect, Exit, Queue } from "effect"
 import type { Env, Finished } from "./env.ts"
 import * as Events from "./events.ts"
 import type { Held } from "./held.ts"
+import * as Limited from "./limited.ts"
 import type { Change, EventEntry, Redecision, RunEntry } from "./model.ts"
 import * as Rows from "./rows.ts"
 import * as Settle from "./settle.ts"
@@ -170,7 +171,11 @@ const completeBatch = (env: Env): Effect.Effect<void> =>
           p.change.update.state === "scheduled" &&
           p.change.update.claimableAt <= soon,
       )
-      if (due) yield* Effect.ignore(signal.notify)
+      // Under flow control a run that ended gave its scope room (SPEC §20.1): rows waiting on
+      // it in other processes' view may start now, not at their next poll.
+      const freed =
+        Limited.limiting(env.options.limits) && committed.results.some((r) => r !== "fenced-out")
+      if (due || freed) yield* Effect.ignore(signal.notify)
     }
   })
 

@@ -290,7 +290,8 @@ export const update = (
       (row) => {
         const m = decideUpdate(env, row, changes, now)
         if ("rejected" in m) return m
-        return { ...m, events: [...m.events, Events.updated(row, now, env.owner, change)] }
+        const event = Events.updated(row, now, env.owner, change, m.update.slot ?? row.slot)
+        return { ...m, events: [...m.events, event] }
       },
       env.publish,
     )

@@ -199,6 +199,8 @@ const dispatchLoop = (
     let halfOpenAt = Number.NEGATIVE_INFINITY
     for (;;) {
       if (stopping()) return
+      // A run that ends while this pass works is seen by its next look at the free workers.
+      env.dispatch.wantsWorker = false
       // First, after any wake (a stall included): runs whose lease lapsed stop here.
       yield* dropLapsed
       const t = env.now()
@@ -221,6 +223,7 @@ const dispatchLoop = (
           leaseMs: options.leaseMs,
           handlers: options.names,
           whileSessionHeld: store.session !== undefined,
+          limits: options.limits,
         })
         yield* env.outage.worked
         if (rows.length > 0) yield* startAll(env, context, rows, t, claimedAt)
@@ -230,12 +233,21 @@ const dispatchLoop = (
         yield* Effect.yieldNow
         continue
       }
+      // No worker was free for the claim and one is now (a run ended meanwhile): claim at once.
+      if (free <= 0 && claimable(env) > 0) continue
       // From here on, any insert wakes us (it may be earlier than what nextDue sees).
       wakeup.wakeBefore = Number.POSITIVE_INFINITY
       let wait = MAX_SLEEP_MS
-      // One round trip: a wake that comes while it is on the way is kept for the park.
-      const next = yield* store.nextTimes(claimable(env) > 0 ? options.names : [])
-      // Due but not claimed: rows another process is claiming right now.
+      // One round trip: a wake that comes while it is on the way is kept for the park. With a
+      // worker free, everything due was claimed (a full claim loops above) and it sleeps toward
+      // the next due time: a run's end need not wake it. With none, only a run's end does (or a
+      // commit: the held bound).
+      const workerFree = claimable(env) > 0
+      env.dispatch.wantsWorker = !workerFree
+      const next = yield* store.nextTimes(workerFree ? options.names : [])
+      // Due but not claimed: rows another process is claiming right now. Rows waiting on a limit
+      // are not in `due` (SPEC §20): a rate wait's end is (`until`), a concurrency wait is woken
+      // by a run of its scope ending (here, or another process's notice) or by the poll.
       if (next.due !== undefined) wait = Math.max(1, next.due - t)
       // An open breaker's half-open time is a due time too (SPEC §7): its probe runs then.
       halfOpenAt = next.halfOpen ?? Number.POSITIVE_INFINITY

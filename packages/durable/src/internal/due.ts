@@ -55,7 +55,11 @@ export const nextDue = (
         Effect.mapError(Failure.failing("find the next due task")),
       )
 
-/** {@link nextDue} and the next half-open time in one statement (one round trip). */
+/**
+ * {@link nextDue} and the next half-open time in one statement (one round trip). A row waiting
+ * on a limit (SPEC §20) is due again when its rate window opens (`wait_until`); one waiting on
+ * concurrency is not due by time at all (a run of its scope ending wakes the claimers).
+ */
 export const nextTimes = (
   sql: SqlClient,
   handlers: ReadonlyArray<string>,
@@ -64,9 +68,15 @@ export const nextTimes = (
     SELECT ${
       handlers.length === 0
         ? sql`NULL`
-        : sql`(SELECT due_at FROM tickwork_tasks
-        WHERE state IN ('scheduled', 'running') AND handler IN ${sql.in(handlers)}
-        ORDER BY due_at LIMIT 1)`
+        : sql`(SELECT MIN(at) FROM (
+          SELECT * FROM (SELECT due_at AS at FROM tickwork_tasks
+            WHERE state IN ('scheduled', 'running') AND handler IN ${sql.in(handlers)}
+              AND wait_cause IS NULL
+            ORDER BY due_at LIMIT 1) AS free
+          UNION ALL
+          SELECT MIN(wait_until) AS at FROM tickwork_tasks
+            WHERE state = 'scheduled' AND wait_cause = 'rate-limited'
+              AND handler IN ${sql.in(handlers)}) AS times)`
     } AS due,
       (SELECT MIN(half_open_at) FROM tickwork_breakers WHERE state = 'open') AS half_open`.pipe(
     Effect.map((rows) => {

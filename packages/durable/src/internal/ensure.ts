@@ -248,7 +248,8 @@ export const ensure = (
             const changes = Declared.changesOf(resolved, fields)
             const m = Controls.decideUpdate(env, row, changes as Controls.Changes, now)
             if ("rejected" in m) return m
-            const event = Events.updated(row, now, env.owner, Declared.changeOf({ ensure: fields }))
+            const change = Declared.changeOf({ ensure: fields })
+            const event = Events.updated(row, now, env.owner, change, m.update.slot ?? row.slot)
             return { ...m, events: [...m.events, event] }
           },
           (e) => events.push(e),

@@ -130,4 +130,10 @@ export interface Env extends Base {
   readonly fatal: { error: StoreCorrupt | undefined }
   /** When a run last began on this process (epoch ms; `undefined`: none yet). Health reads it. */
   readonly progress: { lastStartedAt: number | undefined }
+  /**
+   * Whether the dispatcher may leave claimable work for want of a worker: true while it works,
+   * and while it waits with no worker free (it then waits for no due time). A run's end wakes
+   * it only then; otherwise it claimed everything due and its timer is set for what comes next.
+   */
+  readonly dispatch: { wantsWorker: boolean }
 }

@@ -48,16 +48,20 @@ export const make = (
 
 /**
  * A live task changed in place (SPEC §15, §18.1), as core's `Declared.changeOf` recorded it: the
- * cause, and the fields in `detail` (comma-separated).
+ * cause, and the fields in `detail` (comma-separated). Its slot is the task's slot after the
+ * change (`slot`: a new schedule's next slot); when the change moved it, `detail` ends with the
+ * slot before (`; slot before <epoch ms>`), so the ledger shows where the task goes and whence.
  */
 export const updated = (
   subject: Subject,
   at: number,
   owner: string | null,
   change: Declared.Change,
+  slot: number,
 ): EventEntry =>
   make("updated", subject, at, owner, {
-    detail: change.fields.join(", "),
+    slots: { first: slot, last: slot, count: 1 },
+    detail: `${change.fields.join(", ")}${slot === subject.slot ? "" : `; slot before ${subject.slot}`}`,
     cause: change.cause,
   })
 

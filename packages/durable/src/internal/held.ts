@@ -4,6 +4,7 @@
  * back) commits. The dispatcher adds them, the completion forgets them; the lease guard watches
  * them on the monotonic clock.
  */
+import { Wakeup } from "@tickwork/runtime/Wakeup"
 import { Effect, Latch } from "effect"
 import type { TaskRow } from "./model.ts"
 
@@ -55,6 +56,8 @@ export class HeldRuns {
   /** Open while runs are held: the lease guard watches them. */
   readonly holding: Latch.Latch
   private drainedWaiter: ((effect: Effect.Effect<void>) => void) | undefined = undefined
+  /** Woken each time the last held run is let go (see {@link watch}). */
+  private readonly watchers: Array<Wakeup> = []
   private readonly counters: Counters
 
   constructor(holding: Latch.Latch, counters: Counters) {
@@ -104,11 +107,24 @@ export class HeldRuns {
     if (this.byTask.get(h.row.id) === h) this.byTask.delete(h.row.id)
     if (this.byKey.size > 0) return
     this.holding.closeUnsafe()
+    for (const w of this.watchers) w.wake()
     const resume = this.drainedWaiter
     if (resume !== undefined) {
       this.drainedWaiter = undefined
       resume(Effect.void)
     }
+  }
+
+  /**
+   * A wake-up of its own for one periodic watcher of the held runs (the lease guard, the
+   * renewer), woken whenever the last run is let go: a watcher waits on it for its interval and,
+   * woken with nothing held, has nothing to watch. Its timer then never fires, so a run that
+   * claims and commits at one virtual instant costs no wake-up of either.
+   */
+  watch(): Wakeup {
+    const w = new Wakeup()
+    this.watchers.push(w)
+    return w
   }
 
   /** Waits until no run is held. */

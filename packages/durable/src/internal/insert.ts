@@ -37,7 +37,9 @@ const UPSERT = `ON CONFLICT (id) DO UPDATE SET
   last_error = excluded.last_error, paused_reason = excluded.paused_reason,
   resume_from = excluded.resume_from, tags = excluded.tags,
   window_ms = excluded.window_ms, breaker = excluded.breaker,
-  restart = excluded.restart, revision = excluded.revision, kept = excluded.kept
+  restart = excluded.restart, revision = excluded.revision, kept = excluded.kept,
+  task_group = excluded.task_group, task_key = excluded.task_key,
+  wait_cause = NULL, wait_scope = NULL, wait_since = NULL, wait_until = NULL
 WHERE tickwork_tasks.state IN ('done', 'failed', 'cancelled')
 RETURNING id, generation`
 

@@ -210,28 +210,35 @@ export const recent = (
   })
 
 /**
- * The lateness (core's `Task.lateness`, SPEC §6.8) of the latest `limit` runs, ms, in no
+ * The lateness (core's `Task.countedLateness`, SPEC §6.8) of the latest `limit` runs, ms, in no
  * particular order: counted from acceptance for a run of the task's current generation whose
  * due time lies before it was accepted. A row keeps only its current generation's acceptance,
- * so an earlier generation's runs count from their due time.
+ * so an earlier generation's runs count from their due time. Manual runs among them count
+ * none (SPEC §19.1) and are left out. `r.*`: a store before migration 0008 has no `manual`
+ * column, and its runs read as not manual.
  */
 export const lateness = (
   sql: SqlClient,
   limit: number,
 ): Effect.Effect<ReadonlyArray<number>, SqlError> =>
   Effect.map(
-    sql<Raw>`SELECT r.started_at, r.run_at, t.created_at FROM tickwork_runs r
+    sql<Raw>`SELECT r.*, t.created_at AS accepted_at FROM tickwork_runs r
       LEFT JOIN tickwork_tasks t ON t.id = r.task_id AND t.generation = r.generation
       ORDER BY r.finished_at DESC LIMIT ${limit}`,
     (rows) =>
-      rows.map((r) =>
-        Task.lateness(
-          { scheduledFor: num(r.run_at), startedAt: num(r.started_at) },
-          r.created_at === null || r.created_at === undefined
+      rows.flatMap((r) => {
+        const late = Task.countedLateness(
+          {
+            scheduledFor: num(r.run_at),
+            startedAt: num(r.started_at),
+            manual: decodeRun(r).manual,
+          },
+          r.accepted_at === null || r.accepted_at === undefined
             ? Number.NEGATIVE_INFINITY
-            : num(r.created_at),
-        ),
-      ),
+            : num(r.accepted_at),
+        )
+        return late === undefined ? [] : [late]
+      }),
   )
 
 /** Scheduled rows already due at `now`, and the earliest one's due time. */
@@ -252,6 +259,27 @@ export const overdue = (
             : num(rows[0].since),
     }),
   )
+
+/**
+ * When the latest failed run of task `id`'s `generation` ended (SPEC §6.9), epoch ms, and
+ * whether a run of it succeeded after; `undefined` when its ledger holds no failed run (none
+ * failed, or retention pruned it).
+ */
+export const lastFailureAt = (
+  sql: SqlClient,
+  id: string,
+  generation: number,
+): Effect.Effect<{ readonly at: number; readonly succeededSince: boolean } | undefined, SqlError> =>
+  Effect.gen(function* () {
+    const failed = yield* sql<Raw>`SELECT MAX(finished_at) AS at FROM tickwork_runs
+      WHERE task_id = ${id} AND generation = ${generation} AND outcome <> 'succeeded'`
+    const at = failed[0]?.at
+    if (at === null || at === undefined) return undefined
+    const since = yield* sql<Raw>`SELECT 1 AS one FROM tickwork_runs
+      WHERE task_id = ${id} AND generation = ${generation} AND outcome = 'succeeded'
+      AND finished_at >= ${num(at)} LIMIT 1`
+    return { at: num(at), succeededSince: since.length > 0 }
+  })
 
 /**
  * The kept result of the latest run of task `id`'s `generation` (SPEC §19.3): its JSON text or

@@ -7,7 +7,7 @@
  * Finished runs whose commit is late are reported once each.
  */
 import { Effect, Metric } from "effect"
-import type { Env } from "./env.ts"
+import type { Env, Wakeup } from "./env.ts"
 import type { Held } from "./held.ts"
 
 /** Finished runs not committed within a lease: counted here, and logged once each. */
@@ -69,13 +69,45 @@ const watchUncommitted = (env: Env): Effect.Effect<void> =>
     )
   })
 
+/** Scheduler turns a watcher gives runs that are not going to start, end and commit. */
+const SETTLE_TURNS = 4
+
+/**
+ * Whether runs are held and none is going: each is either queued to start (its fiber has not
+ * run yet) or ended (only its commit is pending).
+ */
+const noneGoing = (env: Env): boolean => {
+  if (env.held.size === 0) return false
+  for (const h of env.held.values()) if (h.started && !h.finished) return false
+  return true
+}
+
+/**
+ * Waits `ms` while runs are held: `true` when they still are after it, `false` as soon as the
+ * last one is let go (nothing left to watch: no timer fires for it).
+ */
+const whileHeld = (env: Env, wakeup: Wakeup, ms: number): Effect.Effect<boolean> =>
+  Effect.gen(function* () {
+    yield* env.held.holding.await
+    // Runs that are only just starting or have ended need no watch yet: a handler with nothing
+    // to wait for (as in a test) starts, ends and commits within a few scheduler turns of its
+    // claim, and then no timer is set at all. A run still going after them, or a commit that
+    // takes longer, is watched as before.
+    for (let turn = 0; turn < SETTLE_TURNS && noneGoing(env); turn++) yield* Effect.yieldNow
+    // Wakes from an earlier emptying are stale: runs are held again now.
+    wakeup.reset()
+    if (env.held.size === 0) return false
+    yield* wakeup.wait(ms)
+    return env.held.size > 0
+  })
+
 /** Watches held runs on the monotonic clock, every tenth of a lease while runs are held. */
 export const guard = (env: Env): Effect.Effect<never> => {
   const every = Math.max(10, Math.floor(env.options.leaseMs / 10))
+  const wakeup = env.held.watch()
   return Effect.forever(
     Effect.gen(function* () {
-      yield* env.held.holding.await
-      yield* Effect.sleep(every)
+      if (!(yield* whileHeld(env, wakeup, every))) return
       yield* dropLapsed(env)
       yield* watchUncommitted(env)
     }),
@@ -87,12 +119,12 @@ export const guard = (env: Env): Effect.Effect<never> => {
  * held it parks (as the guard does) instead of waking for nothing: a first renewal is due a third
  * of a lease after the claim at the earliest, which the sleep after the latch still gives.
  */
-export const renewer = (env: Env): Effect.Effect<never> =>
-  Effect.forever(
+export const renewer = (env: Env): Effect.Effect<never> => {
+  const wakeup = env.held.watch()
+  return Effect.forever(
     Effect.gen(function* () {
       const leaseMs = env.options.leaseMs
-      yield* env.held.holding.await
-      yield* Effect.sleep(Math.max(1, Math.floor(leaseMs / 3)))
+      if (!(yield* whileHeld(env, wakeup, Math.max(1, Math.floor(leaseMs / 3))))) return
       yield* dropLapsed(env)
       const live = [...env.held.values()].filter((h) => !h.finished && !h.lost)
       if (live.length === 0) return
@@ -121,3 +153,4 @@ export const renewer = (env: Env): Effect.Effect<never> =>
       }
     }),
   )
+}

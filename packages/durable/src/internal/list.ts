@@ -108,3 +108,33 @@ export const counts = (sql: SqlClient): Effect.Effect<Counts, StoreError> =>
     }),
     Effect.mapError(Failure.failing("count tasks")),
   )
+
+/**
+ * Due runs waiting on a limit, by cause (SPEC §20.4): the claim records a wait on a `scheduled`
+ * row it passes over and clears it on the row it starts.
+ */
+export type WaitCounts = Readonly<Record<"concurrency" | "rate-limited", number>>
+
+/** {@link counts} and the waits by cause in one `GROUP BY` (one scan, for the gauges and stats). */
+export const tally = (
+  sql: SqlClient,
+): Effect.Effect<{ readonly counts: Counts; readonly waiting: WaitCounts }, StoreError> =>
+  sql<Raw>`
+  SELECT state, wait_cause, COUNT(*) AS n FROM tickwork_tasks GROUP BY state, wait_cause`.pipe(
+    Effect.map((rows) => {
+      const counts = { scheduled: 0, running: 0, paused: 0, done: 0, failed: 0, cancelled: 0 }
+      const waiting = { concurrency: 0, "rate-limited": 0 }
+      for (const r of rows) {
+        const n = num(r.n)
+        counts[String(r.state) as Task.TaskState] += n
+        if (
+          r.state === "scheduled" &&
+          (r.wait_cause === "concurrency" || r.wait_cause === "rate-limited")
+        ) {
+          waiting[r.wait_cause] += n
+        }
+      }
+      return { counts, waiting }
+    }),
+    Effect.mapError(Failure.failing("count tasks")),
+  )

@@ -210,6 +210,41 @@ export const migrations = {
     // every row before reads as having no manual run.
     yield* sql`ALTER TABLE tickwork_tasks ADD COLUMN kept TEXT`
   }),
+  "0008_manual_runs": Effect.gen(function* () {
+    const sql = yield* SqlClient
+    // SPEC §19.1: whether a ledger run was a manual one (a trigger's or a slot retry's), 1 or 0,
+    // so that no lateness figure counts it. Every row before reads as 0: not manual.
+    yield* sql`ALTER TABLE tickwork_runs ADD COLUMN manual INTEGER NOT NULL DEFAULT 0`
+  }),
+  "0009_limits": Effect.gen(function* () {
+    const sql = yield* SqlClient
+    // SPEC §20: a task's flow-control group and key (NULL: none, so every row before has
+    // neither), and why its due run waits: the cause, the scope that holds it, since when and,
+    // for a rate wait, when its window opens (epoch ms). Written by the claim; NULL otherwise.
+    yield* sql`ALTER TABLE tickwork_tasks ADD COLUMN task_group TEXT`
+    yield* sql`ALTER TABLE tickwork_tasks ADD COLUMN task_key TEXT`
+    yield* sql`ALTER TABLE tickwork_tasks ADD COLUMN wait_cause TEXT`
+    yield* sql`ALTER TABLE tickwork_tasks ADD COLUMN wait_scope TEXT`
+    yield* sql`ALTER TABLE tickwork_tasks ADD COLUMN wait_since BIGINT`
+    yield* sql`ALTER TABLE tickwork_tasks ADD COLUMN wait_until BIGINT`
+    // A scope's running rows are counted at each claim that touches it: by index, not by scan.
+    yield* sql`CREATE INDEX tickwork_tasks_running_group ON tickwork_tasks (task_group)
+      WHERE state = 'running' AND task_group IS NOT NULL`
+    yield* sql`CREATE INDEX tickwork_tasks_running_key ON tickwork_tasks (task_key)
+      WHERE state = 'running' AND task_key IS NOT NULL`
+    yield* sql`CREATE INDEX tickwork_tasks_running_handler ON tickwork_tasks (handler)
+      WHERE state = 'running'`
+    // The claimers' next wake: the earliest end of a rate wait, by index.
+    yield* sql`CREATE INDEX tickwork_tasks_rate_wait ON tickwork_tasks (wait_until)
+      WHERE wait_cause = 'rate-limited'`
+    // The starts of rate-limited scopes (SPEC §20.2), one row per claimed run, kept for the
+    // largest window `per` and pruned by the claims that add to them.
+    yield* sql`CREATE TABLE tickwork_scope_starts (
+        scope TEXT NOT NULL,
+        at BIGINT NOT NULL
+      )`
+    yield* sql`CREATE INDEX tickwork_scope_starts_scope ON tickwork_scope_starts (scope, at)`
+  }),
 }
 
 /** Runs the migrations (of `record`, all by default) not yet recorded. */

@@ -8,7 +8,7 @@
  *
  * Column mapping (these shapes to and from SQL rows) is `codec.ts`, which imports this module.
  */
-import type { Breaker, MissedRun, Random, Retry, Schedule, Task } from "@tickwork/core"
+import type { Breaker, MissedRun, Random, Retry, Rules, Schedule, Task } from "@tickwork/core"
 import type { Effect, Queue } from "effect"
 import type { StoreError } from "../Errors.ts"
 
@@ -92,6 +92,11 @@ export interface TaskRow {
    * {@link runAt} and {@link attempt} are the manual run's.
    */
   readonly kept?: KeptRun | undefined
+  /** Its flow-control group and key (SPEC §20); `undefined`: none. */
+  readonly group?: string | undefined
+  readonly key?: string | undefined
+  /** Why its due run waits on a limit, as the last claim that passed it over recorded. */
+  readonly waiting?: Task.WaitInfo | undefined
 }
 
 /**
@@ -188,6 +193,9 @@ export interface NewTask
   /** The first slot. */
   readonly slot: number
   readonly now: number
+  /** Its flow-control group and key (SPEC §20), checked against the layer's `limits`. */
+  readonly group?: string | undefined
+  readonly key?: string | undefined
   /** Its circuit breaker: a shared one (defined on the layer) or its own policy. */
   readonly breaker?:
     | { readonly key: string; readonly name: string; readonly policy: Breaker.Resolved }
@@ -269,6 +277,12 @@ export interface RunEntry {
    * The run's outcome is unchanged by it.
    */
   readonly resultError?: string | null | undefined
+  /**
+   * `true` for a manual run (SPEC §19.1: a trigger's, or a slot retry's, §19.7): it was not
+   * scheduled, so it has no lateness (core's `Task.countedLateness`). `false` on rows written
+   * before migration 0008, which did not record it.
+   */
+  readonly manual?: boolean | undefined
 }
 
 /**
@@ -465,6 +479,12 @@ export interface ClaimOptions {
    * PostgreSQL only; ignored by SQLite.
    */
   readonly whileSessionHeld?: boolean | undefined
+  /**
+   * Flow control (SPEC §20): a due row starts only when every scope it is in has room, as
+   * core's `Rules.admit` decides over the scope's running rows and recent starts; the others
+   * stay due, their wait recorded on the row. Absent or with no limit: every due row is claimed.
+   */
+  readonly limits?: Rules.ResolvedLimits | undefined
 }
 
 /**

@@ -7,7 +7,7 @@
 
 import { randomUUID } from "node:crypto"
 import { hostname } from "node:os"
-import { Breaker, Options as CoreOptions, Errors, Results, type Time } from "@tickwork/core"
+import { Breaker, Options as CoreOptions, Errors, Results, Rules, type Time } from "@tickwork/core"
 import type { Scheduler } from "@tickwork/runtime"
 import { Schema } from "effect"
 import type * as Handler from "../Handler.ts"
@@ -149,6 +149,15 @@ export interface LayerOptions {
    * records `ResultTooLarge`.
    */
   readonly maxResultBytes?: number | undefined
+  /**
+   * Flow control (SPEC §20): at most `concurrency` runs at once and `rate: { max, per }` starts
+   * per sliding window, per handler (`handlers: { <name>: … }`), per named group (a task joins
+   * one with `group`) and per key (`keys`, each task's `key` separately). Enforced by the claim
+   * across every process of the store: give every process the same limits.
+   */
+  readonly limits?:
+    | (Rules.Limits & { readonly handlers?: Readonly<Record<string, Rules.Limit>> | undefined })
+    | undefined
 }
 
 const layerKeys: ReadonlySet<string> = new Set([
@@ -172,6 +181,7 @@ const layerKeys: ReadonlySet<string> = new Set([
   "runtime",
   "breakers",
   "maxResultBytes",
+  "limits",
 ])
 
 const healthKeys: ReadonlySet<string> = new Set(["stall", "storeFailure", "background"])
@@ -213,6 +223,8 @@ export interface Resolved {
   readonly breakers: ReadonlyMap<string, Breaker.Resolved>
   /** See `maxResultBytes`. */
   readonly maxResultBytes: number
+  /** See `limits`, checked by core's `Rules.resolveLimits`. */
+  readonly limits: Rules.ResolvedLimits
 }
 
 /**
@@ -335,6 +347,8 @@ export const resolve = (
       return optionError(`handlers[${Errors.show(h.name)}].result`, h.result, "must be a Schema")
     }
   }
+  const limits = Rules.resolveLimits(options.limits, "limits", { handlers: true })
+  if (limits instanceof Errors.InvalidOption) return limits
   const defaultTimeout = options.runtime?.defaultTimeout
   const defaultTimeoutMs = millis("runtime.defaultTimeout", defaultTimeout, 0)
   if (typeof defaultTimeoutMs !== "number") return defaultTimeoutMs
@@ -363,5 +377,6 @@ export const resolve = (
     defaultTimeoutMs: Number.isFinite(defaultTimeoutMs) ? defaultTimeoutMs : 0,
     breakers,
     maxResultBytes,
+    limits,
   }
 }

@@ -25,14 +25,16 @@ import type { Counts, EventEntry, RunEntry, TaskRow } from "./model.ts"
  * payload, or its name) with its payload, a schedule that can be stored, and the same policies
  * as an in-memory task: priority, retry, missed-run policy, failure policy, a catch-up `window`
  * (the layer's `catchUpWindow` applies to recurring tasks that give none), `tags`, and a
- * `breaker` (its own policy, or the name of one in the layer's `breakers`). An unknown key is
- * an `InvalidOption`.
+ * `breaker` (its own policy, or the name of one in the layer's `breakers`), and flow control's
+ * `group` and `key` (SPEC §20, limited by the layer's `limits`). An unknown key is an
+ * `InvalidOption`. A deduplication key (`dedup`, SPEC §20.3) is not taken by a durable store
+ * yet: it is not in this type, and given anyway it is an `InvalidOption` on `dedup`.
  *
  * @category models
  * @since 0.1.0
  */
 export interface DurableTaskOptions<H extends Handler.Any | string = Handler.Any | string>
-  extends Omit<Kernel.TaskOptions<unknown>, "job" | "id"> {
+  extends Omit<Kernel.TaskOptions<unknown>, "job" | "id" | "dedup"> {
   readonly handler: H
   readonly payload: Handler.PayloadOf<H>
   /** A caller-supplied id; a random UUID when absent. */
@@ -68,6 +70,10 @@ export interface DurableTaskInfo {
   readonly deliveries: number
   /** The process holding the run, while `running`. */
   readonly leaseOwner: string | null
+  /**
+   * The last failure, rendered (SPEC §6.9): a later success leaves it, as the runtime's
+   * `lastFailure`; `StoreAdmin.info`'s `lastFailureAt` says when it was. `null` when no run failed.
+   */
   readonly lastError: string | null
   readonly finishedAt: number | null
   /** Why it is `paused` (or will be when its run ends). */
@@ -82,6 +88,11 @@ export interface DurableTaskInfo {
   readonly breaker: string | undefined
   /** Its run timeout, ms; 0: none of its own. */
   readonly timeoutMs: number
+  /** Its flow-control group and key (SPEC §20), when it has them. */
+  readonly group?: string | undefined
+  readonly key?: string | undefined
+  /** Why its due run has not started, while it waits on a limit (SPEC §20.4). */
+  readonly waiting?: Task.WaitInfo | undefined
 }
 
 /**
@@ -114,6 +125,9 @@ export const infoOf = (row: TaskRow): DurableTaskInfo => ({
   window: row.windowMs ?? undefined,
   breaker: row.breaker === null ? undefined : row.breaker.slice(row.breaker.indexOf(":") + 1),
   timeoutMs: row.timeoutMs,
+  ...(row.group === undefined ? {} : { group: row.group }),
+  ...(row.key === undefined ? {} : { key: row.key }),
+  ...(row.waiting === undefined ? {} : { waiting: row.waiting }),
 })
 
 /**
@@ -191,6 +205,8 @@ export type DurableOccurrence = Ran | EventEntry
 export interface DurableStats {
   /** Tasks by state, in the whole store. */
   readonly tasks: Counts
+  /** Due runs waiting on a limit, in the whole store, by cause (SPEC §20.4). */
+  readonly waiting: Readonly<Record<"concurrency" | "rate-limited", number>>
   /** This process's lease owner name. */
   readonly owner: string
   /** Runs this process holds (claimed, running or completing). */
@@ -334,8 +350,12 @@ export interface DurableSchedulerShape {
     changes: DurableChanges,
   ) => Effect.Effect<boolean, DurableUpdateError>
   /**
-   * One page of the tasks matching `filter` (live and retained final ones), in id order: one
-   * indexed query (by tag through `tickwork_tags`), at most `filter.limit` rows.
+   * A plain array of the tasks matching `filter` (live and retained final ones), in id order,
+   * at most `filter.limit` of them (default 1,000), after the id `filter.after`: one indexed
+   * query (by tag through `tickwork_tags`). It carries no total and no cursor: when it holds
+   * `limit` tasks there may be more — call again with `after` set to its last task's id; an
+   * array shorter than `limit` is the last. (`StoreAdmin.tasks`, which the CLI's
+   * `tasks --json` prints, is another shape: `{ tasks, total, limit }`, in due order.)
    */
   readonly tasks: (
     filter?: DurableTaskFilter,

@@ -204,6 +204,7 @@ const manualEnd = (
       result: result?.kind === "kept" ? result.json : null,
       resultError:
         result?.kind === "refused" ? `${result.error._tag}: ${result.error.message}` : null,
+      manual: true,
     },
     events: [],
   }

@@ -8,6 +8,7 @@ import { StoreError } from "../Errors.ts"
 import { MAX_SLEEP_MS } from "./dispatcher.ts"
 import type { Env } from "./env.ts"
 import { storeError } from "./failure.ts"
+import * as Limited from "./limited.ts"
 
 /** Other processes' notices that work is due soon: look now instead of at the next poll. */
 export const listener = (env: Env): Effect.Effect<void> =>
@@ -53,7 +54,11 @@ export const pruner = (env: Env): Effect.Effect<never> =>
   Effect.forever(
     Effect.gen(function* () {
       const retentionMs = env.options.retentionMs
-      yield* env.store.prune(env.now() - retentionMs).pipe(Effect.catch(env.outage.failed))
+      const now = env.now()
+      const before = now - retentionMs
+      // A rate window longer than the retention keeps its starts for the window (SPEC §20.2).
+      const starts = Limited.startCutoffs(env.options.limits, now, before)
+      yield* env.store.prune(before, starts).pipe(Effect.catch(env.outage.failed))
       yield* Effect.sleep(Math.min(MAX_SLEEP_MS, Math.max(60_000, Math.floor(retentionMs / 100))))
     }),
   )

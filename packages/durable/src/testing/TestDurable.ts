@@ -115,7 +115,8 @@ export const layer = <H extends Handler.Any>(
   const { startAt, logLevel, warningDelay, ...durableOptions } = options
   const start =
     startAt === undefined ? 0 : typeof startAt === "number" ? startAt : startAt.getTime()
-  const clock = TestClock.layer(warningDelay === undefined ? {} : { warningDelay })
+  // A number, not TestClock's default "1 second": the delay is decoded again at every wake-up.
+  const clock = TestClock.layer({ warningDelay: warningDelay ?? 1_000 })
   // Before the scheduler starts: at start nothing sleeps yet, so no wake-up is run on the way.
   const setStart = Layer.effectDiscard(start === 0 ? Effect.void : TestClock.setTime(start))
   const logs = Layer.succeed(References.MinimumLogLevel, logLevel ?? "Warn")

@@ -210,8 +210,12 @@ export class TimingActor {
 
   // ---------------------------------------------------------------- commands
 
+  /** What the last {@link accept} did (SPEC §20.3): read it right after the call. */
+  outcome: Kernel.Scheduled["outcome"] = "created"
+
   /**
    * Accepts a task now: its id, or the typed error of its first bad option (nothing changed).
+   * With a deduplication key the id is the key's holder, and {@link outcome} says what happened.
    * Wakes the actor if the task is due before the slot it sleeps toward.
    */
   accept(
@@ -219,8 +223,27 @@ export class TimingActor {
     heard: AcceptedOptions,
   ): Task.TaskId | Errors.ScheduleError {
     const now = this.now()
+    this.outcome = "created"
+    if (options.dedup !== undefined) {
+      // A schedule under a deduplication key may create nothing (SPEC §20.3): it is recorded as
+      // an occurrence of the key's holder, and a replaced holder's slot may have moved.
+      const done = this.kernel.scheduleDeduplicated(options, now)
+      if (!("outcome" in done)) return done
+      this.outcome = done.outcome
+      if (done.outcome !== "created") {
+        this.flush()
+        this.nudge()
+        return done.id
+      }
+      return this.accepted(done.id, now, heard)
+    }
     const id = this.kernel.schedule(options, now)
     if (typeof id !== "string") return id
+    return this.accepted(id, now, heard)
+  }
+
+  /** Task `id`, just created at `now`: its ledger row, listeners, and a wake if it is due first. */
+  private accepted(id: Task.TaskId, now: number, heard: AcceptedOptions): Task.TaskId {
     this.recorder.ledger.reserveRows(this.kernel.rowCapacity)
     this.recorder.acceptedOn(this.kernel.rowOf(id), now)
     // Listeners hear of the task before the actor may start it.

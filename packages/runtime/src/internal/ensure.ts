@@ -39,6 +39,14 @@ export const decideAll = <O extends Declarable>(
   for (const given of declared) {
     const unknownOption = Errors.unknownKey(given, scheduleOptionKeys)
     if (unknownOption !== undefined) return { error: unknownOption }
+    // A declared task's id already keeps one live task per id (SPEC §18): a deduplication key
+    // (SPEC §20.3) could only make `ensure` return another task's id for it.
+    const dedup = (given as { readonly dedup?: unknown }).dedup
+    if (dedup !== undefined) {
+      return {
+        error: Options.invalid("dedup", dedup, "is not taken by ensure: its id keeps one task"),
+      }
+    }
     const timeoutMs = Options.millis("timeout", given.timeout, defaultTimeoutMs)
     if (typeof timeoutMs !== "number") return { error: timeoutMs }
     if (!Effect.isEffect(given.job) && typeof given.job !== "function")

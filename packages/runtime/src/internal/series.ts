@@ -38,7 +38,12 @@ export interface SeriesMetrics<K extends string> {
   readonly tasks: (state: Task.TaskState) => Metric.Gauge<number>
   /** The series of due runs waiting on a limit for `cause` (SPEC §20); absent: not reported. */
   readonly waiting?: ((cause: WaitCause) => Metric.Gauge<number>) | undefined
+  /** The series of schedules deduplicated with `outcome` (SPEC §20.3); absent: not reported. */
+  readonly deduplicated?: ((outcome: DedupOutcome) => Metric.Counter<number>) | undefined
 }
+
+/** What a schedule under a deduplication key did instead of creating a task (SPEC §20.3). */
+type DedupOutcome = "deduplicated" | "replaced"
 
 /** Why a due run waits on a limit (SPEC §20): the `cause` attribute of `tickwork_runs_waiting`. */
 type WaitCause = "concurrency" | "rate-limited"
@@ -125,6 +130,10 @@ export class Series<K extends string> {
   onFirstRetry: () => void = none
   /** Registers the series of slots missed for `cause` under `policy`, returning its cell. */
   onFirstMissed: (cause: string, policy: MissedPolicy) => { count: number } = () => ({ count: 0 })
+  /** Schedules deduplicated by outcome (SPEC §20.3): two series at most. */
+  readonly deduplicatedBy = { deduplicated: 0, replaced: 0 }
+  /** Registers the series of schedules deduplicated with `outcome`: on the first of them. */
+  onFirstDeduplicated: (outcome: DedupOutcome) => void = none
 
   constructor(kinds: ReadonlyArray<K>, boundaries: ReadonlyArray<number>) {
     this.runs = Object.fromEntries(kinds.map((kind) => [kind, 0])) as Record<K, number>
@@ -140,6 +149,11 @@ export class Series<K extends string> {
   /** Counts a failed run followed by a retry of its slot. */
   retried(): void {
     if (this.retries++ === 0) this.onFirstRetry()
+  }
+
+  /** Counts a schedule under a deduplication key that created no task (SPEC §20.3). */
+  deduplicated(outcome: DedupOutcome): void {
+    if (this.deduplicatedBy[outcome]++ === 0) this.onFirstDeduplicated(outcome)
   }
 
   /** Counts `count` slots missed for `cause` under `policy`. */
@@ -275,6 +289,14 @@ export const seriesFor = <K extends string>(
       incremental: true,
     }))
     return cell
+  }
+  const deduplicated = metrics.deduplicated
+  if (deduplicated !== undefined) {
+    series.onFirstDeduplicated = (outcome) =>
+      register(deduplicated(outcome), context, () => ({
+        count: series.deduplicatedBy[outcome],
+        incremental: true,
+      }))
   }
   return series
 }

@@ -103,6 +103,18 @@ export interface SchedulerShape {
     Exclude<R, RunServices>
   >
   /**
+   * {@link schedule}, saying what it did with a `dedup` key (SPEC §20.3): the id of the task
+   * that holds the key and whether it was `created`, the request `deduplicated` into it (nothing
+   * created), or it was `replaced` by the request (debounce: its job and slot moved).
+   */
+  readonly scheduleDeduplicated: <A, E, R>(
+    options: ScheduleOptions<A, E, R>,
+  ) => Effect.Effect<
+    Kernel.Scheduled,
+    Errors.ScheduleError | Errors.SchedulerClosed,
+    Exclude<R, RunServices>
+  >
+  /**
    * Cancels a scheduled or running task: true if it was one of those. A running run finishes
    * and reports its outcome (cooperative), unless `interrupt` is set: then its fiber is
    * interrupted (outcome `interrupted`) before this returns. A job that cancels its own task

@@ -134,6 +134,10 @@ export const line = (occurrence: Ledger.Occurrence, options: LineOptions = {}): 
       const o = occurrence
       return `${t(o.at)} ${o.id} resumed reason=${o.reason} next=${t(o.nextSlot)}`
     }
+    case "deduplicated": {
+      const o = occurrence
+      return `${t(o.at)} ${o.id} ${o.result} key=${o.key} mode=${o.mode}`
+    }
   }
 }
 

@@ -54,6 +54,7 @@ const HAND_BACK_EVENT: Lifecycle.TaskEvent = { type: "HAND_BACK" }
  * @since 0.6.0
  */
 export const unreadable = (): TaskState => {
+  // Stryker disable next-line ObjectLiteral: equivalent, the machine's UNREADABLE step reads no context
   const context: Lifecycle.TaskContext = {
     attempt: 1,
     maxRetries: 0,

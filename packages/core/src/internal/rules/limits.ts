@@ -33,6 +33,11 @@ export interface Limit {
 export interface Limits {
   readonly groups?: Readonly<Record<string, Limit>> | undefined
   readonly keys?: Limit | undefined
+  /**
+   * Limits by handler name (scope `handler:<name>`): a durable store's only (its tasks name a
+   * handler); `resolveLimits` accepts the key when asked to (`{ handlers: true }`).
+   */
+  readonly handlers?: Readonly<Record<string, Limit>> | undefined
 }
 
 /**
@@ -57,6 +62,8 @@ export interface ResolvedLimit {
 export interface ResolvedLimits {
   readonly groups: ReadonlyMap<string, ResolvedLimit>
   readonly keys: ResolvedLimit | undefined
+  /** Each handler's limit by name (a durable store's); absent or empty: none. */
+  readonly handlers?: ReadonlyMap<string, ResolvedLimit> | undefined
 }
 
 /**
@@ -76,6 +83,7 @@ export const MAX_KEY_LENGTH = 256
 const limitKeys: ReadonlySet<string> = new Set(["concurrency", "rate"])
 const rateKeys: ReadonlySet<string> = new Set(["max", "per"])
 const limitsKeys: ReadonlySet<string> = new Set(["groups", "keys"])
+const storeLimitsKeys: ReadonlySet<string> = new Set(["groups", "keys", "handlers"])
 const bound: Options.Bound = {
   max: MAX_LIMIT,
   why: "a rate limit keeps this many start times per scope",
@@ -143,37 +151,49 @@ export const resolveLimit = (limit: unknown, field: string): ResolvedLimit | Inv
 export const resolveLimits = (
   limits: unknown,
   field = "limits",
+  accept: { readonly handlers?: boolean | undefined } = {},
 ): ResolvedLimits | InvalidOption => {
+  const withHandlers = accept.handlers === true
   if (limits === undefined) return { groups: new Map(), keys: undefined }
   if (!isObject(limits) || Array.isArray(limits)) {
-    return Options.invalid(field, limits, "must be an object { groups?, keys? }")
+    return Options.invalid(
+      field,
+      limits,
+      `must be an object { ${withHandlers ? "handlers?, " : ""}groups?, keys? }`,
+    )
   }
-  const unknown = unknownKey(limits, limitsKeys, `${field}.`)
+  const unknown = unknownKey(limits, withHandlers ? storeLimitsKeys : limitsKeys, `${field}.`)
   if (unknown !== undefined) return unknown
   const l = limits as Limits
-  const groups = new Map<string, ResolvedLimit>()
-  if (l.groups !== undefined) {
-    if (!isObject(l.groups) || Array.isArray(l.groups)) {
-      return Options.invalid(`${field}.groups`, l.groups, "must be an object of limits by name")
+  const named = (given: unknown, at: string): Map<string, ResolvedLimit> | InvalidOption => {
+    const out = new Map<string, ResolvedLimit>()
+    if (given === undefined) return out
+    if (!isObject(given) || Array.isArray(given)) {
+      return Options.invalid(at, given, "must be an object of limits by name")
     }
-    for (const [name, limit] of Object.entries(l.groups)) {
-      const r = resolveLimit(limit, `${field}.groups.${name}`)
+    for (const [name, limit] of Object.entries(given)) {
+      const r = resolveLimit(limit, `${at}.${name}`)
       if (r instanceof InvalidOption) return r
-      groups.set(name, r)
+      out.set(name, r)
     }
+    return out
   }
+  const groups = named(l.groups, `${field}.groups`)
+  if (groups instanceof InvalidOption) return groups
+  const handlers = named(withHandlers ? l.handlers : undefined, `${field}.handlers`)
+  if (handlers instanceof InvalidOption) return handlers
   let keys: ResolvedLimit | undefined
   if (l.keys !== undefined) {
     const r = resolveLimit(l.keys, `${field}.keys`)
     if (r instanceof InvalidOption) return r
     keys = r
   }
-  return { groups, keys }
+  return handlers.size === 0 ? { groups, keys } : { groups, keys, handlers }
 }
 
 /**
- * A task's scopes (SPEC §20): `group:<name>` for its `group`, `key:<key>` for its `key`, in that
- * order; the typed error naming `group` or `key` for a group not declared in `limits`, a key
+ * A task's scopes (SPEC §20): `handler:<name>` when its `handler` (a durable task's) has a limit,
+ * `group:<name>` for its `group`, `key:<key>` for its `key`, in that order; the typed error naming `group` or `key` for a group not declared in `limits`, a key
  * that is not a string of 1–256 characters, or a key given while `limits.keys` is not declared
  * (it would limit nothing). Pure.
  *
@@ -184,8 +204,13 @@ export const scopesOf = (
   group: unknown,
   key: unknown,
   limits: ResolvedLimits,
+  handler?: string | undefined,
 ): ReadonlyArray<string> | InvalidOption => {
   const out: Array<string> = []
+  // A handler with a limit puts every task of it in its scope; one without, in none.
+  if (handler !== undefined && limits.handlers?.has(handler) === true) {
+    out.push(`handler:${handler}`)
+  }
   if (group !== undefined) {
     if (typeof group !== "string" || !limits.groups.has(group)) {
       const known = [...limits.groups.keys()].map((g) => show(g)).join(", ")
@@ -216,7 +241,13 @@ export const scopesOf = (
  * @since 0.7.0
  */
 export const limitOf = (limits: ResolvedLimits, scope: string): ResolvedLimit | undefined =>
-  scope.startsWith("group:") ? limits.groups.get(scope.slice(6)) : limits.keys
+  scope.startsWith("group:")
+    ? limits.groups.get(scope.slice(6))
+    : scope.startsWith("handler:")
+      ? limits.handlers?.get(scope.slice(8))
+      : scope.startsWith("key:")
+        ? limits.keys
+        : undefined
 
 /**
  * What a scope holds when a run asks to start: its limit, how many of its runs are running now,

@@ -44,6 +44,7 @@ export const resume = (row: Row, now: number): Resume => {
   const held = row.dueAt
   const plan = row.plan
   const grid = plan !== undefined && (plan.kind === "fixed-rate" || plan.kind === "cron")
+  // Stryker disable next-line ObjectLiteral: equivalent, RESUME only sets consecutiveFailures (to 0), which is all that is read back
   const ctx: Lifecycle.TaskContext = {
     attempt: row.attempt,
     maxRetries: row.retry.maxRetries,

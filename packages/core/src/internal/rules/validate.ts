@@ -53,6 +53,7 @@ export const fields = {
   breaker: "remove",
   group: "fixed",
   key: "fixed",
+  dedup: "fixed",
 } as const satisfies Record<string, FieldUpdate>
 
 /**
@@ -176,6 +177,8 @@ export const validate = (
   const schedule = options.schedule
   let first: number
   let plan: Schedule.Plan | undefined
+  // The fast path gives what Schedule.resolve gives, so its tests cannot be told apart:
+  // Stryker disable ConditionalExpression,EqualityOperator,StringLiteral: equivalent, a shortcut to the same first slot
   const delay = schedule?._tag === "Once" ? schedule.delay : undefined
   if (
     typeof delay === "number" &&
@@ -183,6 +186,7 @@ export const validate = (
     delay >= 0 &&
     now + delay <= MAX_MS
   ) {
+    // Stryker restore ConditionalExpression,EqualityOperator,StringLiteral
     // The common case, without resolving.
     first = now + delay
     plan = undefined

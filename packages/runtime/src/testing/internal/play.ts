@@ -124,6 +124,8 @@ const summary = (o: Ledger.Occurrence): string => {
     case "paused":
     case "resumed":
       return `${o.kind} reason=${o.reason}`
+    case "deduplicated":
+      return `${o.result} key=${o.key}`
     default:
       return `${o.kind} cause=${o.cause} count=${o.count}`
   }

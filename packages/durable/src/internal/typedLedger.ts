@@ -1,0 +1,72 @@
+/**
+ * @internal
+ * A task's ledger with its kept results typed by the handler given (SPEC §19.3): `ledger`
+ * decodes a result by the handler registered under the task's handler name and gives it as
+ * `unknown`; here the caller names the handler, so the value has its result type.
+ */
+import { Errors as CoreErrors } from "@tickwork/core"
+import { Effect, Option } from "effect"
+import type { StoreError } from "../Errors.ts"
+import type * as Handler from "../Handler.ts"
+import * as KeptResult from "./result.ts"
+import type { DurableOccurrence, DurableSchedulerShape, Ran } from "./scheduler.ts"
+
+/**
+ * A run of a typed ledger: `value` is its kept result decoded by the handler's `result` schema,
+ * of that schema's type; `undefined` when none was kept or the schema no longer decodes the
+ * stored text (`result` still holds it).
+ *
+ * @category models
+ * @since 0.7.0
+ */
+export interface TypedRan<O> extends Omit<Ran, "value"> {
+  readonly value: O | undefined
+}
+
+/**
+ * A record of a typed ledger: a {@link TypedRan}, or an event as `ledger` gives it.
+ *
+ * @category models
+ * @since 0.7.0
+ */
+export type TypedOccurrence<O> = TypedRan<O> | Exclude<DurableOccurrence, Ran>
+
+/**
+ * Task `id`'s ledger (of `options.generation` only when given), oldest first, each run's kept
+ * result decoded by `handler`'s `result` schema. A handler with no `result` schema, or not the
+ * one the task runs (by name, while its row is stored), is an `InvalidOption` naming `handler`
+ * with the name given, and nothing is read further.
+ */
+export const ledgerOf = <A, E, R, O>(
+  durable: DurableSchedulerShape,
+  handler: Handler.Handler<A, E, R, O>,
+  id: string,
+  options?: { readonly generation: number },
+): Effect.Effect<ReadonlyArray<TypedOccurrence<O>>, StoreError | CoreErrors.InvalidOption> =>
+  Effect.gen(function* () {
+    const refuse = (message: string) =>
+      new CoreErrors.InvalidOption({ field: "handler", value: handler.name, message })
+    if (handler.result === undefined) {
+      return yield* Effect.fail(
+        refuse(`handler "${handler.name}" keeps no result: it was made without a result schema`),
+      )
+    }
+    const info = yield* durable.info(id)
+    if (Option.isSome(info) && info.value.handler !== handler.name) {
+      return yield* Effect.fail(
+        refuse(
+          `task ${JSON.stringify(id)} runs handler "${info.value.handler}", not "${handler.name}"`,
+        ),
+      )
+    }
+    const entries =
+      options === undefined ? yield* durable.ledger(id) : yield* durable.ledger(id, options)
+    return entries.map((o): TypedOccurrence<O> => {
+      if (o.kind !== "ran") return o
+      const value =
+        typeof o.result === "string"
+          ? (KeptResult.decode(handler as Handler.Any, o.result) as O | undefined)
+          : undefined
+      return { ...o, value }
+    })
+  })
