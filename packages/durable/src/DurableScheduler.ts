@@ -51,6 +51,8 @@ import type * as Handler from "./Handler.ts"
 import * as Accept from "./internal/accept.ts"
 import * as Completion from "./internal/completion.ts"
 import * as Controls from "./internal/controls.ts"
+import type { Keyed } from "./internal/dedup.ts"
+import * as Dedup from "./internal/dedupControl.ts"
 import * as Dispatcher from "./internal/dispatcher.ts"
 import * as Ensure from "./internal/ensure.ts"
 import * as Env from "./internal/env.ts"
@@ -444,6 +446,18 @@ export const make = <H extends Handler.Any>(
         )
       })
 
+    // Schedules under deduplication keys (SPEC §20.3), counted in one series per scheduler.
+    const keyedDeps: Dedup.KeyedDeps = {
+      series: Metrics.runSeries(metricsName, metricsContext),
+      notifyWithinMs,
+      changed: () => {
+        env.wakeup.wake()
+        countsWakeup.wake()
+      },
+    }
+    const keyed = (list: ReadonlyArray<unknown>, tasks: Dedup.Batch, t: number) =>
+      Dedup.schedule(env, keyedDeps, list as ReadonlyArray<Accept.TaskOptions>, tasks, t)
+
     const scheduleAll: DurableSchedulerShape["scheduleAll"] = (list) =>
       Effect.suspend((): Effect.Effect<ReadonlyArray<Task.TaskId>, DurableScheduleError> => {
         if (!Array.isArray(list))
@@ -456,18 +470,27 @@ export const make = <H extends Handler.Any>(
           tasks.push(p)
         }
         if (tasks.length === 0) return Effect.succeed([])
-        return insert(tasks as unknown as readonly [NewTask, ...Array<NewTask>], t).pipe(
-          Effect.as(tasks.map((x) => x.id as Task.TaskId)),
-        )
+        const all = tasks as unknown as readonly [NewTask, ...Array<NewTask>]
+        if (tasks.some((x) => x.dedup !== undefined)) {
+          return Effect.map(keyed(list, all, t), (done) => done.map((d) => d.id as Task.TaskId))
+        }
+        return insert(all, t).pipe(Effect.as(tasks.map((x) => x.id as Task.TaskId)))
       })
 
-    const schedule: DurableSchedulerShape["schedule"] = (o) =>
-      Effect.suspend((): Effect.Effect<Task.TaskId, DurableScheduleError> => {
+    const scheduleDeduplicated: DurableSchedulerShape["scheduleDeduplicated"] = (o) =>
+      Effect.suspend((): ReturnType<DurableSchedulerShape["scheduleDeduplicated"]> => {
         const t = now()
         const p = prepare(o as DurableTaskOptions, t)
         if (!("slot" in p)) return Effect.fail(p)
-        return insert([p], t).pipe(Effect.as(p.id as Task.TaskId))
+        const done =
+          p.dedup === undefined
+            ? Effect.as(insert([p], t), [{ id: p.id, outcome: "created" } as Keyed])
+            : keyed([o as DurableTaskOptions], [p], t)
+        return Effect.map(done, ([d]) => d as { id: Task.TaskId } & Keyed)
       })
+
+    const schedule: DurableSchedulerShape["schedule"] = (o) =>
+      Effect.map(scheduleDeduplicated(o), (d) => d.id)
 
     const ensure: DurableSchedulerShape["ensure"] = (list, ensureOptions) =>
       Effect.suspend(() =>
@@ -574,6 +597,7 @@ export const make = <H extends Handler.Any>(
     const durable = DurableScheduler.of({
       owner: resolved.owner,
       schedule,
+      scheduleDeduplicated,
       scheduleAll,
       ensure,
       pause: (id) => Controls.pause(env, id),

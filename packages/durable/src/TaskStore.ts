@@ -35,6 +35,7 @@ import * as Cancel from "./internal/cancel.ts"
 import * as Claim from "./internal/claim.ts"
 import * as Commit from "./internal/commit.ts"
 import * as Deadline from "./internal/deadline.ts"
+import * as Dedup from "./internal/dedup.ts"
 import * as Due from "./internal/due.ts"
 import * as Failure from "./internal/failure.ts"
 import * as Ids from "./internal/ids.ts"
@@ -129,6 +130,24 @@ export interface TaskStoreShape {
   ) => Effect.Effect<
     ReadonlyArray<number>,
     Errors.DuplicateTaskId | Errors.InvalidOption | StoreError
+  >
+  /**
+   * Schedules `tasks` in order, in one transaction, all or none, applying deduplication keys
+   * (SPEC §20.3): a task with a `dedup` key is decided by core's `Rules.decideDedup` against the
+   * key's holder (the newest row under the key, read in the transaction; on PostgreSQL after an
+   * advisory lock on the key, so concurrent schedules of one key converge on one holder) and
+   * is inserted, `deduplicated` into the holder (an event on it) or `replaced` into it through
+   * the same path as {@link modify} with `options.replace`'s update. Answers each task's id
+   * and outcome.
+   *
+   * @since 0.7.0
+   */
+  readonly scheduleKeyed: <E>(
+    tasks: Arr.NonEmptyReadonlyArray<NewTask>,
+    options: Dedup.KeyedOptions<E>,
+  ) => Effect.Effect<
+    ReadonlyArray<Dedup.Keyed>,
+    Errors.DuplicateTaskId | Errors.InvalidOption | StoreError | E
   >
   /**
    * Cancels a scheduled, running or paused task, recording it (with `origin`, when given, on its
@@ -419,6 +438,14 @@ export const make = (options: {
         }
         const notices = { channel: options.channel, signal: options.signal }
         return deadline("insert")(Insert.insert(sql, dialect, notices, tasks, o))
+      },
+      scheduleKeyed: (tasks, o) => {
+        for (const t of tasks) {
+          const bad = Ids.check("id", t.id)
+          if (bad !== undefined) return Effect.fail(bad)
+        }
+        const notices = { channel: options.channel, signal: options.signal }
+        return deadline("insert")(Dedup.scheduleKeyed(sql, dialect, notices, tasks, o))
       },
       cancel: (id, now, origin) =>
         Ids.storable(id) ? deadline("cancel")(Cancel.cancel(sql, dialect, id, now, origin)) : none,

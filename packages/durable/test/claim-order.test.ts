@@ -1,7 +1,7 @@
 /**
  * The claim reads its due rows in SPEC §4's order (due time, priority rank, push order) from the
  * due index and stops at its limit, rather than reading every due row and sorting them all
- * (migration `0010_claim_order`): with 10k rows due, a PostgreSQL claim of 32 went from 8.5 ms
+ * (migration `0011_claim_order`): with 10k rows due, a PostgreSQL claim of 32 went from 8.5 ms
  * to 0.1 ms. Checked on each engine's plan for the claim's query.
  */
 import { PgClient } from "@effect/sql-pg"

@@ -199,7 +199,7 @@ describe("bad input: each a typed error naming the field and value; nothing writ
   )
 
   it.effect(
-    "a deduplication key is refused (SPEC §20.3): InvalidOption on dedup, nothing written",
+    "a bad deduplication key (SPEC §20.3): InvalidOption naming dedup.mode, nothing written",
     () =>
       Effect.gen(function* () {
         const t = tempDir()
@@ -210,12 +210,16 @@ describe("bad input: each a typed error naming the field and value; nothing writ
               handler,
               payload: { n: 1 },
               schedule: Schedule.once(10),
-              dedup: { key: "k" },
+              dedup: { key: "k", mode: "queue" },
             }
             const error = yield* Effect.flip(
-              d.schedule(options as Parameters<typeof d.schedule>[0]),
+              d.schedule(options as unknown as Parameters<typeof d.schedule>[0]),
             )
-            expect(error).toMatchObject({ _tag: "InvalidOption", field: "dedup" })
+            expect(error).toMatchObject({
+              _tag: "InvalidOption",
+              field: "dedup.mode",
+              value: "queue",
+            })
             expect((yield* d.stats).tasks.scheduled).toBe(0)
           }),
         )

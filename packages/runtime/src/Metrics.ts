@@ -346,6 +346,13 @@ export interface RunSeries {
   readonly retried: () => void
   /** Counts `count` slots missed for `cause` under `policy` (use {@link countMissed}). */
   readonly missed: (cause: string, policy: MissedPolicy, count: number) => void
+  /**
+   * Counts a schedule under a deduplication key that created no task (SPEC §20.3), in
+   * `tickwork_schedules_deduplicated_total{scheduler, outcome}` (no handler attribute).
+   *
+   * @since 0.7.0
+   */
+  readonly deduplicated: (outcome: "deduplicated" | "replaced") => void
 }
 
 /**

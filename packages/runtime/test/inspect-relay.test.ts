@@ -156,8 +156,9 @@ describe("@statelyai/inspect relay", () => {
       "START -> running (active)",
       "SUCCEED -> done (done)",
     ])
+    // A final task's context keeps the attempt that ran last (SPEC §6.9): the retry, attempt 2.
     expect(ofTask.at(-1)?.snapshot?.context).toEqual({
-      attempt: 1,
+      attempt: 2,
       maxRetries: 1,
       runNumber: 2,
       consecutiveFailures: 0,

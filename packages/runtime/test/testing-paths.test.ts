@@ -121,12 +121,12 @@ describe(`lifecycle paths: ${totalPaths} paths, ${totalSteps} steps over ${total
       ],
       [
         "running --FAIL--> failed",
-        { ...ctx, attempt: 1, runNumber: 2, consecutiveFailures: 1 },
+        { ...ctx, attempt: 2, runNumber: 2, consecutiveFailures: 1 },
         "final",
       ],
       [
         "failed --CANCEL--> (ignored)",
-        { ...ctx, attempt: 1, runNumber: 2, consecutiveFailures: 1 },
+        { ...ctx, attempt: 2, runNumber: 2, consecutiveFailures: 1 },
         undefined,
       ],
     ])

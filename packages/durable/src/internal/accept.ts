@@ -30,16 +30,17 @@ export interface TaskOptions extends Rules.Options {
   /** Flow control (SPEC §20): a group declared in the layer's `limits.groups`, and a key. */
   readonly group?: string | undefined
   readonly key?: string | undefined
+  /** Deduplication (SPEC §20.3). */
+  readonly dedup?: Rules.Dedup | undefined
 }
 
 /**
  * The keys of a durable task's options: the rules' (but the job; flow control's `group` and
- * `key` included, SPEC §20), its handler and payload, and the run timeout. The deduplication
- * key `dedup` (SPEC §20.3) is not enforced by a durable store yet: it is refused as an unknown
- * key (`InvalidOption` naming it) rather than accepted and ignored.
+ * `key` included, SPEC §20, and the deduplication key `dedup`, SPEC §20.3), its handler and
+ * payload, and the run timeout.
  */
 export const taskKeys: ReadonlySet<string> = Rules.keysWith(Rules.optionKeys, {
-  without: ["job", "dedup"],
+  without: ["job"],
   with: ["handler", "payload", "timeout"],
 })
 
@@ -103,6 +104,8 @@ export const prepare = (
   // SPEC §20.1: a group must be declared, a key needs `limits.keys` (core's rule, as the kernel).
   const scopes = Rules.scopesOf(o.group, o.key, limits)
   if (scopes instanceof Errors.InvalidOption) return scopes
+  const dedup = o.dedup === undefined ? undefined : Rules.resolveDedup(o.dedup)
+  if (dedup instanceof Errors.InvalidOption) return dedup
   const timeoutMs =
     o.timeout === undefined
       ? 0
@@ -133,5 +136,6 @@ export const prepare = (
     timeoutMs,
     slot: accepted.first,
     now,
+    ...(dedup === undefined ? {} : { dedup }),
   }
 }

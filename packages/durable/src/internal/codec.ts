@@ -5,7 +5,7 @@
  * `Schedule.decode`.
  */
 import type { Breaker } from "@tickwork/core"
-import { type MissedRun, type Retry, Schedule, type Task } from "@tickwork/core"
+import { type MissedRun, type Retry, type Rules, Schedule, type Task } from "@tickwork/core"
 import { Array as Arr, Result } from "effect"
 import type {
   BreakerRow,
@@ -78,6 +78,15 @@ export const decodeRow = (r: Raw): TaskRow => {
     kept:
       r.kept === null || r.kept === undefined ? undefined : (JSON.parse(String(r.kept)) as KeptRun),
     ...limitColumns(r),
+    ...(r.dedup_key === null || r.dedup_key === undefined
+      ? {}
+      : {
+          dedup: {
+            key: String(r.dedup_key),
+            mode: String(r.dedup_mode) as Rules.DedupMode,
+            windowMs: numOrNull(r.dedup_window_ms) ?? 0,
+          },
+        }),
   }
 }
 
@@ -233,6 +242,9 @@ export const taskRecord = (t: NewTask) => ({
   wait_scope: null,
   wait_since: null,
   wait_until: null,
+  dedup_key: t.dedup?.key ?? null,
+  dedup_mode: t.dedup?.mode ?? null,
+  dedup_window_ms: t.dedup?.windowMs ?? null,
 })
 
 /** The columns of a run. */

@@ -141,6 +141,14 @@ export const ensure = (
     const items: Array<{ o: TaskOptions; t: NewTask; d: Declared.Definition }> = []
     for (let k = 0; k < declared.length; k++) {
       const given = declared[k] as TaskOptions
+      // A declared task's id already keeps one task (SPEC §18, §20.3): a deduplication key could
+      // only make `ensure` answer with another task's id.
+      const dedup = (given as { readonly dedup?: unknown }).dedup
+      if (dedup !== undefined) {
+        return yield* Effect.fail(
+          optionError("dedup", dedup, "is not taken by ensure: its id keeps one task"),
+        )
+      }
       const o: TaskOptions = { ...given, tags: Declared.tagsOf(given.tags, set) }
       const t = deps.prepare(o, now)
       if (!("slot" in t)) return yield* Effect.fail(t)

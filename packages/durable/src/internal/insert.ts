@@ -14,7 +14,7 @@ import * as Failure from "./failure.ts"
 import type { NewTask } from "./model.ts"
 import * as Write from "./write.ts"
 
-/** Rows per multi-row INSERT: 24 columns × 400 stays under both engines' parameter limits. */
+/** Rows per multi-row INSERT: 36 columns × 400 stays under both engines' parameter limits. */
 export const CHUNK = 400
 
 /**
@@ -39,7 +39,9 @@ const UPSERT = `ON CONFLICT (id) DO UPDATE SET
   window_ms = excluded.window_ms, breaker = excluded.breaker,
   restart = excluded.restart, revision = excluded.revision, kept = excluded.kept,
   task_group = excluded.task_group, task_key = excluded.task_key,
-  wait_cause = NULL, wait_scope = NULL, wait_since = NULL, wait_until = NULL
+  wait_cause = NULL, wait_scope = NULL, wait_since = NULL, wait_until = NULL,
+  dedup_key = excluded.dedup_key, dedup_mode = excluded.dedup_mode,
+  dedup_window_ms = excluded.dedup_window_ms
 WHERE tickwork_tasks.state IN ('done', 'failed', 'cancelled')
 RETURNING id, generation`
 

@@ -245,7 +245,18 @@ export const migrations = {
       )`
     yield* sql`CREATE INDEX tickwork_scope_starts_scope ON tickwork_scope_starts (scope, at)`
   }),
-  "0010_claim_order": Effect.gen(function* () {
+  "0010_dedup": Effect.gen(function* () {
+    const sql = yield* SqlClient
+    // SPEC §20.3: a task's deduplication key, its mode and (throttle) window in ms. NULL for
+    // every row before, which reads as a task with no key. The key's holder is the newest row
+    // under the key (by `created_at`, then `seq`), found through the index.
+    yield* sql`ALTER TABLE tickwork_tasks ADD COLUMN dedup_key TEXT`
+    yield* sql`ALTER TABLE tickwork_tasks ADD COLUMN dedup_mode TEXT`
+    yield* sql`ALTER TABLE tickwork_tasks ADD COLUMN dedup_window_ms BIGINT`
+    yield* sql`CREATE INDEX tickwork_tasks_dedup ON tickwork_tasks (dedup_key, created_at)
+        WHERE dedup_key IS NOT NULL`
+  }),
+  "0011_claim_order": Effect.gen(function* () {
     const sql = yield* SqlClient
     // The claim reads its due rows in SPEC §4's order (due time, priority rank, push order) and
     // stops at its limit: from this index, instead of reading every due row and sorting them

@@ -97,6 +97,11 @@ export interface TaskRow {
   readonly key?: string | undefined
   /** Why its due run waits on a limit, as the last claim that passed it over recorded. */
   readonly waiting?: Task.WaitInfo | undefined
+  /**
+   * Its deduplication key (SPEC §20.3) as accepted (`windowMs` 0 but for `throttle`), or
+   * `undefined` for a task without one (and every row written before the key was stored).
+   */
+  readonly dedup?: Rules.ResolvedDedup | undefined
 }
 
 /**
@@ -200,6 +205,8 @@ export interface NewTask
   readonly breaker?:
     | { readonly key: string; readonly name: string; readonly policy: Breaker.Resolved }
     | undefined
+  /** Its deduplication key (SPEC §20.3); none when absent. */
+  readonly dedup?: Rules.ResolvedDedup | undefined
 }
 
 /**
@@ -322,6 +329,12 @@ export type EventKind =
   | "updated"
   | "manual-retry"
   | "manual-trigger"
+  /**
+   * A schedule under the task's deduplication key (SPEC §20.3) created nothing: `cause` is
+   * `deduplicated` (the task was returned) or `replaced` (debounce: the task took it in place);
+   * `detail` names the key and the request's mode.
+   */
+  | "deduplicated"
 
 /**
  * One ledger event.

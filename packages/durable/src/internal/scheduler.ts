@@ -25,16 +25,16 @@ import type { Counts, EventEntry, RunEntry, TaskRow } from "./model.ts"
  * payload, or its name) with its payload, a schedule that can be stored, and the same policies
  * as an in-memory task: priority, retry, missed-run policy, failure policy, a catch-up `window`
  * (the layer's `catchUpWindow` applies to recurring tasks that give none), `tags`, and a
- * `breaker` (its own policy, or the name of one in the layer's `breakers`), and flow control's
- * `group` and `key` (SPEC §20, limited by the layer's `limits`). An unknown key is an
- * `InvalidOption`. A deduplication key (`dedup`, SPEC §20.3) is not taken by a durable store
- * yet: it is not in this type, and given anyway it is an `InvalidOption` on `dedup`.
+ * `breaker` (its own policy, or the name of one in the layer's `breakers`), flow control's
+ * `group` and `key` (SPEC §20, limited by the layer's `limits`), and a deduplication key
+ * (`dedup`, SPEC §20.3), which deduplicates schedules under it across every process on the
+ * store (`ensure` refuses it). An unknown key is an `InvalidOption`.
  *
  * @category models
  * @since 0.1.0
  */
 export interface DurableTaskOptions<H extends Handler.Any | string = Handler.Any | string>
-  extends Omit<Kernel.TaskOptions<unknown>, "job" | "id" | "dedup"> {
+  extends Omit<Kernel.TaskOptions<unknown>, "job" | "id"> {
   readonly handler: H
   readonly payload: Handler.PayloadOf<H>
   /** A caller-supplied id; a random UUID when absent. */
@@ -93,6 +93,13 @@ export interface DurableTaskInfo {
   readonly key?: string | undefined
   /** Why its due run has not started, while it waits on a limit (SPEC §20.4). */
   readonly waiting?: Task.WaitInfo | undefined
+  /**
+   * Its deduplication key (SPEC §20.3), as the in-memory `TaskInfo.dedup`: `window` in ms, for
+   * `throttle`. Absent for a task without one.
+   *
+   * @since 0.7.0
+   */
+  readonly dedup?: Task.TaskInfo["dedup"]
 }
 
 /**
@@ -128,6 +135,14 @@ export const infoOf = (row: TaskRow): DurableTaskInfo => ({
   ...(row.group === undefined ? {} : { group: row.group }),
   ...(row.key === undefined ? {} : { key: row.key }),
   ...(row.waiting === undefined ? {} : { waiting: row.waiting }),
+  ...(row.dedup === undefined
+    ? {}
+    : {
+        dedup:
+          row.dedup.mode === "throttle"
+            ? { key: row.dedup.key, mode: row.dedup.mode, window: row.dedup.windowMs }
+            : { key: row.dedup.key, mode: row.dedup.mode },
+      }),
 })
 
 /**
@@ -263,7 +278,25 @@ export interface DurableSchedulerShape {
   readonly schedule: <H extends Handler.Any | string>(
     options: DurableTaskOptions<H>,
   ) => Effect.Effect<Task.TaskId, DurableScheduleError>
-  /** Stores several tasks in one transaction: all, or none (the first error). */
+  /**
+   * {@link schedule}, saying what a schedule under a deduplication key (SPEC §20.3) did: the
+   * key's holder `created`, the request `deduplicated` into it (its id answered, nothing
+   * written but a `deduplicated` event on it), or the pending holder `replaced` in place
+   * (debounce, as `update` does). Across every process on the store, a key has one holder.
+   *
+   * @since 0.7.0
+   */
+  readonly scheduleDeduplicated: <H extends Handler.Any | string>(
+    options: DurableTaskOptions<H>,
+  ) => Effect.Effect<
+    { readonly id: Task.TaskId; readonly outcome: "created" | "deduplicated" | "replaced" },
+    DurableScheduleError
+  >
+  /**
+   * Stores several tasks in one transaction: all, or none (the first error). Tasks under
+   * deduplication keys (SPEC §20.3) are decided in order, so one sees those before it; each
+   * answers the id `schedule` would.
+   */
   readonly scheduleAll: (
     options: ReadonlyArray<DurableTaskOptions>,
   ) => Effect.Effect<ReadonlyArray<Task.TaskId>, DurableScheduleError>
