@@ -95,6 +95,18 @@ const migratedFile = async (file: string): Promise<void> => {
 export interface Pair {
   readonly durable: number
   readonly raw: number
+  /**
+   * The same rates per second of this process's CPU time (user + system) instead of wall time,
+   * where measured: on a shared machine other tenants move wall time far more than CPU time.
+   */
+  readonly durableCpu?: number | undefined
+  readonly rawCpu?: number | undefined
+}
+
+/** This process's CPU time so far, seconds (user + system). */
+const cpuSeconds = (): number => {
+  const u = process.cpuUsage()
+  return (u.user + u.system) / 1e6
 }
 
 // ------------------------------------------------------------------------------ schedule
@@ -112,9 +124,10 @@ export const sqliteSchedule = async (
       (d) =>
         Effect.gen(function* () {
           const now = Date.now()
+          const c0 = cpuSeconds()
           const t0 = performance.now()
           for (let k = 0; k < n; k++) yield* d.schedule(task(k, now + HOUR))
-          return n / ((performance.now() - t0) / 1000)
+          return { wall: n / ((performance.now() - t0) / 1000), cpu: n / (cpuSeconds() - c0) }
         }),
     )
     await migratedFile(t.file("r.db"))
@@ -125,11 +138,13 @@ export const sqliteSchedule = async (
       `INSERT INTO tickwork_tasks (${COLUMNS.join(", ")}) VALUES (${COLUMNS.map((c) => `@${c}`).join(", ")})`,
     )
     const now = Date.now()
+    const c0 = cpuSeconds()
     const t0 = performance.now()
     for (let k = 0; k < n; k++) insert.run(row(k, now + HOUR, now))
     const raw = n / ((performance.now() - t0) / 1000)
+    const rawCpu = n / (cpuSeconds() - c0)
     db.close()
-    return { durable, raw }
+    return { durable: durable.wall, raw, durableCpu: durable.cpu, rawCpu }
   } finally {
     t.cleanup()
   }
@@ -146,9 +161,10 @@ export const sqliteScheduleAll = async (n: number): Promise<Pair> => {
         Effect.gen(function* () {
           const now = Date.now()
           const list = Array.from({ length: n }, (_, k) => task(k, now + HOUR))
+          const c0 = cpuSeconds()
           const t0 = performance.now()
           yield* d.scheduleAll(list)
-          return n / ((performance.now() - t0) / 1000)
+          return { wall: n / ((performance.now() - t0) / 1000), cpu: n / (cpuSeconds() - c0) }
         }),
     )
     await migratedFile(t.file("r.db"))
@@ -158,13 +174,15 @@ export const sqliteScheduleAll = async (n: number): Promise<Pair> => {
       `INSERT INTO tickwork_tasks (${COLUMNS.join(", ")}) VALUES (${COLUMNS.map((c) => `@${c}`).join(", ")})`,
     )
     const now = Date.now()
+    const c0 = cpuSeconds()
     const t0 = performance.now()
     db.transaction(() => {
       for (let k = 0; k < n; k++) insert.run(row(k, now + HOUR, now))
     })()
     const raw = n / ((performance.now() - t0) / 1000)
+    const rawCpu = n / (cpuSeconds() - c0)
     db.close()
-    return { durable, raw }
+    return { durable: durable.wall, raw, durableCpu: durable.cpu, rawCpu }
   } finally {
     t.cleanup()
   }

@@ -1,6 +1,7 @@
 /** A PostgreSQL server for measurements: `DATABASE_URL`, or a throwaway one from scripts/pg-up.sh. */
 import { execFileSync } from "node:child_process"
 import { randomUUID } from "node:crypto"
+import { readdirSync, readFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { fileURLToPath } from "node:url"
 import { PgClient } from "@effect/sql-pg"
@@ -28,13 +29,18 @@ export interface Server {
   /** Where it came from, for the tables' notes. */
   readonly origin: string
   readonly stop: () => void
+  /**
+   * CPU time (ms, user + system) used so far by the server's backends alive now (a throwaway
+   * cluster only, read from /proc; `undefined` for `DATABASE_URL` or off Linux).
+   */
+  readonly cpuMs: () => number | undefined
 }
 
 /** `DATABASE_URL` when set; otherwise starts a throwaway cluster (stopped by `stop`). */
 export const start = async (): Promise<Server> => {
   const given = process.env.DATABASE_URL
   if (given !== undefined && given !== "")
-    return { url: given, origin: "DATABASE_URL", stop: () => {} }
+    return { url: given, origin: "DATABASE_URL", stop: () => {}, cpuMs: () => undefined }
   const out = execFileSync("bash", [script("pg-up.sh"), String(await freePort())], {
     encoding: "utf8",
     stdio: ["ignore", "pipe", "ignore"],
@@ -48,6 +54,33 @@ export const start = async (): Promise<Server> => {
     stop: () => {
       execFileSync("bash", [script("pg-down.sh"), dir], { stdio: "ignore" })
     },
+    cpuMs: () => childrenCpuMs(dir),
+  }
+}
+
+/** Clock ticks per second of /proc/<pid>/stat's times (USER_HZ: 100 on Linux). */
+const USER_HZ = 100
+
+/** CPU ms (user + system) of the live children of the cluster in `dir`'s postmaster. */
+const childrenCpuMs = (dir: string): number | undefined => {
+  try {
+    const postmaster = readFileSync(`${dir}/data/postmaster.pid`, "utf8").split("\n")[0]
+    let ticks = 0
+    for (const pid of readdirSync("/proc")) {
+      if (!/^\d+$/.test(pid)) continue
+      let stat: string
+      try {
+        stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+      } catch {
+        continue
+      }
+      // Fields after the command (which may hold spaces): state ppid … utime(12) stime(13).
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+      if (f[1] === postmaster) ticks += Number(f[11]) + Number(f[12])
+    }
+    return (ticks * 1000) / USER_HZ
+  } catch {
+    return undefined
   }
 }
 

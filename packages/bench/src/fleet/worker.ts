@@ -6,6 +6,8 @@
  * pipe is synchronous on Linux: a line printed before a SIGKILL is not lost), and `ready` once it
  * takes jobs.
  */
+import { writeFileSync } from "node:fs"
+import { Session } from "node:inspector/promises"
 import { DurableScheduler, Handler, Postgres } from "@tickwork/durable"
 import { Effect, Layer, Schema } from "effect"
 import { run as graphileRun } from "graphile-worker"
@@ -19,6 +21,32 @@ interface Job {
   readonly t: number
   readonly ms: number
 }
+
+/**
+ * `FLEET_PROFILE=<dir>`: worker `fleet-1` (never the one killed) records a CPU profile from its
+ * start until it receives SIGUSR2 (the part sends it once the burst is done), written to
+ * `<dir>/<system>-<settings>.cpuprofile`.
+ */
+const profileDir = process.env.FLEET_PROFILE
+if (profileDir !== undefined && profileDir !== "" && owner === "fleet-1") {
+  const session = new Session()
+  session.connect()
+  await session.post("Profiler.enable")
+  await session.post("Profiler.setSamplingInterval", { interval: 200 })
+  await session.post("Profiler.start")
+  process.once("SIGUSR2", () => {
+    void session.post("Profiler.stop").then(({ profile }) => {
+      writeFileSync(`${profileDir}/${system}-${which}.cpuprofile`, JSON.stringify(profile))
+      process.stdout.write("profiled\n")
+    })
+  })
+}
+
+// SIGUSR1: the CPU time this process used so far (µs, user + system), for the part's CPU per job.
+process.on("SIGUSR1", () => {
+  const u = process.cpuUsage()
+  process.stdout.write(`cpu ${u.user + u.system}\n`)
+})
 
 const started = (k: string) => process.stdout.write(`s ${k} ${Date.now()}\n`)
 const ended = (k: string) => process.stdout.write(`e ${k} ${Date.now()}\n`)

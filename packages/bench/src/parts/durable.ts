@@ -22,6 +22,8 @@ export interface DurableRow {
   readonly baseline: string
   readonly durable: Array<number>
   readonly raw: Array<number>
+  /** Per rep, durable / raw by CPU time (see `Measure.Pair.durableCpu`), where measured. */
+  readonly cpuRatio: Array<number>
   skipped?: string | undefined
 }
 
@@ -46,7 +48,7 @@ interface Plan {
   readonly baseline: string
   /** Rough seconds per trial, for the budget. */
   readonly cost: number
-  readonly trial: (server: Server.Server) => Promise<{ durable: number; raw: number }>
+  readonly trial: (server: Server.Server) => Promise<Measure.Pair>
 }
 
 const plans: ReadonlyArray<Plan> = [
@@ -167,6 +169,12 @@ const latenessPlans = [
   },
 ] as const
 
+/** `DURABLE_ROWS=sqlite-schedule,…`: only these rows (lateness rows as `lateness-<key>`). */
+const wanted = (key: string): boolean => {
+  const list = process.env.DURABLE_ROWS
+  return list === undefined || list === "" || list.split(",").includes(key)
+}
+
 /** Runs the part: reps interleaved across rows, within the part budget. */
 export const runDurable = async (config: {
   readonly reps: number
@@ -182,6 +190,7 @@ export const runDurable = async (config: {
       baseline: p.baseline,
       durable: [],
       raw: [],
+      cpuRatio: [],
     }))
     const late: Array<LatenessRow> = latenessPlans.map((p) => ({
       key: p.key,
@@ -191,6 +200,10 @@ export const runDurable = async (config: {
     for (let rep = 0; rep < config.reps; rep++) {
       for (const [i, p] of plans.entries()) {
         const row = rows[i] as DurableRow
+        if (!wanted(p.key)) {
+          row.skipped = "not in DURABLE_ROWS"
+          continue
+        }
         if (!budget.fits(p.cost * 1_500)) {
           row.skipped = `${row.durable.length} of ${config.reps} reps: part budget`
           continue
@@ -198,10 +211,17 @@ export const runDurable = async (config: {
         const r = await p.trial(server)
         row.durable.push(r.durable)
         row.raw.push(r.raw)
+        if (r.durableCpu !== undefined && r.rawCpu !== undefined) {
+          row.cpuRatio.push(r.durableCpu / r.rawCpu)
+        }
         progress(`durable ${p.key} rep ${rep}: ${fixed(r.durable, 1)} vs ${fixed(r.raw, 1)}`)
       }
       for (const [i, p] of latenessPlans.entries()) {
         const row = late[i] as LatenessRow
+        if (!wanted(`lateness-${p.key}`)) {
+          row.skipped = "not in DURABLE_ROWS"
+          continue
+        }
         if (!budget.fits(p.cost * 1_500)) {
           row.skipped = `${row.trials.length} of ${config.reps} reps: part budget`
           continue
@@ -263,5 +283,16 @@ export const durableTables = (results: DurableResults): string => {
       count(r.trials[0]?.runs ?? 0),
     ]),
   )
-  return `${main}\n\n${lat}\n\nPostgreSQL: ${results.server}.`
+  // Each rep's ratio, from the two figures measured back to back in that rep.
+  const perRep = results.rows
+    .filter((r) => r.durable.length > 1)
+    .map(
+      (r) =>
+        `  ${r.key}, durable / raw per rep: ${r.durable.map((d, k) => `${fixed(d / (r.raw[k] as number), 2)}×`).join(", ")}${
+          r.cpuRatio.length === 0
+            ? ""
+            : `; by CPU time: ${r.cpuRatio.map((x) => `${fixed(x, 2)}×`).join(", ")} (median ${fixed(summarize(r.cpuRatio).median, 2)}×)`
+        }`,
+    )
+  return `${main}\n${perRep.join("\n")}\n\n${lat}\n\nPostgreSQL: ${results.server}.`
 }

@@ -50,6 +50,14 @@ export interface FleetRow {
   readonly lost: number
   readonly beyondInFlight: number
   readonly seconds: number
+  /**
+   * CPU time per burst job (µs, user + system) of the three workers together, and of the
+   * PostgreSQL backends (NaN when unknown: a `DATABASE_URL` server).
+   */
+  readonly workerCpuUs: number
+  readonly pgCpuUs: number
+  /** Which repetition (`FLEET_REPS`), from 1. */
+  readonly rep?: number | undefined
   readonly error?: string | undefined
 }
 
@@ -73,6 +81,10 @@ class Events {
   readonly ends = new Map<string, Array<{ w: number; at: number }>>()
   started = 0
   ended = 0
+  /** A worker wrote its CPU profile (`FLEET_PROFILE`). */
+  profiled = false
+  /** Each worker's latest CPU reading (µs), in answer to SIGUSR1. */
+  readonly cpu = new Map<number, number>()
   line(w: number, line: string) {
     const [kind, k, at] = line.split(" ")
     if (k === undefined || at === undefined) return
@@ -118,6 +130,8 @@ const startWorker = async (
   let ready = false
   createInterface({ input: p.stdout as NonNullable<typeof p.stdout> }).on("line", (line) => {
     if (line === "ready") ready = true
+    else if (line === "profiled") events.profiled = true
+    else if (line.startsWith("cpu ")) events.cpu.set(index, Number(line.slice(4)))
     else events.line(index, line)
   })
   const exited = new Promise<void>((resolve) => p.once("exit", () => resolve()))
@@ -199,6 +213,21 @@ const producer = async (system: System, which: Settings, url: string): Promise<P
   }
 }
 
+/** The workers' summed CPU (µs, asked by SIGUSR1) and the server's (ms), now. */
+const cpuNow = async (
+  procs: ReadonlyArray<Proc>,
+  events: Events,
+  server: Server.Server,
+): Promise<{ workers: number; pgMs: number }> => {
+  events.cpu.clear()
+  for (const p of procs) p.process.kill("SIGUSR1")
+  await waitFor(() => events.cpu.size === procs.length, 5_000)
+  let workers = 0
+  for (const us of events.cpu.values()) workers += us
+  if (events.cpu.size < procs.length) workers = Number.NaN
+  return { workers, pgMs: server.cpuMs() ?? Number.NaN }
+}
+
 const waitFor = async (check: () => boolean, ms: number): Promise<boolean> => {
   const end = Date.now() + ms
   while (!check()) {
@@ -207,6 +236,12 @@ const waitFor = async (check: () => boolean, ms: number): Promise<boolean> => {
   }
   return true
 }
+
+/** `FLEET_BURST_ONLY=1`: each row measures the burst only (for repeated, interleaved reps). */
+const burstOnly = (): boolean => process.env.FLEET_BURST_ONLY === "1"
+
+/** What a burst-only row says instead of its steady phase. */
+const BURST_ONLY = "burst only (FLEET_BURST_ONLY)"
 
 /** One row: one system at one setting, in a fresh database. */
 export const fleetRow = async (
@@ -226,6 +261,7 @@ export const fleetRow = async (
     log(`fleet: ${system} (${which}): 3 workers ready`)
     // 1. Burst: 10k no-op jobs due now, in bulk.
     const burst = Array.from({ length: 10_000 }, (_, k) => ({ k: `b${k}`, t: 0, ms: 0 }))
+    const cpuBefore = await cpuNow(procs, events, server)
     const burstAt = Date.now()
     for (let i = 0; i < burst.length; i += 1_000) {
       const now = Date.now()
@@ -238,14 +274,26 @@ export const fleetRow = async (
     const burstJobsPerS = burstDone
       ? burst.length / ((lastEnd - burstAt) / 1000)
       : events.ended / ((Date.now() - burstAt) / 1000)
-    log(`fleet: ${system} (${which}): burst ${int(burstJobsPerS)} jobs/s`)
-    if (!burstDone) {
+    const cpuAfter = await cpuNow(procs, events, server)
+    const workerCpuUs = (cpuAfter.workers - cpuBefore.workers) / events.ended
+    const pgCpuUs = ((cpuAfter.pgMs - cpuBefore.pgMs) * 1000) / events.ended
+    log(
+      `fleet: ${system} (${which}): burst ${int(burstJobsPerS)} jobs/s; CPU per job: workers ${int(workerCpuUs)} µs, PostgreSQL ${int(pgCpuUs)} µs`,
+    )
+    if (process.env.FLEET_PROFILE !== undefined && process.env.FLEET_PROFILE !== "") {
+      // The burst's profile of worker 1 (see worker.ts); the steady phase is not in it.
+      ;(procs[1] as Proc).process.kill("SIGUSR2")
+      await waitFor(() => events.profiled, 10_000)
+    }
+    if (!burstDone || burstOnly()) {
       // It cannot keep up with 1k jobs/s either: its steady phase would measure its backlog.
       return {
         system,
         settings: which,
         says: settings[system][which].says,
         burstJobsPerS,
+        workerCpuUs,
+        pgCpuUs,
         pickupP50: Number.NaN,
         pickupP99: Number.NaN,
         pickupP99Three: Number.NaN,
@@ -256,7 +304,9 @@ export const fleetRow = async (
         lost: Number.NaN,
         beyondInFlight: Number.NaN,
         seconds: (Date.now() - began) / 1000,
-        error: `${events.ended} of 10k burst jobs done in ${BURST_CAP_MS / 1000} s: too slow for 1k jobs/s, steady phase skipped`,
+        error: burstDone
+          ? BURST_ONLY
+          : `${events.ended} of 10k burst jobs done in ${BURST_CAP_MS / 1000} s: too slow for 1k jobs/s, steady phase skipped`,
       }
     }
     // 2. Steady 1k/s for 10 s, 50 ms each; 3. SIGKILL of worker 0 at 5 s.
@@ -341,6 +391,8 @@ export const fleetRow = async (
       settings: which,
       says: settings[system][which].says,
       burstJobsPerS,
+      workerCpuUs,
+      pgCpuUs,
       pickupP50: percentile(pickups, 50),
       pickupP99: percentile(pickups, 99),
       pickupP99Three: percentile(three, 99),
@@ -367,6 +419,7 @@ export const fleetTable = (rows: ReadonlyArray<FleetRow>): string =>
       { title: "system" },
       { title: "settings" },
       { title: "burst jobs/s", align: "right" },
+      { title: "CPU µs/job: workers / PG", align: "right" },
       { title: "pickup p50 ms", align: "right" },
       { title: "pickup p99 ms", align: "right" },
       { title: "p99: 3 / 2 processes", align: "right" },
@@ -378,8 +431,9 @@ export const fleetTable = (rows: ReadonlyArray<FleetRow>): string =>
       r.system,
       r.settings,
       Number.isFinite(r.burstJobsPerS)
-        ? `${int(r.burstJobsPerS)}${r.error === undefined ? "" : " (unfinished)"}`
+        ? `${int(r.burstJobsPerS)}${r.error === undefined || r.error === BURST_ONLY ? "" : " (unfinished)"}`
         : "error",
+      `${int(r.workerCpuUs)} / ${int(r.pgCpuUs)}`,
       int(r.pickupP50),
       int(r.pickupP99),
       `${int(r.pickupP99Three)} / ${int(r.pickupP99Two)}`,
@@ -410,35 +464,42 @@ export const runFleet = async (
 ): Promise<{ rows: Array<FleetRow>; table: string; summary: string; server: string }> => {
   const server = await Server.start()
   const rows: Array<FleetRow> = []
+  // `FLEET_REPS=n`: the whole set of rows n times over, interleaved (rep 1's rows, then rep 2's),
+  // so that each rep's ratios compare rows measured minutes apart at most.
+  const reps = Math.max(1, Number(process.env.FLEET_REPS ?? 1) || 1)
   try {
-    for (const which of ["defaults", "fast"] as const) {
-      if (!only(process.env.FLEET_SETTINGS, which)) continue
-      for (const system of ["tickwork", "pg-boss", "graphile-worker"] as const) {
-        if (!only(process.env.FLEET_SYSTEMS, system)) continue
-        try {
-          rows.push(await fleetRow(server, system, which, log))
-        } catch (error) {
-          log(`fleet: ${system} (${which}) failed: ${String(error)}`)
-          rows.push({
-            system,
-            settings: which,
-            says: settings[system][which].says,
-            burstJobsPerS: Number.NaN,
-            pickupP50: Number.NaN,
-            pickupP99: Number.NaN,
-            pickupP99Three: Number.NaN,
-            pickupP99Two: Number.NaN,
-            cut: 0,
-            failover: [],
-            notRestarted: 0,
-            lost: Number.NaN,
-            beyondInFlight: Number.NaN,
-            seconds: 0,
-            error: String(error),
-          })
+    for (let rep = 0; rep < reps; rep++)
+      for (const which of ["defaults", "fast"] as const) {
+        if (!only(process.env.FLEET_SETTINGS, which)) continue
+        for (const system of ["tickwork", "pg-boss", "graphile-worker"] as const) {
+          if (!only(process.env.FLEET_SYSTEMS, system)) continue
+          try {
+            rows.push({ ...(await fleetRow(server, system, which, log)), rep: rep + 1 })
+          } catch (error) {
+            log(`fleet: ${system} (${which}) failed: ${String(error)}`)
+            rows.push({
+              system,
+              settings: which,
+              says: settings[system][which].says,
+              burstJobsPerS: Number.NaN,
+              workerCpuUs: Number.NaN,
+              pgCpuUs: Number.NaN,
+              pickupP50: Number.NaN,
+              pickupP99: Number.NaN,
+              pickupP99Three: Number.NaN,
+              pickupP99Two: Number.NaN,
+              cut: 0,
+              failover: [],
+              notRestarted: 0,
+              lost: Number.NaN,
+              beyondInFlight: Number.NaN,
+              seconds: 0,
+              rep: rep + 1,
+              error: String(error),
+            })
+          }
         }
       }
-    }
   } finally {
     server.stop()
   }
@@ -448,13 +509,26 @@ export const runFleet = async (
       ? "fleet: no tickwork row"
       : `fleet: failover p99 ${int(percentile(mine.failover, 99))} ms, pickup p99 ${int(mine.pickupP99)} ms (3 processes ${int(mine.pickupP99Three)}, 2 after the kill ${int(mine.pickupP99Two)}), lost ${mine.lost}, duplicates beyond in-flight ${mine.beyondInFlight}`
   const notes = rows.map((r) => `  ${r.system} ${r.settings}: ${r.says}`)
+  // Per rep: tickwork's burst over each peer's at the same settings, measured in that rep.
+  const ratios: Array<string> = []
+  for (let rep = 1; rep <= reps; rep++) {
+    for (const r of rows) {
+      if (r.rep !== rep || r.system !== "tickwork") continue
+      for (const peer of rows) {
+        if (peer.rep !== rep || peer.system === "tickwork" || peer.settings !== r.settings) continue
+        ratios.push(
+          `  rep ${rep}: tickwork ${r.settings} burst / ${peer.system}'s = ${(r.burstJobsPerS / peer.burstJobsPerS).toFixed(2)}× (${int(r.burstJobsPerS)} / ${int(peer.burstJobsPerS)} jobs/s)`,
+        )
+      }
+    }
+  }
   return {
     rows,
     table: `${fleetTable(rows)}\n${[...new Set(notes)].join("\n")}${rows
       .filter((r) => r.error !== undefined)
       .map((r) => `\n  ${r.system} ${r.settings}: ${r.error}`)
       .join("")}`,
-    summary,
+    summary: ratios.length > 0 ? `${summary}\n${ratios.join("\n")}` : summary,
     server: server.origin,
   }
 }
