@@ -14,7 +14,10 @@ const CHUNK = 400
 
 /**
  * Writes `u` to task `row.id` if it is still in `row.state` under `row.fence`; returns whether
- * it did.
+ * it did. The row's recorded wait (SPEC §20.4) is cleared in the same statement: it was the
+ * claim's view of the run as it was, which a pause, resume, update (or any other decided
+ * change) ends; a claim that still passes the row over records it again, from its own time.
+ * Left standing, a wait would show on a resumed row and hide its due time from the claimers.
  */
 export const row = (
   sql: SqlClient,
@@ -29,7 +32,8 @@ export const row = (
       deliveries = ${u.deliveries}, lease_owner = ${u.leaseOwner},
       finished_at = ${u.finishedAt}, last_error = ${u.lastError}, seq = ${u.seq},
       updated_at = ${u.updatedAt}, paused_reason = ${u.pausedReason ?? null},
-      resume_from = ${u.resumeFrom ?? -1}
+      resume_from = ${u.resumeFrom ?? -1}, wait_cause = NULL, wait_scope = NULL,
+      wait_since = NULL, wait_until = NULL
       WHERE id = ${r.id} AND fence = ${r.fence} AND state = ${r.state}
       RETURNING id`
     if (written.length === 0) return false
