@@ -90,6 +90,7 @@ import { type BreakerView, type NewTask, TaskStore } from "./TaskStore.ts"
  */
 export type {
   DurableChanges,
+  DurableDedupStats,
   DurableLedgerRead,
   DurableOccurrence,
   DurableSchedulerShape,
@@ -660,9 +661,10 @@ export const make = <H extends Handler.Any>(
         })
       }) as DurableLedgerRead,
       occurrences: Stream.fromPubSub(occurrences),
-      stats: Effect.map(store.tally, ({ counts: tasks, waiting }) => ({
-        tasks,
-        waiting,
+      stats: Effect.map(Effect.all([store.tally, store.dedupKeys]), ([tally, keys]) => ({
+        tasks: tally.counts,
+        waiting: tally.waiting,
+        dedup: { keys, ...keyed.counted },
         owner: resolved.owner,
         inFlight: held.size,
         ...counters,

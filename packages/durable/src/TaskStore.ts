@@ -307,6 +307,8 @@ export interface TaskStoreShape {
     { readonly counts: Counts; readonly waiting: List.WaitCounts },
     StoreError
   >
+  /** Deduplication keys held by a live task (SPEC §20.3), in one read (see `List.dedupKeys`). */
+  readonly dedupKeys: Effect.Effect<number, StoreError>
   /**
    * Deletes ledger rows and final tasks that ended before `before`, and rate-limit starts
    * (SPEC §20.2) before `before` or their scope's cut-off in `starts`.
@@ -522,6 +524,7 @@ export const make = (options: {
         Ids.storable(id) ? deadline("read the events")(List.events(sql, id)) : Effect.succeed([]),
       counts: deadline("count tasks")(List.counts(sql)),
       tally: deadline("count tasks")(List.tally(sql)),
+      dedupKeys: deadline("count deduplication keys")(List.dedupKeys(sql)),
       prune: (before, starts) => deadline("prune the ledger")(Prune.prune(sql, before, starts)),
       signal: options.signal,
       session: options.session,

@@ -49,10 +49,18 @@ export const replacement = (
 /** A batch of accepted tasks, never empty. */
 export type Batch = readonly [NewTask, ...Array<NewTask>]
 
+/** This process's schedules that created nothing, by outcome (SPEC §20.3). */
+export interface Counted {
+  deduplicated: number
+  replaced: number
+}
+
 /** What a keyed schedule needs of the scheduler beside its {@link Env}. */
 export interface KeyedDeps {
   /** Counts the requests that created nothing (`tickwork_schedules_deduplicated_total`). */
   readonly series: Metrics.RunSeries
+  /** The same outcomes, counted for `stats().dedup` (this process's, since it started). */
+  readonly counted: Counted
   /** Work due within this many ms of now is announced to other processes (their poll). */
   readonly notifyWithinMs: number
   /** Woken once a schedule created or replaced a task: the dispatcher and counts look again. */
@@ -85,7 +93,11 @@ export const schedule = (
       .pipe(
         Effect.tap((done) =>
           Effect.sync(() => {
-            for (const d of done) if (d.outcome !== "created") deps.series.deduplicated(d.outcome)
+            for (const d of done) {
+              if (d.outcome === "created") continue
+              deps.series.deduplicated(d.outcome)
+              deps.counted[d.outcome]++
+            }
             if (done.some((d) => d.outcome !== "deduplicated")) for (const w of deps.wake) w.wake()
           }),
         ),
@@ -94,10 +106,14 @@ export const schedule = (
 
 /**
  * {@link schedule} bound to its dependencies: what the scheduler calls with a batch in which
- * some task has a deduplication key.
+ * some task has a deduplication key. Its `counted` are this process's outcomes since it was
+ * made, for `stats().dedup`.
  */
-export const keyed =
-  (env: Env, deps: KeyedDeps) => (list: ReadonlyArray<unknown>, tasks: Batch, t: number) =>
-    schedule(env, deps, list as ReadonlyArray<TaskOptions>, tasks, t)
+export const keyed = (env: Env, deps: Omit<KeyedDeps, "counted">) => {
+  const counted: Counted = { deduplicated: 0, replaced: 0 }
+  const run = (list: ReadonlyArray<unknown>, tasks: Batch, t: number) =>
+    schedule(env, { ...deps, counted }, list as ReadonlyArray<TaskOptions>, tasks, t)
+  return Object.assign(run, { counted: counted as Readonly<Counted> })
+}
 
 export type { Keyed } from "./dedup.ts"

@@ -110,6 +110,23 @@ export const counts = (sql: SqlClient): Effect.Effect<Counts, StoreError> =>
   )
 
 /**
+ * Deduplication keys held by a live task (SPEC §20.3): keys whose holder, the newest row under
+ * the key (by `created_at`, then `seq`), is `scheduled`, `running` or `paused` — as the kernel's
+ * `stats().dedup.keys`. One statement: each live keyed row is checked against the key's index
+ * (`tickwork_tasks_dedup`) for a newer row, so it costs O(live keyed rows), none for a store
+ * without keys.
+ */
+export const dedupKeys = (sql: SqlClient): Effect.Effect<number, StoreError> =>
+  sql<Raw>`
+  SELECT COUNT(*) AS n FROM tickwork_tasks t
+    WHERE t.dedup_key IS NOT NULL AND t.state IN ('scheduled', 'running', 'paused')
+      AND NOT EXISTS (SELECT 1 FROM tickwork_tasks n WHERE n.dedup_key = t.dedup_key
+        AND (n.created_at > t.created_at OR (n.created_at = t.created_at AND n.seq > t.seq)))`.pipe(
+    Effect.map((rows) => (rows.length === 0 ? 0 : num(rows[0]?.n))),
+    Effect.mapError(Failure.failing("count deduplication keys")),
+  )
+
+/**
  * Due runs waiting on a limit, by cause (SPEC §20.4): the claim records a wait on a `scheduled`
  * row it passes over and clears it on the row it starts.
  */

@@ -212,6 +212,22 @@ export interface Ran extends RunEntry {
 export type DurableOccurrence = Ran | EventEntry
 
 /**
+ * The deduplication figures of {@link DurableStats}: `keys` from the store, the outcomes
+ * counted by this process.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface DurableDedupStats {
+  /** Keys whose holder (the newest row under the key) is scheduled, running or paused. */
+  readonly keys: number
+  /** Schedules of this process that created nothing (a live holder, or a throttle window). */
+  readonly deduplicated: number
+  /** Debounced schedules of this process that replaced a pending holder in place. */
+  readonly replaced: number
+}
+
+/**
  * Store counts and this process's figures.
  *
  * @category models
@@ -222,6 +238,13 @@ export interface DurableStats {
   readonly tasks: Counts
   /** Due runs waiting on a limit, in the whole store, by cause (SPEC §20.4). */
   readonly waiting: Readonly<Record<"concurrency" | "rate-limited", number>>
+  /**
+   * Deduplication keys (SPEC §20.3): `keys` held by a live task, in the whole store (one read);
+   * the schedules of this process since it started that were `deduplicated` (nothing created)
+   * or `replaced` a pending holder (debounce). A store keeps no holder beside its rows, so
+   * there is no `tracked`.
+   */
+  readonly dedup: DurableDedupStats
   /** This process's lease owner name. */
   readonly owner: string
   /** Runs this process holds (claimed, running or completing). */
