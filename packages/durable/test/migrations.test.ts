@@ -5,7 +5,7 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
-import { Retry } from "@tickwork/core"
+import { Retry, Schedule } from "@tickwork/core"
 import { Effect, Option, Redacted } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { SqlClient } from "effect/sql/SqlClient"
@@ -216,6 +216,47 @@ describe("migrating a 0008 store to 0009_limits (SPEC §20)", () => {
           }),
       )
       expect(seen.map((s) => s.slot)).toEqual([0, 100, 200])
+      t.cleanup()
+    }),
+  )
+})
+
+/** A store at 0009, before the deduplication columns, with one old task. */
+const at0009 = oldStore(
+  Object.fromEntries(Object.entries(migrations).filter(([id]) => id < "0010")),
+)
+
+describe("migrating a 0009 store to 0010_dedup (SPEC §20.3)", () => {
+  it.effect("SQLite: an old task has no key, holds none, and a key's first request creates", () =>
+    Effect.gen(function* () {
+      const t = tempDir()
+      const file = t.file()
+      yield* Effect.scoped(
+        Effect.flatMap(SqliteClient.make({ filename: file }), ({ client }) =>
+          Effect.provideService(at0009, SqlClient, client),
+        ),
+      ).pipe(Effect.provide(Reactivity.layer))
+      const { handler } = recording()
+      const seen = yield* withScheduler(sqlite(file), { handlers: [handler] }, (d) =>
+        Effect.gen(function* () {
+          const old = Option.getOrThrow(yield* d.info("old")).dedup
+          const keysBefore = (yield* d.stats).dedup.keys
+          const created = yield* d.scheduleDeduplicated({
+            id: "new",
+            handler: "record",
+            payload: { n: 1 },
+            schedule: Schedule.once(3_600_000),
+            dedup: { key: "k" },
+          })
+          return { old, keysBefore, created, keysAfter: (yield* d.stats).dedup.keys }
+        }),
+      )
+      expect(seen).toEqual({
+        old: undefined,
+        keysBefore: 0,
+        created: { id: "new", outcome: "created" },
+        keysAfter: 1,
+      })
       t.cleanup()
     }),
   )
