@@ -21,6 +21,19 @@ export const breakers: NonNullable<Scheduler.SchedulerOptions["breakers"]> = {
   smtp: { failures: 3, coolDown: 2_000, factor: 2, maxCoolDown: 6_000 },
 }
 
+/**
+ * The flow-control limits of the demo's groups (SPEC §20), for `Scheduler.make({ limits })`:
+ * "exports" runs one run at a time (its two tasks take turns, so one of them is often waiting
+ * on `concurrency`), and "webhooks" starts at most 2 runs in any 2 s (its task, due every
+ * 0.4 s, waits `rate-limited` until its window opens).
+ */
+export const limits: NonNullable<Scheduler.SchedulerOptions["limits"]> = {
+  groups: {
+    exports: { concurrency: 1 },
+    webhooks: { rate: { max: 2, per: 2_000 } },
+  },
+}
+
 /** The mail server the "smtp" tasks need is down for the first 40 s of every minute. */
 const MAIL_DOWN_MS = 40_000
 const MAIL_CYCLE_MS = 60_000
@@ -42,6 +55,10 @@ export const descriptions: Readonly<Record<string, string>> = {
   "invoice-mail": "every 1.1 s, breaker smtp · held with mail-digest while it is open",
   // Its schedule in words comes from the live view (core's explain), not from here.
   "cron-tick": "a cron task · the line above is its expression in words",
+  "export-orders": "every 1 s, runs 0.7 s, group exports (1 at a time) · waits for its turn",
+  "export-invoices": "every 1 s, runs 0.7 s, group exports (1 at a time) · waits for its turn",
+  "webhook-ping": "every 0.4 s, group webhooks (2 per 2 s) · waits for its rate window",
+  reindex: "every 2 s, dedup key search-index (singleton) · asked again every 1.5 s, deduplicated",
 }
 
 /** A deterministic stand-in for work that takes a while: 30–90 ms. */
@@ -187,6 +204,39 @@ export const scheduleDemo = (
       schedule: Schedule.cron("*/3 * * * * *"),
       job: (run) => Effect.sleep(jitter(run.runNumber)),
     })
+
+    // Flow control (see `limits`): two tasks share a group that runs one at a time, so whichever
+    // is due second waits on `concurrency`; a fast task in a rate-limited group waits for its
+    // window (`rate-limited`, with the instant it opens).
+    for (const id of ["export-orders", "export-invoices"]) {
+      yield* schedule({
+        id,
+        schedule: Schedule.fixedRate(1_000, { delay: 350 }),
+        group: "exports",
+        job: Effect.sleep(700),
+      })
+    }
+    yield* schedule({
+      id: "webhook-ping",
+      schedule: Schedule.fixedRate(400, { delay: 150 }),
+      group: "webhooks",
+      job: (run) => Effect.sleep(jitter(run.runNumber) / 3),
+    })
+
+    // A singleton under a deduplication key: asking for it again while it is live creates
+    // nothing (a `deduplicated` occurrence on the holder).
+    const reindex = {
+      id: "reindex",
+      schedule: Schedule.fixedRate(2_000, { delay: 800 }),
+      dedup: { key: "search-index", mode: "singleton" as const },
+      job: Effect.sleep(120),
+    }
+    yield* schedule(reindex)
+    yield* Effect.forkScoped(
+      Effect.forever(
+        Effect.sleep(1_500).pipe(Effect.andThen(Effect.ignore(scheduler.schedule(reindex)))),
+      ),
+    )
 
     // A one-off under a reused id: each time it is final, schedule it again (a new generation).
     let adHoc = 0

@@ -7,8 +7,9 @@
 //     slots, cancellations, and the control occurrences: pauses, resumes, expired one-shots and
 //     circuit-breaker transitions);
 //   - `watch(scheduler)`: a poll of the scheduler's queries — each paused task's reason
-//     (`TaskInfo.pausedReason`) and every circuit breaker (`breakers`) — for what the two streams
-//     do not carry (failure counts, held tasks).
+//     (`TaskInfo.pausedReason`), every circuit breaker (`breakers`), each task's flow control
+//     (`TaskInfo.group`, `key`, `dedup` and `waiting`) and the waiting runs by cause (`stats`)
+//     — for what the two streams do not carry (failure counts, held tasks, waits).
 // It keeps the current state and a bounded history, so a page that connects late (or reloads)
 // gets the whole picture first, then live updates.
 //
@@ -35,6 +36,7 @@ import { Effect, type Scope } from "effect"
 import { WebSocket, WebSocketServer } from "ws"
 import type { InspectionEvent } from "xstate"
 import { toDirectedGraph } from "xstate/graph"
+import * as Flow from "./flow.ts"
 
 /** The task machine as the page draws it: states and edges, read from its definition. */
 export interface MachineGraph {
@@ -89,6 +91,8 @@ interface TaskView {
   since: number
   /** Why it is `paused` (`TaskInfo.pausedReason`); `undefined` in any other state. */
   pausedReason: Task.PauseReason | undefined
+  /** Its group, key, dedup key and wait (SPEC §20), as the last `watch` read found them. */
+  flow: Flow.TaskFlow
 }
 
 type BreakerInfo = Effect.Success<Scheduler.SchedulerShape["breakers"]>[number]
@@ -368,8 +372,10 @@ export interface LiveView {
   /** Feed it the scheduler's `occurrences` stream. */
   readonly occurrence: (occurrence: Ledger.StreamItem) => void
   /**
-   * Reads the scheduler's paused tasks (their `pausedReason`) and its circuit breakers every
-   * 250 ms, for as long as it runs (fork it in the view's scope).
+   * Reads the scheduler's paused tasks (their `pausedReason`), its circuit breakers, each task's
+   * flow control (group, key, dedup key, wait: SPEC §20) and its waiting and dedup counts every
+   * 250 ms, for as long as it runs (fork it in the view's scope). A wait shorter than that may
+   * go unseen.
    */
   readonly watch: (scheduler: Scheduler.SchedulerShape) => Effect.Effect<never>
   /** Pages connected right now. */
@@ -435,6 +441,8 @@ export const make = (options: LiveViewOptions): Effect.Effect<LiveView, Error, S
     /** A cron task's words, by task id, from {@link LiveView.scheduled}. */
     const words = new Map<string, string>()
     let runs = 0
+    /** Waiting runs by cause and dedup counts, from the last `watch` read of `stats`. */
+    let flow: Flow.FlowCounts = Flow.noCounts
 
     const host = (options.host ?? "127.0.0.1").replace(/^\[|\]$/g, "")
     const loopback = PageAccess.isLoopback(host)
@@ -511,6 +519,7 @@ export const make = (options: LiveViewOptions): Effect.Effect<LiveView, Error, S
           runs,
           feed,
           breakers: [...breakers.values()],
+          flow,
         }),
       )
     })
@@ -562,6 +571,7 @@ export const make = (options: LiveViewOptions): Effect.Effect<LiveView, Error, S
             from: undefined,
             since: now,
             pausedReason: undefined,
+            flow: Flow.none,
           }
           tasks.set(ref.id, view)
           broadcast({ t: "task", task: view })
@@ -687,6 +697,21 @@ export const make = (options: LiveViewOptions): Effect.Effect<LiveView, Error, S
             breakers.set(info.name, view)
             broadcast({ t: "breaker", breaker: view })
           }
+        }
+        for (const info of yield* scheduler.tasks()) {
+          const view = tasks.get(info.id)
+          const now = Flow.of(info)
+          // A task the inspection stream has not shown yet gets its facts at the next read.
+          if (view === undefined) continue
+          if (!Flow.same(view.flow, now)) {
+            view.flow = now
+            broadcast({ t: "task", task: view })
+          }
+        }
+        const counts = Flow.countsOf(yield* scheduler.stats)
+        if (JSON.stringify(counts) !== JSON.stringify(flow)) {
+          flow = counts
+          broadcast({ t: "flow", flow })
         }
       }).pipe(Effect.andThen(Effect.sleep(WATCH_EVERY_MS)), Effect.forever)
 

@@ -14,7 +14,7 @@
 import { Scheduler } from "@tickwork/runtime"
 import { Cause, Effect, Exit, Fiber, Stream } from "effect"
 import { number, option } from "./args.ts"
-import { breakers, descriptions, scheduleDemo } from "./demo.ts"
+import { breakers, descriptions, limits, scheduleDemo } from "./demo.ts"
 import * as LiveView from "./liveView.ts"
 
 const DEFAULT_PORT = 4477
@@ -39,6 +39,7 @@ const program = Effect.gen(function* () {
     inspect: view.inspect,
     listener: view.listener,
     breakers,
+    limits,
   })
   yield* Effect.forkScoped(
     Stream.runForEach(scheduler.occurrences, (o) => Effect.sync(() => view.occurrence(o))),

@@ -187,8 +187,8 @@ describe("the live view in headless Chromium", () => {
     const rows = await page
       .locator(".task")
       .evaluateAll((ns) => ns.map((n) => n.getAttribute("data-task")))
-    expect(rows).toHaveLength(14)
-    expect(await count(page, "#overview .chip[data-task]")).toBe(14)
+    expect(rows).toHaveLength(18)
+    expect(await count(page, "#overview .chip[data-task]")).toBe(18)
     // A cron task says in words what its expression means, derived by the view from the
     // schedule it was given (core's explain), and it runs; no other task has words.
     await page.waitForSelector('.task[data-task="cron-tick"] .run[data-outcome="succeeded"]', {
@@ -255,6 +255,35 @@ describe("the live view in headless Chromium", () => {
     expect(bars.reduce((a, b) => a + b, 0)).toBe(runs)
     expect(runs).toBeGreaterThan(10)
     expect(bars.filter((c) => c > 0).length).toBeGreaterThan(0)
+
+    // Flow control (SPEC §20): a due run held by its group's limit shows its wait on its row
+    // (cause, scope, for how long) and on the overview's chip; the summary counts waits by
+    // cause; a task's dedup key shows under its name. The demo's "exports" tasks take turns
+    // (one at a time) and "webhook-ping" outruns its group's rate, so each wait recurs.
+    await page.waitForSelector(
+      '.task[data-group="exports"][data-wait="concurrency"] .wait[data-cause="concurrency"][data-scope="group:exports"]',
+      { state: "attached", timeout: 30_000 },
+    )
+    await page.waitForSelector(
+      '.task[data-task="webhook-ping"][data-wait="rate-limited"] .wait[data-scope="group:webhooks"][data-until]',
+      { state: "attached", timeout: 30_000 },
+    )
+    await page.waitForSelector('#overview .node[data-state="scheduled"] .chip[data-wait]', {
+      state: "attached",
+      timeout: 30_000,
+    })
+    await waitUntil(
+      page,
+      `Number(document.querySelector('#summary [data-waiting] b[data-cause="rate-limited"]')?.textContent) >= 1`,
+    )
+    expect(await page.locator('.task[data-task="reindex"] .flow').textContent()).toBe(
+      "dedup search-index (singleton)",
+    )
+    await waitUntil(
+      page,
+      `Number(document.querySelector('#summary [data-dedup] b[data-count="deduplicated"]')?.textContent) >= 1`,
+    )
+    expect(await page.locator('.task[data-task="heartbeat"] .wait').isHidden()).toBe(true)
 
     // The inspection stream shows transitions, and the live connection is up.
     expect(await count(page, "#feed li")).toBeGreaterThan(3)
