@@ -101,7 +101,11 @@ const options = (s: Spec, i: number) => ({
 const taskLine = (id: string, i: Task.TaskInfo | undefined) =>
   i === undefined
     ? `${id} unknown`
-    : `${id} ${i.state} due=${i.state === "scheduled" ? i.scheduledFor : "-"} runs=${i.runNumber}` +
+    : `${id} ${i.state} due=${i.state === "scheduled" ? i.scheduledFor : "-"} ` +
+      // While a run is in flight the kernel counts it and a durable row does not yet (its
+      // count moves at the commit): a difference of its own, not flow control's, so a
+      // running task's count is left out; the trace shows every run started.
+      `runs=${i.state === "running" ? "-" : i.runNumber}` +
       (i.waiting === undefined
         ? ""
         : ` waiting=${i.waiting.cause}/${i.waiting.scope}/${i.waiting.since}/${i.waiting.until ?? "-"}`)
@@ -141,7 +145,7 @@ const kernelTrace = (lim: Rules.Limits, specs: ReadonlyArray<Spec>): Observed =>
     const run = k.takeDue(now, until)
     if (run !== undefined) {
       now = Math.max(now, run.startedAt)
-      trace.push(`t${run.job}:${run.scheduledFor}#${run.attempt}@${run.startedAt}`)
+      trace.push(`${run.id}:${run.scheduledFor}#${run.attempt}@${run.startedAt}`)
       running.push({ run, end: now + (specs[run.job] as Spec).ms })
       continue
     }
