@@ -114,7 +114,10 @@ const options = (s: Spec, i: number) => ({
 })
 
 /** What is compared of a task: its state, next slot, runs started and the wait holding it. */
-const taskLine = (id: string, i: Task.TaskInfo | undefined) =>
+const taskLine = (
+  id: string,
+  i: Pick<Task.TaskInfo, "state" | "scheduledFor" | "runNumber" | "waiting"> | undefined,
+) =>
   i === undefined
     ? `${id} unknown`
     : `${id} ${i.state} due=${i.state === "scheduled" ? i.scheduledFor : "-"} ` +
@@ -134,10 +137,13 @@ interface Observed {
   readonly tasks: ReadonlyArray<string>
 }
 
-const answerLine = (i: number, a: { readonly id: string; readonly outcome: string } | unknown) =>
-  typeof a === "object" && a !== null && "outcome" in a
-    ? `schedule t${i}: ${(a as { id: string }).id} ${(a as { outcome: string }).outcome}`
-    : `schedule t${i}: ${(a as { _tag?: string })._tag ?? String(a)}`
+/** A schedule request's answer as text: the key's holder and the outcome, or the error's tag. */
+const answerLine = (i: number, a: unknown) => {
+  const r = a as { readonly id?: string; readonly outcome?: string; readonly _tag?: string }
+  return r.outcome === undefined
+    ? `schedule t${i}: ${r._tag ?? String(a)}`
+    : `schedule t${i}: ${r.id} ${r.outcome}`
+}
 
 /**
  * The kernel stepped like the core's driver with runs that take time: at each instant, the runs
