@@ -165,15 +165,37 @@ export class Flow<J> {
 
   /**
    * A take at `now` (up to `limit`, `heap` its timer heap): drops expired key cells, then, when a
-   * rate window opens before the heap's next run, lets its waiters go and returns true (the
-   * caller looks at the heap again).
+   * rate window opens by the time the heap's next run would start, lets its waiters go and
+   * returns true (the caller looks at the heap again).
+   *
+   * The comparison is with the heap run's start, `max(slot, now, notBefore)`, not its slot: a
+   * run due before the window opens but not started by then (the driver's first take is at the
+   * opening, or another scope let it go then) competes with the waiters at the same instant, and
+   * SPEC §4 puts the one due earliest first — which the heap decides once the waiters are back
+   * in it with their own keys. A window opening at the very instant the run would start opens
+   * first, for the same reason.
    */
   opened(now: number, limit: number, heap: TimerHeap): boolean {
     this.sweep(now)
     const at = this.at
-    if (at > limit || (heap.size > 0 && at > heap.topSlot())) return false
+    if (at > limit || at > this.startOfTop(heap, now)) return false
     this.open(Math.max(at, now))
     return true
+  }
+
+  /**
+   * When the heap's top live run would start if taken at `now`, epoch ms; +Infinity when none.
+   * Drops dead entries that surface, so a dead one's key never decides (ground rule 2).
+   */
+  private startOfTop(heap: TimerHeap, now: number): number {
+    while (heap.size > 0 && !this.rows.isLive(heap.topTask(), heap.topOrder())) {
+      heap.pop()
+      this.rows.dead--
+    }
+    if (heap.size === 0) return Number.POSITIVE_INFINITY
+    const slot = heap.topSlot()
+    const notBefore = this.rows.t.extra(heap.topTask())?.notBefore ?? -1
+    return Math.max(slot, now, notBefore)
   }
 
   /** Rate windows that opened by `at` let their waiters go (at `at` at the earliest). */

@@ -279,6 +279,45 @@ describe("SPEC §20.2 rate limits", () => {
   })
 })
 
+describe("SPEC §20.2 a rate window opening at a take lets its waiter compete in §4 order", () => {
+  it("a rate waiter whose window opens as another scope's run ends goes before a later-due run let go then", () => {
+    const k = kernel({ groups: { g: { concurrency: 1 } }, keys: { rate: { max: 1, per: 100 } } })
+    k.schedule({ id: "first", job: "first", schedule: once(0), key: "k" }, 0)
+    k.schedule({ id: "busy", job: "busy", schedule: once(0), group: "g" }, 0)
+    // Due at 50, rate-limited until 100; due at 60, held by group g's concurrency.
+    k.schedule({ id: "rated", job: "rated", schedule: once(50), key: "k" }, 0)
+    k.schedule({ id: "held", job: "held", schedule: once(60), group: "g" }, 0)
+    const started = take(k, 0)
+    expect(started.map((r) => r.job)).toEqual(["first", "busy"])
+    expect(take(k, 60)).toEqual([])
+    expect(k.info("rated")?.waiting?.until).toBe(100)
+    expect(k.nextSlot()).toBe(100)
+    // At 100 the window opens and busy ends: both may start at 100; rated is due earlier (SPEC §4).
+    k.complete(started[1] as Kernel.Run<string>, Task.succeeded, 100, false)
+    expect(take(k, 100).map((r) => [r.job, r.startedAt])).toEqual([
+      ["rated", 100],
+      ["held", 100],
+    ])
+    k.checkInvariants()
+  })
+
+  it("a stepping driver still starts a run due before the window opens first", () => {
+    const k = kernel({ keys: { rate: { max: 1, per: 100 } } })
+    k.schedule({ id: "first", job: "first", schedule: once(0), key: "k" }, 0)
+    k.schedule({ id: "rated", job: "rated", schedule: once(50), key: "k" }, 0)
+    k.schedule({ id: "plain", job: "plain", schedule: once(60) }, 0)
+    expect(take(k, 0).map((r) => r.job)).toEqual(["first"])
+    // Stepping from 0 to 200: plain starts at 60, before rated's window opens at 100.
+    const out: Array<[string, number]> = []
+    for (let r = k.takeDue(0, 200); r !== undefined; r = k.takeDue(r.startedAt, 200))
+      out.push([r.job, r.startedAt])
+    expect(out).toEqual([
+      ["plain", 60],
+      ["rated", 100],
+    ])
+  })
+})
+
 describe("SPEC §20.1 a scope lets go exactly as many waiters as it has room for", () => {
   it("several ends before one take let each free place go once", () => {
     const k = kernel({ groups: { g: { concurrency: 3 } } })
