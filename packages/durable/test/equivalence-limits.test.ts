@@ -16,9 +16,13 @@
  * that are not yet decided or fixed, each replayable with `FC_SEED` and `FC_RUNS_LIMITS=80`:
  * - seed 1191405840: a debounce (SPEC §20.3) that moves a pending holder under a `key`
  *   concurrency limit to slot 230: the kernel runs it at 230, the store not before 800;
- * - seed 1312933397: at an instant a key's rate window opens and another scope's run ends, the
- *   kernel starts the heap's run (slot 454) before the rate waiter (slot 195), against §4 order;
- * - seed 1242321396: runs under a group rate and key concurrency start at different times.
+ * - seed 1312933397 (its start order fixed in the kernel): a run waiting under a group rate
+ *   while its key's concurrency fills shows `rate-limited/group:g2` in the kernel and
+ *   `concurrency/key:k1` in the store (the kernel keeps the wait it queued with until the window
+ *   opens; the store decides again at every claim);
+ * - seed 1242321396: two runs of different keys end at one instant (278); the store claims the
+ *   next run of the key whose completion committed first (t0, slot 227) while the other's (t1,
+ *   slot 224, due earlier) still counts as running, so t0 goes first against §4 order.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Kernel, type Rules, Schedule, Task } from "@tickwork/core"
