@@ -18,8 +18,8 @@
  *   concurrency limit to slot 230: the kernel runs it at 230, the store not before 800;
  * - seed 1312933397 (its start order fixed in the kernel): a run waiting under a group rate
  *   while its key's concurrency fills shows `rate-limited/group:g2` in the kernel and
- *   `concurrency/key:k1` in the store (the kernel keeps the wait it queued with until the window
- *   opens; the store decides again at every claim);
+ *   `concurrency/key:k1` in the store (not yet traced; likely the kernel keeps the wait it
+ *   queued with until the window opens, while the store decides again at every claim);
  * - seed 1242321396: two runs of different keys end at one instant (278); the store claims the
  *   next run of the key whose completion committed first (t0, slot 227) while the other's (t1,
  *   slot 224, due earlier) still counts as running, so t0 goes first against §4 order.
