@@ -347,6 +347,47 @@ describe("recorded starts are pruned (SPEC §20.2)", () => {
   )
 })
 
+describe("a debounce under a key limit (SPEC §20.1, §20.3)", () => {
+  it.effect("a pending holder moved to a later slot starts there, waiting or not", () =>
+    inFile((file) =>
+      Effect.gen(function* () {
+        const { log, handler } = logged()
+        yield* withScheduler(
+          sqlite(file),
+          { handlers: [handler], workers: 4, limits: { keys: { concurrency: 1 } } },
+          (d) =>
+            Effect.gen(function* () {
+              const keyed = (id: string, ms: number, at: number, dedup?: "debounce") =>
+                d.scheduleDeduplicated({
+                  id,
+                  handler,
+                  payload: { ms },
+                  schedule: Schedule.once(at),
+                  key: "k",
+                  ...(dedup === undefined ? {} : { dedup: { key: "d", mode: dedup } }),
+                })
+              // `a` holds the key 0..200; holder `h` is due at 50 and waits on the key.
+              yield* keyed("a", 200, 0)
+              yield* keyed("h", 10, 50, "debounce")
+              yield* advance(d, 100)
+              expect(Option.getOrThrow(yield* d.info("h")).waiting?.cause).toBe("concurrency")
+              // At 100 a debounce moves it to slot 230, after `a` ends (200).
+              const r = yield* keyed("h2", 10, 130, "debounce")
+              expect(r).toEqual({ id: "h", outcome: "replaced" })
+              yield* settle(d)
+              expect(Option.getOrThrow(yield* d.info("h")).waiting).toBeUndefined()
+              yield* advance(d, 300)
+            }),
+        )
+        expect(startsOf(log)).toEqual([
+          ["a", 0],
+          ["h", 230],
+        ])
+      }),
+    ),
+  )
+})
+
 describe("typed errors (SPEC §20.2)", () => {
   it.effect(
     "a bad limit is an InvalidOption naming the field and value; no scheduler is built",
