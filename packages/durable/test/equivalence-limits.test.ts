@@ -14,9 +14,9 @@
  *
  * Not yet run by default (set `FC_LIMITS_EQUIVALENCE=1`): the property still finds differences
  * that are not yet decided or fixed, each replayable with `FC_SEED` and `FC_RUNS_LIMITS=80`:
- * - seed 1191405840: a task due while its key runs and inside the key's rate window shows
- *   `concurrency/key:k2` in the store and `rate-limited/key:k2` in the kernel (its debounce
- *   difference was a stale wait hiding the moved holder's due time, fixed in `write.ts`);
+ * - (seed 1191405840 now passes: its debounce difference was a stale wait hiding the moved
+ *   holder's due time, fixed in `write.ts`; its wait-cause difference was the kernel showing a
+ *   rate waiter's queued cause after another of its scopes filled, fixed in core's `waitingOf`);
  * - seed 1312933397: at an instant a key's rate window opens and another scope's run ends, the
  *   kernel starts the heap's run (slot 454) before the rate waiter (slot 195), against §4 order;
  * - seed 1242321396: runs under a group rate and key concurrency start at different times.

@@ -278,7 +278,7 @@ describe("SPEC §20.2 rate limits", () => {
     expect(take(k, 200).map((r) => r.job)).toEqual(["u"])
     const waiting = { cause: "concurrency", scope: "group:g1", since: 100, until: undefined }
     expect(k.info("t")?.waiting).toEqual(waiting)
-    expect(k.explain("t")?.waiting).toMatchObject(waiting)
+    expect(k.explain("t", 200)?.waiting).toMatchObject(waiting)
     expect(k.stats().waiting).toEqual({ concurrency: 1, "rate-limited": 0 })
     k.checkInvariants()
   })
