@@ -14,13 +14,11 @@
  *
  * Not yet run by default (set `FC_LIMITS_EQUIVALENCE=1`): the property still finds differences
  * that are not yet decided or fixed, each replayable with `FC_SEED` and `FC_RUNS_LIMITS=80`:
- * - seed 1191405840: a task due while its key runs and inside the key's rate window shows
- *   `concurrency/key:k2` in the store and `rate-limited/key:k2` in the kernel (its debounce
- *   difference was a stale wait hiding the moved holder's due time, fixed in `write.ts`);
- * - seed 1312933397 (its start order fixed in the kernel): the same kind of wait-cause
- *   difference, `rate-limited/group:g2` in the kernel and `concurrency/key:k1` in the store (not
- *   yet traced; likely the kernel keeps the wait it queued with until the window opens, while
- *   the store decides again at every claim);
+ * - seeds 1191405840 and 1312933397 now pass: the debounce difference was a stale wait hiding
+ *   the moved holder's due time (fixed in `write.ts`); the wait-cause differences were the
+ *   kernel showing a rate waiter's queued cause after another of its scopes filled (fixed in
+ *   core's `waitingOf`); the start order at a rate window's opening was the kernel comparing the
+ *   window with the heap top's slot rather than its start (fixed in core's `Flow.opened`);
  * - seed 1242321396: two runs of different keys end at one instant (278); the store claims the
  *   next run of the key whose completion committed first (t0, slot 227) while the other's (t1,
  *   slot 224, due earlier) still counts as running, so t0 goes first against §4 order.

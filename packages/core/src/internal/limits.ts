@@ -358,7 +358,8 @@ export class Flow<J> {
     const out = { concurrency: 0, "rate-limited": 0 }
     this.forEach((_, order, i) => {
       if (!this.rows.isLive(i, order)) return
-      const w = this.rows.t.extra(i)?.waiting
+      // As `info` shows it: a rate waiter whose other scope filled since waits on that one.
+      const w = waitingOf(this.rows, i)
       if (w !== undefined) out[w.cause]++
     })
     return out
@@ -422,10 +423,27 @@ class ExpiryHeap {
   }
 }
 
-/** @internal Row `i`'s wait, when it is a `scheduled` row waiting on a limit now. */
+/**
+ * @internal Row `i`'s wait, when it is a `scheduled` row waiting on a limit now, as
+ * `Rules.admit` would decide it now: a concurrency wait before a rate wait (SPEC §20.2). A
+ * waiter stays in the queue it was put in until that scope lets it go, while another of its
+ * scopes may fill meanwhile; its recorded wait is then out of date, and it shows a concurrency
+ * wait on its first full scope (as a store deciding again at each claim records it). When it
+ * runs is unchanged: let go by its queue, it is admitted again and queued on the full scope.
+ */
 export const waitingOf = <J>(rows: Rows<J>, i: number): Waiting | undefined => {
-  const w = rows.t.extra(i)?.waiting
-  return w !== undefined && rows.t.state(i) === SCHEDULED && rows.t.ticket(i) === w.order
-    ? w
-    : undefined
+  const extra = rows.t.extra(i)
+  const w = extra?.waiting
+  if (w === undefined || rows.t.state(i) !== SCHEDULED || rows.t.ticket(i) !== w.order) {
+    return undefined
+  }
+  const flow = rows.queues
+  if (!(flow instanceof Flow) || extra?.scopes === undefined) return w
+  for (const name of extra.scopes) {
+    const cell = flow.cells.get(name)
+    if (cell === undefined || cell.running < cell.limit.concurrency) continue
+    if (w.cause === "concurrency" && w.scope === name) return w
+    return { cause: "concurrency", scope: name, order: w.order, until: undefined, since: w.since }
+  }
+  return w
 }

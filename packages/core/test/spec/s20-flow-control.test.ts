@@ -90,7 +90,9 @@ describe("SPEC §20.1 concurrency limits", () => {
     // g1 ends: gk goes first (§4) but its key is busy; g2 takes the group's place.
     k.complete(g1[0] as Kernel.Run<string>, Task.succeeded, 4, false)
     expect(take(k, 4).map((r) => r.job)).toEqual(["g2"])
-    expect(k.info("gk")?.waiting?.scope).toBe("key:k")
+    // Both its scopes are full now: its wait is `Rules.admit`'s, on the first full one (SPEC §20.2),
+    // though it stays in key:k's queue until that lets it go.
+    expect(k.info("gk")?.waiting?.scope).toBe("group:g")
     k.complete(busy[0] as Kernel.Run<string>, Task.succeeded, 5, false)
     k.checkInvariants()
   })
@@ -255,6 +257,30 @@ describe("SPEC §20.2 rate limits", () => {
       until: 150,
     })
     expect(Rules.admit([{ limit, running: 0, starts: [50] }], 150)._tag).toBe("Start")
+  })
+
+  it("a concurrency wait is decided before a rate wait: a rate waiter whose other scope fills since shows that scope's concurrency wait", () => {
+    const k = kernel({ groups: { g1: { concurrency: 1 } }, keys: { rate: { max: 1, per: 1000 } } })
+    k.schedule({ id: "a", job: "a", schedule: once(0), key: "k2" }, 0)
+    k.schedule({ id: "t", job: "t", schedule: once(100), group: "g1", key: "k2" }, 0)
+    k.schedule({ id: "u", job: "u", schedule: once(200), group: "g1" }, 0)
+    const [a] = take(k, 0)
+    k.complete(a as Kernel.Run<string>, Task.succeeded, 10, false)
+    // At 100 g1 has room: t waits for key:k2's window only.
+    expect(take(k, 100)).toEqual([])
+    expect(k.info("t")?.waiting).toEqual({
+      cause: "rate-limited",
+      scope: "key:k2",
+      since: 100,
+      until: 1000,
+    })
+    // u takes g1's only place: t could not start now even with the window open.
+    expect(take(k, 200).map((r) => r.job)).toEqual(["u"])
+    const waiting = { cause: "concurrency", scope: "group:g1", since: 100, until: undefined }
+    expect(k.info("t")?.waiting).toEqual(waiting)
+    expect(k.explain("t", 200)?.waiting).toMatchObject(waiting)
+    expect(k.stats().waiting).toEqual({ concurrency: 1, "rate-limited": 0 })
+    k.checkInvariants()
   })
 
   it("a rate-limited group does not hold back other runs due before its window opens", () => {
