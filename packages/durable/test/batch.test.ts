@@ -1,18 +1,10 @@
-/**
- * Issue 28, item 1: a `scheduleAll` that fails leaves the store as it was, on SQLite and
- * PostgreSQL, whatever the batch's shape (one chunk or several, with or without tags and
- * breakers) and whatever the error (an id live in the store, an id twice in the batch, a bad
- * task in the middle, an unknown handler, a bad payload): no rows, no ledger events, no runs.
- */
-import { PgClient } from "@effect/sql-pg"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { Schedule } from "@tickwork/core"
-import Database from "better-sqlite3"
-import { Effect, type Layer, Redacted } from "effect"
-import * as Reactivity from "effect/reactivity/Reactivity"
+import { Effect, type Layer } from "effect"
 import { type Handler, Postgres, Sqlite, type TaskStore } from "../src/index.ts"
 import { recording, tempDir, withScheduler } from "./helpers.ts"
 import { freshDatabase } from "./pg.ts"
+import { pgSnapshot, sqliteSnapshot } from "./snapshots.ts"
 
 /** Every table a batch writes, read in a fixed order: equal snapshots mean nothing changed. */
 const TABLES = [
@@ -161,14 +153,7 @@ describe("scheduleAll on SQLite is all or nothing", () => {
   suite(() => ({
     // Not exclusive, so that a second connection can read the tables while the scheduler runs.
     layer: () => Sqlite.layer({ filename: dir.file(), exclusive: false }),
-    snapshot: async () => {
-      const db = new Database(dir.file(), { readonly: true })
-      try {
-        return TABLES.map((q) => db.prepare(q).all())
-      } finally {
-        db.close()
-      }
-    },
+    snapshot: () => sqliteSnapshot(dir.file(), TABLES),
   }))
 })
 
@@ -182,13 +167,6 @@ describe("scheduleAll on PostgreSQL is all or nothing", () => {
   })
   suite(() => ({
     layer: () => Postgres.layer({ url: db.url }),
-    snapshot: () =>
-      Effect.runPromise(
-        Effect.scoped(
-          Effect.flatMap(PgClient.make({ url: Redacted.make(db.url), maxConnections: 1 }), (sql) =>
-            Effect.forEach(TABLES, (q) => sql.unsafe(q)),
-          ),
-        ).pipe(Effect.provide(Reactivity.layer)),
-      ),
+    snapshot: () => pgSnapshot(db.url, TABLES),
   }))
 })

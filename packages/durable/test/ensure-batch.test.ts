@@ -1,19 +1,6 @@
-/**
- * SPEC §18.2 (issue 28, "Batches are all or nothing"): a durable `ensure` is one transaction. For
- * every path through it (creates, updates, a set's cancels, all of them at once) a store fault
- * injected at its k-th statement, for every k until the call gets through, fails it with a
- * `StoreError` and leaves every table as it was, on SQLite and PostgreSQL.
- *
- * The fault is a real database error: `Statement.CurrentTransformer`, provided around the one
- * `ensure` call, swaps its k-th statement for one that reads a table that does not exist. The
- * scheduler's own background work runs outside that call and is never faulted.
- */
-import { PgClient } from "@effect/sql-pg"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { type Declared, Schedule } from "@tickwork/core"
-import Database from "better-sqlite3"
-import { Effect, type Layer, Redacted, Result } from "effect"
-import * as Reactivity from "effect/reactivity/Reactivity"
+import { Effect, type Layer, Result } from "effect"
 import * as Statement from "effect/sql/Statement"
 import {
   type DurableScheduler,
@@ -24,6 +11,7 @@ import {
 } from "../src/index.ts"
 import { recording, tempDir, withScheduler } from "./helpers.ts"
 import { freshDatabase } from "./pg.ts"
+import { pgSnapshot, sqliteSnapshot } from "./snapshots.ts"
 
 /** Every table an ensure writes, read in a fixed order: equal snapshots mean nothing changed. */
 const TABLES = [
@@ -186,14 +174,7 @@ describe("ensure on SQLite is all or nothing (SPEC §18.2)", () => {
   suite(() => ({
     // Not exclusive, so that a second connection can read the tables while the scheduler runs.
     layer: () => Sqlite.layer({ filename: dir.file(), exclusive: false }),
-    snapshot: async () => {
-      const db = new Database(dir.file(), { readonly: true })
-      try {
-        return TABLES.map((q) => db.prepare(q).all())
-      } finally {
-        db.close()
-      }
-    },
+    snapshot: () => sqliteSnapshot(dir.file(), TABLES),
   }))
 })
 
@@ -207,13 +188,6 @@ describe("ensure on PostgreSQL is all or nothing (SPEC §18.2)", () => {
   })
   suite(() => ({
     layer: () => Postgres.layer({ url: db.url }),
-    snapshot: () =>
-      Effect.runPromise(
-        Effect.scoped(
-          Effect.flatMap(PgClient.make({ url: Redacted.make(db.url), maxConnections: 1 }), (sql) =>
-            Effect.forEach(TABLES, (q) => sql.unsafe(q)),
-          ),
-        ).pipe(Effect.provide(Reactivity.layer)),
-      ),
+    snapshot: () => pgSnapshot(db.url, TABLES),
   }))
 })
