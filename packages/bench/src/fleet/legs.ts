@@ -1,0 +1,201 @@
+/**
+ * Where a tickwork job's pickup goes (`FLEET_LEGS=1`): the steady phase's jobs, each traced
+ * from its insert to its start through the timestamps the workers print (probe.ts) and the
+ * producer's own (insert sent, insert answered). For a job k started first by worker w, whose
+ * claim c (at w) took it:
+ *
+ * ```text
+ * insert sent ─ commit ─► notice at w ─ wake ─► pass ready ─► claim sent ─ round trip ─► claim back ─► run starts
+ *  (producer)            (first ≥ insert)       (see below)     (c.sent)                   (c.returned)   (r k)
+ * ```
+ *
+ * "Pass ready" is when w's dispatcher was free to begin the pass that sent c: the later of its
+ * last wait's return and its previous claim's answer (a full claim loops at once). The legs are
+ * additive when the pass began after k's notice; a pass already under way when the notice
+ * came (it was claiming, or its poll fired) took k without it, and counts in "claimed before
+ * its notice" instead of the notice and wake legs.
+ */
+import { fixed, int, table } from "../lib/format.ts"
+
+/** One worker's pickup-path timestamps (epoch ms, µs resolution), in the order printed. */
+export class WorkerTrace {
+  readonly notices: Array<number> = []
+  readonly waits: Array<{ at: number; why: string }> = []
+  readonly claims: Array<{ sent: number; returned: number; keys: ReadonlyArray<string> }> = []
+  readonly runs = new Map<string, number>()
+  /** Reads one line of the worker's output; false when it is not a probe line. */
+  line(line: string): boolean {
+    const [kind, a, b, c] = line.split(" ")
+    if (kind === "n" && a !== undefined) this.notices.push(Number(a))
+    else if (kind === "w" && a !== undefined) this.waits.push({ at: Number(a), why: b ?? "" })
+    else if (kind === "c" && a !== undefined && b !== undefined)
+      this.claims.push({
+        sent: Number(a),
+        returned: Number(b),
+        keys: c === undefined || c === "-" ? [] : c.split(","),
+      })
+    else if (kind === "r" && a !== undefined && b !== undefined) {
+      if (!this.runs.has(a)) this.runs.set(a, Number(b))
+    } else return false
+    return true
+  }
+}
+
+/** The legs, in path order. */
+export const LEGS = [
+  "insert: sent → answered",
+  "insert sent → notice at the claiming worker",
+  "notice → pass ready",
+  "pass ready → claim sent",
+  "claim sent → answered",
+  "claim answered → run starts",
+  "pickup (insert sent → run starts)",
+] as const
+
+/** What a steady phase's trace says. */
+export interface LegReport {
+  /** Per leg (`LEGS`): p50, p99 and the jobs it was measured on. */
+  readonly legs: ReadonlyArray<{ leg: string; p50: number; p99: number; n: number }>
+  /** Jobs traced. */
+  readonly jobs: number
+  /** Jobs whose claiming pass began before their notice reached that worker. */
+  readonly beforeNotice: number
+  /** What began the claiming pass: a wake, the poll/due timer, or a full claim looping on. */
+  readonly passes: Record<"wake" | "timer" | "loop", number>
+  /** Claims sent by all workers in the phase, and those that came back empty. */
+  readonly claims: number
+  readonly emptyClaims: number
+  /** Rows per non-empty claim, mean. */
+  readonly rowsPerClaim: number
+}
+
+const percentile = (sorted: ReadonlyArray<number>, p: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ??
+  Number.NaN
+
+/** Index of the last element ≤ x in ascending `xs` (-1 when none). */
+const lastAtOrBefore = (xs: ReadonlyArray<number>, x: number): number => {
+  let lo = 0
+  let hi = xs.length
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1
+    if ((xs[mid] as number) <= x) lo = mid + 1
+    else hi = mid
+  }
+  return lo - 1
+}
+
+/**
+ * The legs of the jobs `keys`, inserted (sent) at `insertAt` and answered at `answeredAt`,
+ * from the workers' traces (`traces[w]`); `from`/`to` bound the claims counted (the phase).
+ */
+export const legReport = (
+  keys: ReadonlyArray<string>,
+  insertAt: ReadonlyMap<string, number>,
+  answeredAt: ReadonlyMap<string, number>,
+  traces: ReadonlyArray<WorkerTrace>,
+  from: number,
+  to: number,
+): LegReport => {
+  const values: Array<Array<number>> = LEGS.map(() => [])
+  const passes = { wake: 0, timer: 0, loop: 0 }
+  let beforeNotice = 0
+  let jobs = 0
+  // Per worker: claim by key, and its claims' and waits' times in order.
+  const index = traces.map((t) => {
+    const byKey = new Map<string, number>()
+    t.claims.forEach((c, i) => {
+      for (const k of c.keys) if (!byKey.has(k)) byKey.set(k, i)
+    })
+    return { byKey, waitAt: t.waits.map((w) => w.at) }
+  })
+  for (const k of keys) {
+    const t0 = insertAt.get(k)
+    if (t0 === undefined) continue
+    const answered = answeredAt.get(k)
+    if (answered !== undefined) (values[0] as Array<number>).push(answered - t0)
+    // The worker that ran it first, by its own start reading.
+    let w = -1
+    let runAt = Number.POSITIVE_INFINITY
+    traces.forEach((t, i) => {
+      const r = t.runs.get(k)
+      if (r !== undefined && r < runAt) {
+        runAt = r
+        w = i
+      }
+    })
+    const trace = traces[w]
+    const ix = index[w]
+    if (trace === undefined || ix === undefined) continue
+    const ci = ix.byKey.get(k)
+    const claim = ci === undefined ? undefined : trace.claims[ci]
+    if (ci === undefined || claim === undefined) continue
+    jobs++
+    const ni = lastAtOrBefore(trace.notices, t0) + 1
+    const notice = trace.notices[ni]
+    const wi = lastAtOrBefore(ix.waitAt, claim.sent)
+    const wait = trace.waits[wi]
+    const previous = trace.claims[ci - 1]
+    const waitAt = wait?.at ?? Number.NEGATIVE_INFINITY
+    const loopAt = previous?.returned ?? Number.NEGATIVE_INFINITY
+    const ready = Math.max(waitAt, loopAt)
+    if (loopAt >= waitAt) passes.loop++
+    else if (wait?.why === "wake") passes.wake++
+    else passes.timer++
+    if (notice !== undefined) (values[1] as Array<number>).push(notice - t0)
+    if (notice !== undefined && notice <= ready) (values[2] as Array<number>).push(ready - notice)
+    else beforeNotice++
+    if (Number.isFinite(ready)) (values[3] as Array<number>).push(claim.sent - ready)
+    ;(values[4] as Array<number>).push(claim.returned - claim.sent)
+    ;(values[5] as Array<number>).push(runAt - claim.returned)
+    ;(values[6] as Array<number>).push(runAt - t0)
+  }
+  let claims = 0
+  let emptyClaims = 0
+  let rows = 0
+  for (const t of traces)
+    for (const c of t.claims) {
+      if (c.sent < from || c.sent > to) continue
+      claims++
+      if (c.keys.length === 0) emptyClaims++
+      rows += c.keys.length
+    }
+  return {
+    legs: LEGS.map((leg, i) => {
+      const sorted = (values[i] as Array<number>).sort((a, b) => a - b)
+      return { leg, p50: percentile(sorted, 50), p99: percentile(sorted, 99), n: sorted.length }
+    }),
+    jobs,
+    beforeNotice,
+    passes,
+    claims,
+    emptyClaims,
+    rowsPerClaim: rows / Math.max(1, claims - emptyClaims),
+  }
+}
+
+const ms = (x: number) => (Number.isFinite(x) ? fixed(x, x >= 100 ? 0 : 1) : "–")
+
+/** The legs of several rows side by side: one column pair per labelled report. */
+export const legTable = (
+  reports: ReadonlyArray<{ readonly label: string; readonly report: LegReport }>,
+): string => {
+  const body = table(
+    [
+      { title: "leg (ms)" },
+      ...reports.map((r) => ({ title: `${r.label}: p50 / p99`, align: "right" as const })),
+    ],
+    LEGS.map((leg, i) => [
+      leg,
+      ...reports.map(({ report }) => {
+        const l = report.legs[i]
+        return l === undefined ? "–" : `${ms(l.p50)} / ${ms(l.p99)}`
+      }),
+    ]),
+  )
+  const notes = reports.map(
+    ({ label, report: r }) =>
+      `  ${label}: ${int(r.jobs)} jobs traced; claiming pass began on a wake ${int(r.passes.wake)}, its timer ${int(r.passes.timer)}, a full claim looping ${int(r.passes.loop)}; ${int(r.beforeNotice)} claimed before their notice reached that worker; ${int(r.claims)} claims (${int(r.emptyClaims)} empty), ${fixed(r.rowsPerClaim, 1)} rows per non-empty claim`,
+  )
+  return `${body}\n${notes.join("\n")}`
+}
