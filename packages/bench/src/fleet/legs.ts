@@ -21,19 +21,31 @@ import { fixed, int, table } from "../lib/format.ts"
 export class WorkerTrace {
   readonly notices: Array<number> = []
   readonly waits: Array<{ at: number; why: string }> = []
-  readonly claims: Array<{ sent: number; returned: number; keys: ReadonlyArray<string> }> = []
+  readonly claims: Array<{
+    sent: number
+    returned: number
+    limit: number
+    keys: ReadonlyArray<string>
+  }> = []
+  /** The dispatcher's parks: when, and whether a worker was free (else it waits for one). */
+  readonly parks: Array<{ at: number; free: boolean }> = []
+  readonly commits: Array<{ sent: number; returned: number; rows: number }> = []
   readonly runs = new Map<string, number>()
   /** Reads one line of the worker's output; false when it is not a probe line. */
   line(line: string): boolean {
-    const [kind, a, b, c] = line.split(" ")
+    const [kind, a, b, c, d] = line.split(" ")
     if (kind === "n" && a !== undefined) this.notices.push(Number(a))
     else if (kind === "w" && a !== undefined) this.waits.push({ at: Number(a), why: b ?? "" })
     else if (kind === "c" && a !== undefined && b !== undefined)
       this.claims.push({
         sent: Number(a),
         returned: Number(b),
-        keys: c === undefined || c === "-" ? [] : c.split(","),
+        limit: Number(c),
+        keys: d === undefined || d === "-" ? [] : d.split(","),
       })
+    else if (kind === "t" && a !== undefined) this.parks.push({ at: Number(a), free: b === "1" })
+    else if (kind === "k" && a !== undefined && b !== undefined)
+      this.commits.push({ sent: Number(a), returned: Number(b), rows: Number(c) })
     else if (kind === "r" && a !== undefined && b !== undefined) {
       if (!this.runs.has(a)) this.runs.set(a, Number(b))
     } else return false
@@ -60,13 +72,38 @@ export interface LegReport {
   readonly jobs: number
   /** Jobs whose claiming pass began before their notice reached that worker. */
   readonly beforeNotice: number
-  /** What began the claiming pass: a wake, the poll/due timer, or a full claim looping on. */
-  readonly passes: Record<"wake" | "timer" | "loop", number>
+  /**
+   * What began the claiming pass: a wake while a worker was free (a notice, mostly), a wake
+   * after parking with none free (a run's end or a commit gave one back), the poll/due timer,
+   * or a claim that took all it asked for looping on.
+   */
+  readonly passes: Record<"wake" | "wakeForWorker" | "timer" | "loop", number>
   /** Claims sent by all workers in the phase, and those that came back empty. */
   readonly claims: number
   readonly emptyClaims: number
-  /** Rows per non-empty claim, mean. */
+  /** Rows per non-empty claim, mean; claims that asked for fewer than 8 rows (few free). */
   readonly rowsPerClaim: number
+  readonly smallClaims: number
+  /** The dispatchers' parks in the phase, and those with no worker free. */
+  readonly parks: number
+  readonly parksForWorker: number
+  /**
+   * At the parks with no worker free, the median runs on the pool (started, not ended) and
+   * claims held (claimed, not yet committed: runs, and ended runs waiting for their commit),
+   * which of the bounds (`CONCURRENCY` workers, twice that held) stopped the claim.
+   */
+  readonly runningAtPark: number
+  readonly heldAtPark: number
+  /** Pickup p50 of the jobs inserted in each second of the phase (a backlog grows across them). */
+  readonly bySecond: ReadonlyArray<number>
+  /** Handler run time (its own start → end, ms): 50 ms asked. */
+  readonly runP50: number
+  readonly runP99: number
+  /** Commits in the phase: duration p50/p99 (ms) and rows per commit (mean). */
+  readonly commits: number
+  readonly commitP50: number
+  readonly commitP99: number
+  readonly rowsPerCommit: number
 }
 
 const percentile = (sorted: ReadonlyArray<number>, p: number): number =>
@@ -94,20 +131,22 @@ export const legReport = (
   insertAt: ReadonlyMap<string, number>,
   answeredAt: ReadonlyMap<string, number>,
   traces: ReadonlyArray<WorkerTrace>,
+  ends: ReadonlyMap<string, ReadonlyArray<{ readonly w: number; readonly at: number }>>,
   from: number,
   to: number,
 ): LegReport => {
   const values: Array<Array<number>> = LEGS.map(() => [])
-  const passes = { wake: 0, timer: 0, loop: 0 }
+  const passes = { wake: 0, wakeForWorker: 0, timer: 0, loop: 0 }
   let beforeNotice = 0
   let jobs = 0
+  const seconds: Array<Array<number>> = []
   // Per worker: claim by key, and its claims' and waits' times in order.
   const index = traces.map((t) => {
     const byKey = new Map<string, number>()
     t.claims.forEach((c, i) => {
       for (const k of c.keys) if (!byKey.has(k)) byKey.set(k, i)
     })
-    return { byKey, waitAt: t.waits.map((w) => w.at) }
+    return { byKey, waitAt: t.waits.map((w) => w.at), parkAt: t.parks.map((p) => p.at) }
   })
   for (const k of keys) {
     const t0 = insertAt.get(k)
@@ -140,8 +179,9 @@ export const legReport = (
     const loopAt = previous?.returned ?? Number.NEGATIVE_INFINITY
     const ready = Math.max(waitAt, loopAt)
     if (loopAt >= waitAt) passes.loop++
-    else if (wait?.why === "wake") passes.wake++
-    else passes.timer++
+    else if (wait?.why !== "wake") passes.timer++
+    else if (trace.parks[lastAtOrBefore(ix.parkAt, waitAt)]?.free === false) passes.wakeForWorker++
+    else passes.wake++
     if (notice !== undefined) (values[1] as Array<number>).push(notice - t0)
     if (notice !== undefined && notice <= ready) (values[2] as Array<number>).push(ready - notice)
     else beforeNotice++
@@ -149,17 +189,79 @@ export const legReport = (
     ;(values[4] as Array<number>).push(claim.returned - claim.sent)
     ;(values[5] as Array<number>).push(runAt - claim.returned)
     ;(values[6] as Array<number>).push(runAt - t0)
+    const second = Math.floor((t0 - from) / 1000)
+    if (second >= 0) {
+      const list = seconds[second] ?? []
+      list.push(runAt - t0)
+      seconds[second] = list
+    }
   }
   let claims = 0
   let emptyClaims = 0
+  let smallClaims = 0
   let rows = 0
-  for (const t of traces)
+  let parks = 0
+  let parksForWorker = 0
+  let committed = 0
+  const commitMs: Array<number> = []
+  for (const t of traces) {
     for (const c of t.claims) {
       if (c.sent < from || c.sent > to) continue
       claims++
       if (c.keys.length === 0) emptyClaims++
+      if (c.limit < 8) smallClaims++
       rows += c.keys.length
     }
+    for (const p of t.parks) {
+      if (p.at < from || p.at > to) continue
+      parks++
+      if (!p.free) parksForWorker++
+    }
+    for (const c of t.commits) {
+      if (c.sent < from || c.sent > to) continue
+      commitMs.push(c.returned - c.sent)
+      committed += c.rows
+    }
+  }
+  commitMs.sort((a, b) => a - b)
+  // Per worker, sorted: run starts, run ends (the part's whole-ms reading, +1 so an end in the
+  // same ms counts after it), claimed rows by answer, committed rows by answer.
+  const running: Array<number> = []
+  const held: Array<number> = []
+  const runMs: Array<number> = []
+  traces.forEach((t, w) => {
+    const starts = [...t.runs.values()].sort((a, b) => a - b)
+    const endAt: Array<number> = []
+    for (const [k, list] of ends) {
+      const e = list.find((x) => x.w === w)
+      if (e === undefined) continue
+      endAt.push(e.at + 1)
+      const r = t.runs.get(k)
+      if (r !== undefined && r >= from && r <= to) runMs.push(e.at + 1 - r)
+    }
+    endAt.sort((a, b) => a - b)
+    const claimed: Array<number> = [0]
+    const claimedAt: Array<number> = []
+    for (const c of t.claims) {
+      claimedAt.push(c.returned)
+      claimed.push((claimed[claimed.length - 1] as number) + c.keys.length)
+    }
+    const committedRows: Array<number> = [0]
+    const committedAt: Array<number> = []
+    for (const c of [...t.commits].sort((a, b) => a.returned - b.returned)) {
+      committedAt.push(c.returned)
+      committedRows.push((committedRows[committedRows.length - 1] as number) + c.rows)
+    }
+    for (const p of t.parks) {
+      if (p.free || p.at < from || p.at > to) continue
+      running.push(lastAtOrBefore(starts, p.at) - lastAtOrBefore(endAt, p.at))
+      held.push(
+        (claimed[lastAtOrBefore(claimedAt, p.at) + 1] as number) -
+          (committedRows[lastAtOrBefore(committedAt, p.at) + 1] as number),
+      )
+    }
+  })
+  for (const list of [running, held, runMs]) list.sort((a, b) => a - b)
   return {
     legs: LEGS.map((leg, i) => {
       const sorted = (values[i] as Array<number>).sort((a, b) => a - b)
@@ -171,6 +273,23 @@ export const legReport = (
     claims,
     emptyClaims,
     rowsPerClaim: rows / Math.max(1, claims - emptyClaims),
+    smallClaims,
+    parks,
+    parksForWorker,
+    bySecond: Array.from(seconds, (list) =>
+      percentile(
+        (list ?? []).sort((a, b) => a - b),
+        50,
+      ),
+    ),
+    runningAtPark: percentile(running, 50),
+    heldAtPark: percentile(held, 50),
+    runP50: percentile(runMs, 50),
+    runP99: percentile(runMs, 99),
+    commits: commitMs.length,
+    commitP50: percentile(commitMs, 50),
+    commitP99: percentile(commitMs, 99),
+    rowsPerCommit: committed / Math.max(1, commitMs.length),
   }
 }
 
@@ -195,7 +314,7 @@ export const legTable = (
   )
   const notes = reports.map(
     ({ label, report: r }) =>
-      `  ${label}: ${int(r.jobs)} jobs traced; claiming pass began on a wake ${int(r.passes.wake)}, its timer ${int(r.passes.timer)}, a full claim looping ${int(r.passes.loop)}; ${int(r.beforeNotice)} claimed before their notice reached that worker; ${int(r.claims)} claims (${int(r.emptyClaims)} empty), ${fixed(r.rowsPerClaim, 1)} rows per non-empty claim`,
+      `  ${label}: ${int(r.jobs)} jobs traced; the pass that claimed a job began on a wake with a worker free ${int(r.passes.wake)}, on a wake after parking for a worker ${int(r.passes.wakeForWorker)}, on its timer ${int(r.passes.timer)}, looping after a full claim ${int(r.passes.loop)}; ${int(r.beforeNotice)} claimed before their notice reached that worker; ${int(r.claims)} claims (${int(r.emptyClaims)} empty, ${int(r.smallClaims)} asking for < 8 rows), ${fixed(r.rowsPerClaim, 1)} rows per non-empty claim; ${int(r.parks)} parks (${int(r.parksForWorker)} with no worker free, there a median ${int(r.runningAtPark)} runs on the pool and ${int(r.heldAtPark)} claims held); runs took ${int(r.runP50)} / ${int(r.runP99)} ms p50 / p99 (50 asked); pickup p50 by second of the phase ${r.bySecond.map((x) => int(x)).join(", ")} ms; ${int(r.commits)} commits of ${fixed(r.rowsPerCommit, 1)} runs, ${ms(r.commitP50)} / ${ms(r.commitP99)} ms p50 / p99`,
   )
   return `${body}\n${notes.join("\n")}`
 }

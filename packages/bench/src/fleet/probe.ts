@@ -10,8 +10,12 @@
  * - `w <at> <why>`: the dispatcher's wait returned, `wake` (a wake came: a notice, a run's end,
  *   an insert of this process) or `timer` (its poll or a due time) — `Wakeup.prototype.wait` is
  *   wrapped, for the one wake-up whose wait follows the store's `nextTimes` (the dispatcher's);
- * - `c <sent> <returned> <keys>`: a claim statement was sent and answered, with the ids it took
+ * - `c <sent> <returned> <limit> <keys>`: a claim statement was sent and answered, with the most
+ *   rows it asked for (the free workers, at most `claimBatch`) and the ids it took
  *   (comma-separated; `-` for none);
+ * - `t <at> <free>`: the dispatcher's `nextTimes` answered, before it parks; `free` is 1 when it
+ *   had a worker free, 0 when it parks for one (the pool or the held-claims bound is full);
+ * - `k <sent> <returned> <rows>`: a commit (the completer's batch of ended runs);
  * - `r <k> <at>`: the handler of job k began (its run started on the worker pool).
  */
 import { TaskStore } from "@tickwork/durable"
@@ -74,15 +78,24 @@ const wrap = (store: TaskStore.TaskStoreShape): TaskStore.TaskStoreShape => {
         return Effect.tap(store.claim(o), (rows) =>
           Effect.sync(() =>
             out(
-              `c ${at(sent)} ${at(hiNow())} ${rows.length === 0 ? "-" : rows.map((r) => r.id).join(",")}`,
+              `c ${at(sent)} ${at(hiNow())} ${o.limit} ${rows.length === 0 ? "-" : rows.map((r) => r.id).join(",")}`,
             ),
           ),
+        )
+      }),
+    commit: (changes, options) =>
+      Effect.suspend(() => {
+        const sent = hiNow()
+        return Effect.tap(store.commit(changes, options), () =>
+          Effect.sync(() => out(`k ${at(sent)} ${at(hiNow())} ${changes.length}`)),
         )
       }),
     nextTimes: (handlers) =>
       Effect.tap(store.nextTimes(handlers), () =>
         Effect.sync(() => {
           parking = true
+          // The dispatcher asks for no handler's times when no worker is free.
+          out(`t ${at(hiNow())} ${handlers.length > 0 ? 1 : 0}`)
         }),
       ),
     ...(session === undefined

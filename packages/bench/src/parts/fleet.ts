@@ -72,8 +72,11 @@ export interface FleetRow {
   readonly pgCpuUs: number
   /** Which repetition (`FLEET_REPS`), from 1. */
   readonly rep?: number | undefined
-  /** Where the steady phase's pickup went (`FLEET_LEGS=1`, tickwork rows). */
-  readonly legs?: LegReport | undefined
+  /**
+   * Where the steady phase's pickup went (`FLEET_LEGS=1`, tickwork rows): the jobs inserted
+   * before the kill (3 processes) and from 1 s after it (2 processes), apart.
+   */
+  readonly legs?: { readonly three: LegReport; readonly two: LegReport } | undefined
   /** Load average (1 min) at the row's start. */
   readonly load: number
   readonly error?: string | undefined
@@ -455,6 +458,9 @@ export const fleetRow = async (
     }
     const beyondInFlight = beyond.length
     const traced = events.traces.some((t) => t.claims.length > 0)
+    const legsOf = (keys: ReadonlyArray<string>, from: number, to: number) =>
+      legReport(keys, sentHi, answeredHi, events.traces, events.ends, from, to)
+    const killedAtHi = steadyFromHi + (killedAt - steadyFrom)
     return {
       system,
       settings: which,
@@ -462,14 +468,18 @@ export const fleetRow = async (
       load,
       ...(traced
         ? {
-            legs: legReport(
-              steadyKeys,
-              sentHi,
-              answeredHi,
-              events.traces,
-              steadyFromHi,
-              steadyToHi,
-            ),
+            legs: {
+              three: legsOf(
+                steadyKeys.filter((k) => (insertTimes.get(k) ?? 0) < killedAt),
+                steadyFromHi,
+                killedAtHi,
+              ),
+              two: legsOf(
+                steadyKeys.filter((k) => (insertTimes.get(k) ?? 0) >= killedAt + 1_000),
+                killedAtHi + 1_000,
+                steadyToHi,
+              ),
+            },
           }
         : {}),
       says: settings[system][which].says,
@@ -620,11 +630,14 @@ export const runFleet = async (
         })`
   }`
   const notes = rows.map((r) => `  ${r.system} ${r.settings}: ${r.says}`)
-  const legs = rows.flatMap((r) =>
-    r.legs === undefined
-      ? []
-      : [{ label: `${reps > 1 ? `rep ${r.rep} ` : ""}${label(r)}`, report: r.legs }],
-  )
+  const legs = rows.flatMap((r) => {
+    if (r.legs === undefined) return []
+    const name = `${reps > 1 ? `rep ${r.rep} ` : ""}${label(r)}`
+    return [
+      { label: `${name}, 3 processes`, report: r.legs.three },
+      { label: `${name}, 2 processes`, report: r.legs.two },
+    ]
+  })
   // Per rep: tickwork's burst over each peer's at the same settings, measured in that rep.
   const ratios: Array<string> = []
   for (let rep = 1; rep <= reps; rep++) {
