@@ -16,6 +16,7 @@
  * its notice" instead of the notice and wake legs.
  */
 import { fixed, int, table } from "../lib/format.ts"
+import { CONCURRENCY } from "./settings.ts"
 
 /** One worker's pickup-path timestamps (epoch ms, µs resolution), in the order printed. */
 export class WorkerTrace {
@@ -43,7 +44,7 @@ export class WorkerTrace {
         limit: Number(c),
         keys: d === undefined || d === "-" ? [] : d.split(","),
       })
-    else if (kind === "t" && a !== undefined) this.parks.push({ at: Number(a), free: b === "1" })
+    else if (kind === "p" && a !== undefined) this.parks.push({ at: Number(a), free: b === "1" })
     else if (kind === "k" && a !== undefined && b !== undefined)
       this.commits.push({ sent: Number(a), returned: Number(b), rows: Number(c) })
     else if (kind === "r" && a !== undefined && b !== undefined) {
@@ -90,10 +91,12 @@ export interface LegReport {
   /**
    * At the parks with no worker free, the median runs on the pool (started, not ended) and
    * claims held (claimed, not yet committed: runs, and ended runs waiting for their commit),
-   * which of the bounds (`CONCURRENCY` workers, twice that held) stopped the claim.
+   * and those where the pool had a slot free: the held-claims bound (twice the workers)
+   * stopped the claim, commits lagging behind.
    */
   readonly runningAtPark: number
   readonly heldAtPark: number
+  readonly heldBound: number
   /** Pickup p50 of the jobs inserted in each second of the phase (a backlog grows across them). */
   readonly bySecond: ReadonlyArray<number>
   /** Handler run time (its own start → end, ms): 50 ms asked. */
@@ -228,6 +231,7 @@ export const legReport = (
   // same ms counts after it), claimed rows by answer, committed rows by answer.
   const running: Array<number> = []
   const held: Array<number> = []
+  let heldBound = 0
   const runMs: Array<number> = []
   traces.forEach((t, w) => {
     const starts = [...t.runs.values()].sort((a, b) => a - b)
@@ -254,7 +258,9 @@ export const legReport = (
     }
     for (const p of t.parks) {
       if (p.free || p.at < from || p.at > to) continue
-      running.push(lastAtOrBefore(starts, p.at) - lastAtOrBefore(endAt, p.at))
+      const onPool = lastAtOrBefore(starts, p.at) - lastAtOrBefore(endAt, p.at)
+      running.push(onPool)
+      if (onPool < CONCURRENCY) heldBound++
       held.push(
         (claimed[lastAtOrBefore(claimedAt, p.at) + 1] as number) -
           (committedRows[lastAtOrBefore(committedAt, p.at) + 1] as number),
@@ -284,6 +290,7 @@ export const legReport = (
     ),
     runningAtPark: percentile(running, 50),
     heldAtPark: percentile(held, 50),
+    heldBound,
     runP50: percentile(runMs, 50),
     runP99: percentile(runMs, 99),
     commits: commitMs.length,
@@ -314,7 +321,7 @@ export const legTable = (
   )
   const notes = reports.map(
     ({ label, report: r }) =>
-      `  ${label}: ${int(r.jobs)} jobs traced; the pass that claimed a job began on a wake with a worker free ${int(r.passes.wake)}, on a wake after parking for a worker ${int(r.passes.wakeForWorker)}, on its timer ${int(r.passes.timer)}, looping after a full claim ${int(r.passes.loop)}; ${int(r.beforeNotice)} claimed before their notice reached that worker; ${int(r.claims)} claims (${int(r.emptyClaims)} empty, ${int(r.smallClaims)} asking for < 8 rows), ${fixed(r.rowsPerClaim, 1)} rows per non-empty claim; ${int(r.parks)} parks (${int(r.parksForWorker)} with no worker free, there a median ${int(r.runningAtPark)} runs on the pool and ${int(r.heldAtPark)} claims held); runs took ${int(r.runP50)} / ${int(r.runP99)} ms p50 / p99 (50 asked); pickup p50 by second of the phase ${r.bySecond.map((x) => int(x)).join(", ")} ms; ${int(r.commits)} commits of ${fixed(r.rowsPerCommit, 1)} runs, ${ms(r.commitP50)} / ${ms(r.commitP99)} ms p50 / p99`,
+      `  ${label}: ${int(r.jobs)} jobs traced; the pass that claimed a job began on a wake with a worker free ${int(r.passes.wake)}, on a wake after parking for a worker ${int(r.passes.wakeForWorker)}, on its timer ${int(r.passes.timer)}, looping after a full claim ${int(r.passes.loop)}; ${int(r.beforeNotice)} claimed before their notice reached that worker; ${int(r.claims)} claims (${int(r.emptyClaims)} empty, ${int(r.smallClaims)} asking for < 8 rows), ${fixed(r.rowsPerClaim, 1)} rows per non-empty claim; ${int(r.parks)} parks (${int(r.parksForWorker)} with no worker free, there a median ${int(r.runningAtPark)} runs on the pool and ${int(r.heldAtPark)} claims held; ${int(r.heldBound)} of them with a pool slot free: the held-claims bound); runs took ${int(r.runP50)} / ${int(r.runP99)} ms p50 / p99 (50 asked); pickup p50 by second of the phase ${r.bySecond.map((x) => int(x)).join(", ")} ms; ${int(r.commits)} commits of ${fixed(r.rowsPerCommit, 1)} runs, ${ms(r.commitP50)} / ${ms(r.commitP99)} ms p50 / p99`,
   )
   return `${body}\n${notes.join("\n")}`
 }

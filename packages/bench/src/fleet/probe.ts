@@ -13,8 +13,9 @@
  * - `c <sent> <returned> <limit> <keys>`: a claim statement was sent and answered, with the most
  *   rows it asked for (the free workers, at most `claimBatch`) and the ids it took
  *   (comma-separated; `-` for none);
- * - `t <at> <free>`: the dispatcher's `nextTimes` answered, before it parks; `free` is 1 when it
- *   had a worker free, 0 when it parks for one (the pool or the held-claims bound is full);
+ * - `p <at> <free>`: the dispatcher parks; `free` is 1 when it had a worker free (it read the
+ *   next times for its handlers just before), 0 when it parks for one (the pool or the
+ *   held-claims bound is full: it asked `nextTimes` for no handler, or did not ask);
  * - `k <sent> <returned> <rows>`: a commit (the completer's batch of ended runs);
  * - `r <k> <at>`: the handler of job k began (its run started on the worker pool).
  */
@@ -38,6 +39,8 @@ export const ran = (k: string) => {
 
 /** Set by `nextTimes`' answer: the next `Wakeup.wait` is the dispatcher's park. */
 let parking = false
+/** Whether `nextTimes` was asked for handlers (a worker free) since the dispatcher last parked. */
+let readForWorker = false
 /** The dispatcher's wake-up, once recognized (the first wait after a `nextTimes`). */
 let dispatcherWakeup: Wakeup | undefined
 /** Per wake-up: a wake came since its last wait began. */
@@ -54,6 +57,8 @@ const patchWakeup = () => {
     if (parking && dispatcherWakeup === undefined) dispatcherWakeup = this
     parking = false
     if (this !== dispatcherWakeup) return wait.call(this, ms)
+    out(`p ${at(hiNow())} ${readForWorker ? 1 : 0}`)
+    readForWorker = false
     // A wake pending from before the wait also ends it at once: it counts as a wake.
     return Effect.suspend(() =>
       wait.call(this, ms).pipe(
@@ -95,7 +100,7 @@ const wrap = (store: TaskStore.TaskStoreShape): TaskStore.TaskStoreShape => {
         Effect.sync(() => {
           parking = true
           // The dispatcher asks for no handler's times when no worker is free.
-          out(`t ${at(hiNow())} ${handlers.length > 0 ? 1 : 0}`)
+          readForWorker = handlers.length > 0
         }),
       ),
     ...(session === undefined
