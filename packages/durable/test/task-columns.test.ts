@@ -1,0 +1,57 @@
+/**
+ * The SQLite insert lays a new task's values out flat (`pushTaskValues`) instead of building
+ * its record (`taskRecord`, which PostgreSQL's insert takes): both must name the same columns
+ * in the same order and give the same values, or a row would be written shifted.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Breaker, Retry } from "@tickwork/core"
+import { pushTaskValues, TASK_COLUMNS, taskRecord } from "../src/internal/codec.ts"
+import type { NewTask } from "../src/internal/model.ts"
+
+const plain: NewTask = {
+  id: "a",
+  handler: "h",
+  payload: '{"n":1}',
+  schedule: { kind: "once", at: 5 } as NewTask["schedule"],
+  priority: 1,
+  retry: Retry.none as NewTask["retry"],
+  missedRuns: "catch-up",
+  pauseAfter: 0,
+  timeoutMs: 0,
+  seq: 7,
+  slot: 5,
+  now: 3,
+}
+
+// Every optional field set, each to a value no other column has.
+const full: NewTask = {
+  ...plain,
+  id: "b",
+  tags: ["x", "y"],
+  windowMs: 11,
+  group: "g",
+  key: "k",
+  breaker: {
+    key: "own:b",
+    name: "b",
+    policy: Breaker.resolve({ failures: 2, coolDown: 1_000 }) as Breaker.Resolved,
+  },
+  dedup: { key: "d", mode: "throttle", windowMs: 13 } as NewTask["dedup"],
+  timeoutMs: 17,
+  pauseAfter: 19,
+  priority: 23,
+}
+
+describe("task columns", () => {
+  it.each([
+    ["a plain task", plain],
+    ["a task with every option", full],
+  ])("%s: pushTaskValues gives taskRecord's values in TASK_COLUMNS' order", (_, task) => {
+    const record = taskRecord(task)
+    expect(TASK_COLUMNS).toEqual(Object.keys(record))
+    const values: Array<unknown> = ["before"]
+    pushTaskValues(task, values)
+    expect(values).toEqual(["before", ...Object.values(record)])
+  })
+
+})
