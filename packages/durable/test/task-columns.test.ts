@@ -1,11 +1,18 @@
 /**
- * The SQLite insert lays a new task's values out flat (`pushTaskValues`) instead of building
- * its record (`taskRecord`, which PostgreSQL's insert takes): both must name the same columns
- * in the same order and give the same values, or a row would be written shifted.
+ * The SQLite insert lays a new task's values out flat (`pushTaskValues`), with the columns every
+ * new task starts alike in as literals in its text (`NEW_TASK_LITERALS`), instead of building
+ * its record (`taskRecord`, which PostgreSQL's insert takes): together they must give every
+ * column of the record its value, in the record's order, or a row would be written shifted.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Breaker, Retry } from "@tickwork/core"
-import { pushTaskValues, TASK_COLUMNS, taskRecord } from "../src/internal/codec.ts"
+import {
+  BOUND_TASK_COLUMNS,
+  NEW_TASK_LITERALS,
+  pushTaskValues,
+  TASK_COLUMNS,
+  taskRecord,
+} from "../src/internal/codec.ts"
 import type { NewTask } from "../src/internal/model.ts"
 
 const plain: NewTask = {
@@ -42,16 +49,27 @@ const full: NewTask = {
   priority: 23,
 }
 
+/** The value of one of the SQL literals the table uses: NULL, a number or a quoted string. */
+const fromLiteral = (literal: string): unknown =>
+  literal === "NULL"
+    ? null
+    : literal.startsWith("'")
+      ? literal.slice(1, -1).replaceAll("''", "'")
+      : Number(literal)
+
 describe("task columns", () => {
   it.each([
     ["a plain task", plain],
     ["a task with every option", full],
-  ])("%s: pushTaskValues gives taskRecord's values in TASK_COLUMNS' order", (_, task) => {
-    const record = taskRecord(task)
+  ])("%s: the literals and pushTaskValues give taskRecord's values", (_, task) => {
+    const record: Record<string, unknown> = taskRecord(task)
     expect(TASK_COLUMNS).toEqual(Object.keys(record))
     const values: Array<unknown> = ["before"]
     pushTaskValues(task, values)
-    expect(values).toEqual(["before", ...Object.values(record)])
+    expect(values).toEqual(["before", ...BOUND_TASK_COLUMNS.map((c) => record[c])])
+    for (const [column, literal] of Object.entries(NEW_TASK_LITERALS)) {
+      expect(TASK_COLUMNS).toContain(column)
+      expect([column, fromLiteral(literal)]).toEqual([column, record[column]])
+    }
   })
-
 })

@@ -9,7 +9,7 @@ import { Array as Arr, Effect } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { StoreError } from "../Errors.ts"
 import * as Breakers from "./breakers.ts"
-import { num, pushTaskValues, TASK_COLUMNS, taskRecord } from "./codec.ts"
+import { NEW_TASK_LITERALS, num, pushTaskValues, TASK_COLUMNS, taskRecord } from "./codec.ts"
 import * as Failure from "./failure.ts"
 import type { NewTask } from "./model.ts"
 import * as Write from "./write.ts"
@@ -52,14 +52,15 @@ const sqliteTexts = new Map<number, string>()
  * SQLite's upsert of `chunk` from a statement text kept per chunk length, its parameters laid
  * out flat: the same statement `sql.insert` builds, without compiling it again for each call
  * (in a profile of `scheduleAll` on SQLite, compiling cost about as much as validating and
- * encoding the tasks). The parameters go as one array, which better-sqlite3 binds positionally
+ * encoding the tasks). The columns every new task starts alike in are literals in its text
+ * (`NEW_TASK_LITERALS`): the same row, 23 values bound instead of 42. The parameters go as one array, which better-sqlite3 binds positionally
  * (`SqliteClient` hands its parameters to the statement as they are): the statement compiler
- * then copies one value, not 42 per row, and the driver gets no call of 16,800 arguments.
+ * then copies one value, not 23 per row, and the driver gets no call of 9,200 arguments.
  */
 const sqliteUpsert = (sql: SqlClient, chunk: Arr.NonEmptyReadonlyArray<NewTask>) => {
   let text = sqliteTexts.get(chunk.length)
   if (text === undefined) {
-    const tuple = `(${TASK_COLUMNS.map(() => "?").join(", ")})`
+    const tuple = `(${TASK_COLUMNS.map((c) => NEW_TASK_LITERALS[c] ?? "?").join(", ")})`
     text = `INSERT INTO tickwork_tasks (${TASK_COLUMNS.join(", ")}) VALUES ${Array.from(chunk, () => tuple).join(", ")} ${UPSERT}`
     sqliteTexts.set(chunk.length, text)
   }
