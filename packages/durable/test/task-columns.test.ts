@@ -72,4 +72,13 @@ describe("task columns", () => {
       expect([column, fromLiteral(literal)]).toEqual([column, record[column]])
     }
   })
+
+  it("tasks one after another, with and without a retry policy of their own, each get theirs", () => {
+    const own = { ...plain, id: "c", retry: Retry.resolve({ maxRetries: 3 }) as NewTask["retry"] }
+    for (const task of [plain, own, full, own, plain]) {
+      const values: Array<unknown> = []
+      pushTaskValues(task, values)
+      expect(values[BOUND_TASK_COLUMNS.indexOf("retry")]).toBe(JSON.stringify(task.retry))
+    }
+  })
 })

@@ -327,6 +327,9 @@ export const BOUND_TASK_COLUMNS: ReadonlyArray<string> = TASK_COLUMNS.filter(
   (c) => !(c in NEW_TASK_LITERALS),
 )
 
+/** The retry policy `pushTaskValues` wrote last, and its text. */
+let lastRetry: { readonly policy: unknown; readonly text: string } = { policy: null, text: "null" }
+
 /**
  * Appends `t`'s values of {@link BOUND_TASK_COLUMNS} to `out`, in that order: the values of
  * {@link taskRecord}, laid out for a positional multi-row statement without building the record
@@ -334,13 +337,16 @@ export const BOUND_TASK_COLUMNS: ReadonlyArray<string> = TASK_COLUMNS.filter(
  * a tenth of the JavaScript time). A test holds the two to the same columns and values.
  */
 export const pushTaskValues = (t: NewTask, out: Array<unknown>): void => {
+  // Tasks without a retry option share one resolved policy object (never changed once
+  // resolved): its text is kept for the next task that has the same object.
+  if (t.retry !== lastRetry.policy) lastRetry = { policy: t.retry, text: JSON.stringify(t.retry) }
   out.push(
     t.id,
     t.handler,
     t.payload,
     JSON.stringify(t.schedule),
     t.priority,
-    JSON.stringify(t.retry),
+    lastRetry.text,
     t.missedRuns,
     t.pauseAfter,
     t.timeoutMs,
