@@ -106,7 +106,7 @@ const insertChunk = (
   chunk: Arr.NonEmptyReadonlyArray<NewTask>,
   notify = false,
 ) =>
-  Effect.gen(function* () {
+  Effect.suspend(() => {
     const upsert =
       dialect === "sqlite"
         ? sqliteUpsert(sql, chunk)
@@ -114,19 +114,28 @@ const insertChunk = (
             INSERT INTO tickwork_tasks ${sql.insert(Arr.map(chunk, taskRecord))}
             ${sql.literal(UPSERT)}`
     // NOTIFY is transactional: delivered when this statement commits, never for no row.
-    const rows = yield* notify && channel !== undefined
-      ? sql<{ id: string; generation: unknown }>`
+    const statement =
+      notify && channel !== undefined
+        ? sql<{ id: string; generation: unknown }>`
           WITH ins AS (${upsert})
           SELECT id, generation, (SELECT pg_notify(${channel}, '')) AS notified FROM ins`
-      : upsert
-    if (rows.length === chunk.length) return generations(chunk, rows)
-    const written = new Set(rows.map((r) => String(r.id)))
-    const live = chunk.find((t) => !written.has(t.id)) as NewTask
-    return yield* new Errors.DuplicateTaskId({
-      field: "id",
-      value: live.id,
-      message: `id ${Errors.show(live.id)} belongs to a task that is still scheduled or running`,
-    })
+        : upsert
+    // One flatMap, not a generator: every schedule() call passes here.
+    return Effect.flatMap(
+      statement,
+      (rows): Effect.Effect<Array<number>, Errors.DuplicateTaskId> => {
+        if (rows.length === chunk.length) return Effect.succeed(generations(chunk, rows))
+        const written = new Set(rows.map((r) => String(r.id)))
+        const live = chunk.find((t) => !written.has(t.id)) as NewTask
+        return Effect.fail(
+          new Errors.DuplicateTaskId({
+            field: "id",
+            value: live.id,
+            message: `id ${Errors.show(live.id)} belongs to a task that is still scheduled or running`,
+          }),
+        )
+      },
+    )
   })
 
 /**
@@ -145,19 +154,21 @@ export const insert = (
   insertOptions?: { readonly notify?: boolean | undefined },
 ): Effect.Effect<ReadonlyArray<number>, Errors.DuplicateTaskId | StoreError> => {
   const channel = dialect === "pg" ? options.channel : undefined
+  // One task cannot repeat an id: schedule() skips the set.
   const seen = new Set<string>()
-  for (const t of tasks) {
-    if (seen.has(t.id)) {
-      return Effect.fail(
-        new Errors.DuplicateTaskId({
-          field: "id",
-          value: t.id,
-          message: `id ${Errors.show(t.id)} appears twice in one batch`,
-        }),
-      )
+  if (tasks.length > 1)
+    for (const t of tasks) {
+      if (seen.has(t.id)) {
+        return Effect.fail(
+          new Errors.DuplicateTaskId({
+            field: "id",
+            value: t.id,
+            message: `id ${Errors.show(t.id)} appears twice in one batch`,
+          }),
+        )
+      }
+      seen.add(t.id)
     }
-    seen.add(t.id)
-  }
   const chunks = chunked(tasks, CHUNK)
   // Tags and breakers are written beside the rows: then one transaction holds them all.
   const extras = tasks.some((t) => (t.tags?.length ?? 0) > 0 || t.breaker !== undefined)
