@@ -10,6 +10,7 @@ import type { SqlClient } from "effect/sql/SqlClient"
 import type { StoreError } from "../Errors.ts"
 import * as Breakers from "./breakers.ts"
 import { NEW_TASK_LITERALS, num, pushTaskValues, TASK_COLUMNS, taskRecord } from "./codec.ts"
+import * as Direct from "./direct.ts"
 import * as Failure from "./failure.ts"
 import type { NewTask } from "./model.ts"
 import * as Write from "./write.ts"
@@ -66,7 +67,7 @@ const sqliteUpsert = (sql: SqlClient, chunk: Arr.NonEmptyReadonlyArray<NewTask>)
   }
   const params: Array<unknown> = []
   for (const t of chunk) pushTaskValues(t, params)
-  return sql.unsafe<{ id: string; generation: unknown }>(text, [params])
+  return Direct.statement<{ id: string; generation: unknown }>(sql, text, [params])
 }
 
 /**
