@@ -31,6 +31,8 @@ export class WorkerTrace {
   /** The dispatcher's parks: when, and whether a worker was free (else it waits for one). */
   readonly parks: Array<{ at: number; free: boolean }> = []
   readonly commits: Array<{ sent: number; returned: number; rows: number }> = []
+  /** When the dispatcher's `nextTimes` reads answered. */
+  readonly reads: Array<number> = []
   readonly runs = new Map<string, number>()
   /** Reads one line of the worker's output; false when it is not a probe line. */
   line(line: string): boolean {
@@ -45,6 +47,7 @@ export class WorkerTrace {
         keys: d === undefined || d === "-" ? [] : d.split(","),
       })
     else if (kind === "p" && a !== undefined) this.parks.push({ at: Number(a), free: b === "1" })
+    else if (kind === "t" && a !== undefined) this.reads.push(Number(a))
     else if (kind === "k" && a !== undefined && b !== undefined)
       this.commits.push({ sent: Number(a), returned: Number(b), rows: Number(c) })
     else if (kind === "r" && a !== undefined && b !== undefined) {
@@ -85,6 +88,8 @@ export interface LegReport {
   /** Rows per non-empty claim, mean; claims that asked for fewer than 8 rows (few free). */
   readonly rowsPerClaim: number
   readonly smallClaims: number
+  /** The dispatchers' `nextTimes` reads in the phase (a round trip each). */
+  readonly reads: number
   /** The dispatchers' parks in the phase, and those with no worker free. */
   readonly parks: number
   readonly parksForWorker: number
@@ -205,6 +210,7 @@ export const legReport = (
   let rows = 0
   let parks = 0
   let parksForWorker = 0
+  let reads = 0
   let committed = 0
   const commitMs: Array<number> = []
   for (const t of traces) {
@@ -215,6 +221,7 @@ export const legReport = (
       if (c.limit < 8) smallClaims++
       rows += c.keys.length
     }
+    for (const r of t.reads) if (r >= from && r <= to) reads++
     for (const p of t.parks) {
       if (p.at < from || p.at > to) continue
       parks++
@@ -280,6 +287,7 @@ export const legReport = (
     emptyClaims,
     rowsPerClaim: rows / Math.max(1, claims - emptyClaims),
     smallClaims,
+    reads,
     parks,
     parksForWorker,
     bySecond: Array.from(seconds, (list) =>
@@ -321,7 +329,7 @@ export const legTable = (
   )
   const notes = reports.map(
     ({ label, report: r }) =>
-      `  ${label}: ${int(r.jobs)} jobs traced; the pass that claimed a job began on a wake with a worker free ${int(r.passes.wake)}, on a wake after parking for a worker ${int(r.passes.wakeForWorker)}, on its timer ${int(r.passes.timer)}, looping after a full claim ${int(r.passes.loop)}; ${int(r.beforeNotice)} claimed before their notice reached that worker; ${int(r.claims)} claims (${int(r.emptyClaims)} empty, ${int(r.smallClaims)} asking for < 8 rows), ${fixed(r.rowsPerClaim, 1)} rows per non-empty claim; ${int(r.parks)} parks (${int(r.parksForWorker)} with no worker free, there a median ${int(r.runningAtPark)} runs on the pool and ${int(r.heldAtPark)} claims held; ${int(r.heldBound)} of them with a pool slot free: the held-claims bound); runs took ${int(r.runP50)} / ${int(r.runP99)} ms p50 / p99 (50 asked); pickup p50 by second of the phase ${r.bySecond.map((x) => int(x)).join(", ")} ms; ${int(r.commits)} commits of ${fixed(r.rowsPerCommit, 1)} runs, ${ms(r.commitP50)} / ${ms(r.commitP99)} ms p50 / p99`,
+      `  ${label}: ${int(r.jobs)} jobs traced; the pass that claimed a job began on a wake with a worker free ${int(r.passes.wake)}, on a wake after parking for a worker ${int(r.passes.wakeForWorker)}, on its timer ${int(r.passes.timer)}, looping after a full claim ${int(r.passes.loop)}; ${int(r.beforeNotice)} claimed before their notice reached that worker; ${int(r.claims)} claims (${int(r.emptyClaims)} empty, ${int(r.smallClaims)} asking for < 8 rows), ${fixed(r.rowsPerClaim, 1)} rows per non-empty claim; ${int(r.reads)} next-times reads; ${int(r.parks)} parks (${int(r.parksForWorker)} with no worker free, there a median ${int(r.runningAtPark)} runs on the pool and ${int(r.heldAtPark)} claims held; ${int(r.heldBound)} of them with a pool slot free: the held-claims bound); runs took ${int(r.runP50)} / ${int(r.runP99)} ms p50 / p99 (50 asked); pickup p50 by second of the phase ${r.bySecond.map((x) => int(x)).join(", ")} ms; ${int(r.commits)} commits of ${fixed(r.rowsPerCommit, 1)} runs, ${ms(r.commitP50)} / ${ms(r.commitP99)} ms p50 / p99`,
   )
   return `${body}\n${notes.join("\n")}`
 }

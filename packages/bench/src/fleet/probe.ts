@@ -16,6 +16,7 @@
  * - `p <at> <free>`: the dispatcher parks; `free` is 1 when it had a worker free (it read the
  *   next times for its handlers just before), 0 when it parks for one (the pool or the
  *   held-claims bound is full: it asked `nextTimes` for no handler, or did not ask);
+ * - `t <at>`: the dispatcher's `nextTimes` answered (a round trip before a park);
  * - `k <sent> <returned> <rows>`: a commit (the completer's batch of ended runs);
  * - `r <k> <at>`: the handler of job k began (its run started on the worker pool).
  */
@@ -101,6 +102,7 @@ const wrap = (store: TaskStore.TaskStoreShape): TaskStore.TaskStoreShape => {
           parking = true
           // The dispatcher asks for no handler's times when no worker is free.
           readForWorker = handlers.length > 0
+          out(`t ${at(hiNow())}`)
         }),
       ),
     ...(session === undefined
