@@ -186,13 +186,17 @@ export const legReport = (
     const waitAt = wait?.at ?? Number.NEGATIVE_INFINITY
     const loopAt = previous?.returned ?? Number.NEGATIVE_INFINITY
     const ready = Math.max(waitAt, loopAt)
-    if (loopAt >= waitAt) passes.loop++
-    else if (wait?.why !== "wake") passes.timer++
-    else if (trace.parks[lastAtOrBefore(ix.parkAt, waitAt)]?.free === false) passes.wakeForWorker++
-    else passes.wake++
+    // A pass with no start in the trace (the probe's first lines) is not classified.
+    if (Number.isFinite(ready)) {
+      if (loopAt >= waitAt) passes.loop++
+      else if (wait?.why !== "wake") passes.timer++
+      else if (trace.parks[lastAtOrBefore(ix.parkAt, waitAt)]?.free === false)
+        passes.wakeForWorker++
+      else passes.wake++
+    }
     if (notice !== undefined) (values[1] as Array<number>).push(notice - t0)
     if (notice !== undefined && notice <= ready) (values[2] as Array<number>).push(ready - notice)
-    else beforeNotice++
+    else if (Number.isFinite(ready)) beforeNotice++
     if (Number.isFinite(ready)) (values[3] as Array<number>).push(claim.sent - ready)
     ;(values[4] as Array<number>).push(claim.returned - claim.sent)
     ;(values[5] as Array<number>).push(runAt - claim.returned)
