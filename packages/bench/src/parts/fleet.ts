@@ -13,7 +13,7 @@
  * Lost = jobs never started; duplicates beyond in-flight = jobs started twice whose first start
  * was not in flight at the kill.
  *
- * The spinning-process variant (`FLEET_SPIN`, on by default: two more rows, about 2½ minutes):
+ * The spinning-process variant (`FLEET_SPIN`, on by default: two more rows, about 2 minutes):
  * tickwork fast and graphile-worker fast again, each with one more process spinning a core
  * (`node -e "for(;;){}"`) for the whole steady phase, as part 3 does for lateness. `FLEET_SPIN=0`
  * leaves them out; `FLEET_SPIN=only` runs only those two (with their bursts, spinner off).
