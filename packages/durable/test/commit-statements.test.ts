@@ -163,15 +163,21 @@ describe("the commit on PostgreSQL", () => {
   it.live("uses one statement text whatever the batch's size and NULLs", () =>
     Effect.gen(function* () {
       const s = yield* TaskStore.TaskStore
-      yield* s.insert(["a", "b", "c", "d", "e", "f"].map(newTask))
+      yield* s.insert([newTask("a"), ...["b", "c", "d", "e", "f"].map(newTask)])
       const rows = yield* claimAll(100)
       expect(rows.length).toBe(6)
-      const [a, b, c, d, e, f] = rows as [TaskStore.TaskRow, ...Array<TaskStore.TaskRow>]
+      const [a, b, c, d, e, f] = rows as ReadonlyArray<TaskStore.TaskRow>
       const one = recorder()
-      yield* s.commit([change(a, 200, true)]).pipe(Effect.withTracer(one.tracer))
+      yield* s
+        .commit([change(a as TaskStore.TaskRow, 200, true)])
+        .pipe(Effect.withTracer(one.tracer))
       const three = recorder()
       yield* s
-        .commit([change(b, 200, false), change(c, 200, true), change(d, 200, false)])
+        .commit([
+          change(b as TaskStore.TaskRow, 200, false),
+          change(c as TaskStore.TaskRow, 200, true),
+          change(d as TaskStore.TaskRow, 200, false),
+        ])
         .pipe(Effect.withTracer(three.tracer))
       const two = recorder()
       yield* s
@@ -199,7 +205,7 @@ describe.each(stores)("the commit on %s", (_name, layer) => {
   it.live("writes each row, ledger row and event as the change says, under its fence", () =>
     Effect.gen(function* () {
       const s = yield* TaskStore.TaskStore
-      yield* s.insert(["a", "b", "c"].map(newTask))
+      yield* s.insert([newTask("a"), newTask("b"), newTask("c")])
       const [a, b, c] = (yield* claimAll(100)) as [TaskStore.TaskRow, ...Array<TaskStore.TaskRow>]
       // c's claim is stale: its fence moved on (claimed again by B after the lease lapsed).
       const stale = { ...(c as TaskStore.TaskRow), fence: (c as TaskStore.TaskRow).fence - 1 }
