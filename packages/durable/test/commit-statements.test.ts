@@ -196,6 +196,34 @@ describe("the commit on PostgreSQL", () => {
   )
 })
 
+describe("the commit on PostgreSQL, free text", () => {
+  it.live("stores a lone surrogate as U+FFFD, as a bound string is, and commits", () =>
+    Effect.gen(function* () {
+      const s = yield* TaskStore.TaskStore
+      yield* s.insert([newTask("a")])
+      const [a] = (yield* claimAll(100)) as ReadonlyArray<TaskStore.TaskRow>
+      // Half of "😀" (U+1F600) at the end, as a message cut by UTF-16 length leaves it.
+      const cut = "failed: \uD83D"
+      const c = change(a as TaskStore.TaskRow, 200, true)
+      const committed = yield* s.commit([
+        {
+          ...c,
+          update: { ...c.update, lastError: cut },
+          run: { ...(c.run as NonNullable<typeof c.run>), error: cut, result: "\uDE00 half" },
+          events: c.events.map((e) => ({ ...e, detail: cut })),
+        },
+      ])
+      expect(committed.results).toEqual(["applied"])
+      const row = Option.getOrThrow(yield* s.get("a"))
+      expect([row.state, row.lastError]).toEqual(["failed", "failed: \uFFFD"])
+      expect((yield* s.runs("a")).map((r) => [r.error, r.result])).toEqual([
+        ["failed: \uFFFD", "\uFFFD half"],
+      ])
+      expect((yield* s.events("a")).map((e) => e.detail)).toEqual(["failed: \uFFFD"])
+    }).pipe(Effect.provide(Postgres.layer({ url: db.url }))),
+  )
+})
+
 const stores: ReadonlyArray<readonly [string, () => Layer.Layer<TaskStore.TaskStore, unknown>]> = [
   ["PostgreSQL", () => Postgres.layer({ url: db.url })],
   ["SQLite", () => Sqlite.layer({ filename: files.file() })],

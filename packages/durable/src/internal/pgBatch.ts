@@ -15,6 +15,28 @@ import type { SqlClient } from "effect/sql/SqlClient"
 import type { Raw } from "./codec.ts"
 import type { Change } from "./model.ts"
 
+/** A lone surrogate (half of a UTF-16 pair with no other half). */
+const LONE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
+
+/**
+ * Free text (an error, a result, a detail) as the statements it replaces stored it: a bound
+ * string is sent as UTF-8, which turns each lone surrogate into U+FFFD, while PostgreSQL refuses
+ * JSON holding one (`\udXXX` unpaired) and would fail the whole commit, again at every retry.
+ */
+const text = (value: string | null): string | null =>
+  value === null ? null : value.replace(LONE, "\uFFFD")
+
+/** `records` with every string value made storable as by `text`. */
+const texts = (records: ReadonlyArray<Record<string, unknown>>) =>
+  records.map((r) => {
+    const out: Record<string, unknown> = {}
+    for (const key in r) {
+      const v = r[key]
+      out[key] = typeof v === "string" ? text(v) : v
+    }
+    return out
+  })
+
 /** A change's row update as one JSON object; its keys are `updateRows`' columns. */
 const updateRecord = (c: Change) => {
   const u = c.update
@@ -31,7 +53,7 @@ const updateRecord = (c: Change) => {
     deliveries: u.deliveries,
     lease_owner: u.leaseOwner,
     finished_at: u.finishedAt,
-    last_error: u.lastError,
+    last_error: text(u.lastError),
     seq: u.seq,
     updated_at: u.updatedAt,
     paused_reason: u.pausedReason ?? null,
@@ -90,7 +112,7 @@ export const insertRuns = (sql: SqlClient, records: ReadonlyArray<Record<string,
     `INSERT INTO tickwork_runs (${RUN_COLUMNS})
       SELECT ${RUN_COLUMNS} FROM json_populate_recordset(NULL::tickwork_runs, $1::json)
       ON CONFLICT DO NOTHING`,
-    [JSON.stringify(records)],
+    [JSON.stringify(texts(records))],
   )
 
 /** `tickwork_events`' columns written by `eventRecord`; `origin` only when one is named. */
@@ -103,6 +125,6 @@ export const insertEvents = (sql: SqlClient, records: ReadonlyArray<Record<strin
   return sql.unsafe(
     `INSERT INTO tickwork_events (${columns})
       SELECT ${columns} FROM json_populate_recordset(NULL::tickwork_events, $1::json)`,
-    [JSON.stringify(records)],
+    [JSON.stringify(texts(records))],
   )
 }
