@@ -15,21 +15,31 @@ import type { Decided, EventEntry, KeptRun, Redecision, RunEntry, TaskRow } from
 import * as KeptResult from "./result.ts"
 import * as Rows from "./rows.ts"
 
-/** A failure, rendered for the ledger; `null` for a success. */
+/** A failure, rendered for the ledger and storable (SPEC §6.3); `null` for a success. */
 export const renderOutcome = (outcome: Task.Outcome): string | null => {
   switch (outcome.kind) {
     case "succeeded":
       return null
     case "failed":
-      return render(outcome.error)
+      return storable(render(outcome.error))
     case "defect":
-      return `defect: ${render(outcome.defect)}`
+      return storable(`defect: ${render(outcome.defect)}`)
     case "interrupted":
       return "interrupted"
     case "timed-out":
       return `timed out after ${outcome.afterMs} ms`
   }
 }
+
+/** NUL (U+0000) or a lone surrogate: what a store's text cannot hold. */
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
+
+/**
+ * `text` with each character no store keeps as U+FFFD: PostgreSQL's `text` refuses NUL (the
+ * commit would fail, and fail again at every retry, so the run's outcome would never be
+ * recorded) and a lone surrogate comes back as U+FFFD from either store anyway.
+ */
+const storable = (text: string): string => text.replace(UNSTORABLE, "\uFFFD")
 
 const render = (u: unknown): string => {
   if (typeof u === "object" && u !== null) {
