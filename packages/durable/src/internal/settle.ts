@@ -31,15 +31,16 @@ export const renderOutcome = (outcome: Task.Outcome): string | null => {
   }
 }
 
-/** NUL (U+0000) or a lone surrogate: what a store's text cannot hold. */
-const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
+/** A lone surrogate (half of a UTF-16 pair with no other half). */
+const LONE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
 
 /**
- * `text` with each character no store keeps as U+FFFD: PostgreSQL's `text` refuses NUL (the
- * commit would fail, and fail again at every retry, so the run's outcome would never be
+ * `text` with each character no store keeps as U+FFFD: PostgreSQL's `text` refuses NUL (U+0000;
+ * the commit would fail, and fail again at every retry, so the run's outcome would never be
  * recorded) and a lone surrogate comes back as U+FFFD from either store anyway.
  */
-const storable = (text: string): string => text.replace(UNSTORABLE, "\uFFFD")
+const storable = (text: string): string =>
+  text.replaceAll("\u0000", "\uFFFD").replace(LONE, "\uFFFD")
 
 const render = (u: unknown): string => {
   if (typeof u === "object" && u !== null) {
