@@ -428,8 +428,11 @@ class ExpiryHeap {
  * `Rules.admit` would decide it now: a concurrency wait before a rate wait (SPEC §20.2). A
  * waiter stays in the queue it was put in until that scope lets it go, while another of its
  * scopes may fill meanwhile; its recorded wait is then out of date, and it shows a concurrency
- * wait on its first full scope (as a store deciding again at each claim records it). When it
- * runs is unchanged: let go by its queue, it is admitted again and queued on the full scope.
+ * wait on its first full scope (as a store deciding again at each claim records it). The other
+ * way round, a concurrency waiter whose scope has room again but whose queue is held by that
+ * scope's rate window (a run ended inside the window) shows the rate wait, until the window
+ * opens. When it runs is unchanged: let go by its queue, it is admitted again and queued on the
+ * full scope.
  */
 export const waitingOf = <J>(rows: Rows<J>, i: number): Waiting | undefined => {
   const extra = rows.t.extra(i)
@@ -444,6 +447,19 @@ export const waitingOf = <J>(rows: Rows<J>, i: number): Waiting | undefined => {
     if (cell === undefined || cell.running < cell.limit.concurrency) continue
     if (w.cause === "concurrency" && w.scope === name) return w
     return { cause: "concurrency", scope: name, order: w.order, until: undefined, since: w.since }
+  }
+  if (w.cause === "concurrency") {
+    // No scope is full: its queue is held by its rate window alone (`release` made it timed).
+    const cell = flow.cells.get(w.scope)
+    if (cell !== undefined && cell.opensAt < Number.POSITIVE_INFINITY) {
+      return {
+        cause: "rate-limited",
+        scope: w.scope,
+        order: w.order,
+        until: cell.opensAt,
+        since: w.since,
+      }
+    }
   }
   return w
 }

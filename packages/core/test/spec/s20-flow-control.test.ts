@@ -283,6 +283,34 @@ describe("SPEC §20.2 rate limits", () => {
     k.checkInvariants()
   })
 
+  it("a concurrency waiter whose scope has room again inside the rate window shows the rate wait", () => {
+    const k = kernel({ groups: { g: { concurrency: 1, rate: { max: 1, per: 100 } } } })
+    k.schedule({ id: "a", job: "a", schedule: once(0), group: "g" }, 0)
+    k.schedule({ id: "b", job: "b", schedule: once(10), group: "g" }, 0)
+    k.schedule({ id: "c", job: "c", schedule: once(20), group: "g" }, 0)
+    const [a] = take(k, 0)
+    // a runs: b and c wait for g's only place.
+    expect(take(k, 20)).toEqual([])
+    expect(k.info("b")?.waiting?.cause).toBe("concurrency")
+    // a ends at 30, inside its start's window: g has room, but neither may start before 100.
+    k.complete(a as Kernel.Run<string>, Task.succeeded, 30, false)
+    expect(take(k, 30)).toEqual([])
+    for (const id of ["b", "c"]) {
+      expect(k.info(id)?.waiting).toEqual({
+        cause: "rate-limited",
+        scope: "group:g",
+        since: 20,
+        until: 100,
+      })
+    }
+    expect(k.explain("b", 30)?.waiting).toMatchObject({ cause: "rate-limited", until: 100 })
+    expect(k.stats().waiting).toEqual({ concurrency: 0, "rate-limited": 2 })
+    // The window opens: b goes first (SPEC §4), and c waits for its place again.
+    expect(take(k, 100).map((r) => r.job)).toEqual(["b"])
+    expect(k.info("c")?.waiting?.cause).toBe("concurrency")
+    k.checkInvariants()
+  })
+
   it("a rate-limited group does not hold back other runs due before its window opens", () => {
     const clock = new Clock.ManualClock(0)
     const starts: Array<[string, number]> = []
