@@ -282,8 +282,7 @@ export const make = <H extends Handler.Any>(
         logFailures: runtimeOptions.logFailures ?? true,
         now,
         onEnd: (h, exit, finishedAt) => {
-          h.finished = true
-          h.finishedAt = mono()
+          held.finish(h, mono())
           const outcome = Run.outcome(exit)
           const runMetrics = runSeries(h.row.handler)
           runMetrics.ran(outcome.kind)
