@@ -430,9 +430,10 @@ class ExpiryHeap {
  * scopes may fill meanwhile; its recorded wait is then out of date, and it shows a concurrency
  * wait on its first full scope (as a store deciding again at each claim records it). The other
  * way round, a concurrency waiter whose scope has room again but whose queue is held by that
- * scope's rate window (a run ended inside the window) shows the rate wait, until the window
- * opens. When it runs is unchanged: let go by its queue, it is admitted again and queued on the
- * full scope.
+ * scope's rate window (a run ended inside the window) shows a rate wait. A rate wait shows the
+ * scope whose window opens last, the first of those opening together (as `Rules.admit`), though
+ * it may be queued on another that was holding it when it was queued. When it runs is
+ * unchanged: let go by its queue, it is admitted again and queued on the scope that holds it.
  */
 export const waitingOf = <J>(rows: Rows<J>, i: number): Waiting | undefined => {
   const extra = rows.t.extra(i)
@@ -448,18 +449,25 @@ export const waitingOf = <J>(rows: Rows<J>, i: number): Waiting | undefined => {
     if (w.cause === "concurrency" && w.scope === name) return w
     return { cause: "concurrency", scope: name, order: w.order, until: undefined, since: w.since }
   }
+  // No scope is full. A concurrency waiter whose queue is held by its rate window alone (a run
+  // ended inside the window: `release` made the cell timed) waits on a rate window now.
   if (w.cause === "concurrency") {
-    // No scope is full: its queue is held by its rate window alone (`release` made it timed).
-    const cell = flow.cells.get(w.scope)
-    if (cell !== undefined && cell.opensAt < Number.POSITIVE_INFINITY) {
-      return {
-        cause: "rate-limited",
-        scope: w.scope,
-        order: w.order,
-        until: cell.opensAt,
-        since: w.since,
-      }
+    const own = flow.cells.get(w.scope)
+    if (own === undefined || own.opensAt === Number.POSITIVE_INFINITY) return w
+  }
+  // As `Rules.admit`: the scope whose window opens last, the first of those opening together.
+  let scope = w.scope
+  let until = Number.NEGATIVE_INFINITY
+  for (const name of extra.scopes) {
+    const cell = flow.cells.get(name)
+    if (cell === undefined) continue
+    const opens = Rules.rateOpensAt(cell.limit, cell.starts, Number.NEGATIVE_INFINITY)
+    if (opens > until) {
+      until = opens
+      scope = name
     }
   }
-  return w
+  if (until === Number.NEGATIVE_INFINITY) return w
+  if (w.cause === "rate-limited" && w.scope === scope && w.until === until) return w
+  return { cause: "rate-limited", scope, order: w.order, until, since: w.since }
 }

@@ -311,6 +311,31 @@ describe("SPEC §20.2 rate limits", () => {
     k.checkInvariants()
   })
 
+  it("a rate wait shows the scope whose window opens last, the first of those opening together", () => {
+    const k = kernel({
+      groups: { g: { rate: { max: 1, per: 30 } } },
+      keys: { rate: { max: 2, per: 70 } },
+    })
+    k.schedule({ id: "a", job: "a", schedule: once(0), key: "k" }, 0)
+    k.schedule({ id: "b", job: "b", schedule: once(0), group: "g", key: "k" }, 0)
+    k.schedule({ id: "c", job: "c", schedule: once(0), group: "g", key: "k" }, 0)
+    // a and b start at 0: key:k's window (2 per 70) is full until 70, g's (1 per 30) until 30.
+    expect(take(k, 0).map((r) => r.job)).toEqual(["a", "b"])
+    expect(k.info("c")?.waiting).toMatchObject({ cause: "rate-limited", scope: "key:k", until: 70 })
+    // At 40 c's key still holds it; d starts in g at 40, so both windows open at 70 for c.
+    k.schedule({ id: "d", job: "d", schedule: once(40), group: "g" }, 0)
+    expect(take(k, 40).map((r) => r.job)).toEqual(["d"])
+    // Rules.admit names the first scope of those opening last (its group before its key), as a
+    // store deciding again at each claim records it; c stays queued on key:k meanwhile.
+    expect(k.info("c")?.waiting).toMatchObject({
+      cause: "rate-limited",
+      scope: "group:g",
+      until: 70,
+    })
+    expect(k.explain("c", 40)?.waiting).toMatchObject({ scope: "group:g" })
+    k.checkInvariants()
+  })
+
   it("a rate-limited group does not hold back other runs due before its window opens", () => {
     const clock = new Clock.ManualClock(0)
     const starts: Array<[string, number]> = []
