@@ -310,6 +310,17 @@ const found: Array<[Rules.Limits, Array<Spec>]> = [
       }),
     ],
   ],
+  // A claim passes t0 over on its key's rate window, then starts t1, which fills their group:
+  // t0 waits on the group now (a store's `admitDue` decides its waits after all its admissions;
+  // seed 968955985).
+  [
+    { groups: { g1: { concurrency: 1 } }, keys: { rate: { max: 1, per: 20 } } },
+    [
+      task({ kind: "fixed-rate", priority: "high", group: "g1", key: "k1" }),
+      task({ kind: "fixed-rate", delay: 27, priority: "high", group: "g1", ms: 21, at: 13 }),
+      task({ priority: "high", group: "g1", key: "k1", at: 21 }),
+    ],
+  ],
   // Two rate windows opening at one instant: the wait names the first of them, as
   // `Rules.admit` (core's `waitingOf`; seed 1125877484).
   [

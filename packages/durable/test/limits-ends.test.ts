@@ -3,11 +3,13 @@
  * a claim made between a run's end and its commit would decide on a place that is in fact free.
  * These pin what a claim after ends sees: ends that come together are committed together before
  * the next claim, and a worker freed by an end is not given to a later row while the ended run's
- * own scope waiters are held back by its uncommitted place. SQLite on virtual time (`TestClock`).
+ * own scope waiters are held back by its uncommitted place. And a claim records each wait as
+ * `Rules.admit` decides it once all the claim's admissions count. SQLite on virtual time
+ * (`TestClock`).
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Schedule } from "@tickwork/core"
-import { Deferred, Effect, Layer, Schema } from "effect"
+import { Deferred, Effect, Layer, Option, Schema } from "effect"
 import { Errors, Handler, TaskStore } from "../src/index.ts"
 import { advance, inFile, settle, sqlite, withScheduler } from "./helpers.ts"
 
@@ -178,5 +180,58 @@ describe("a claim after runs end decides on their committed ends (SPEC §20.1, �
           )
         }),
       ),
+  )
+})
+
+describe("a claim records each wait once all its admissions count (SPEC §20.2)", () => {
+  it.effect("a row passed over before a later row takes its group's place waits on the group", () =>
+    inFile((file) =>
+      Effect.gen(function* () {
+        const starts: Array<string> = []
+        const handler = Handler.make("h", Schema.Struct({ ms: Schema.Number }), (p, run) =>
+          Effect.suspend(() => {
+            starts.push(`${run.id}@${run.startedAt}`)
+            return Effect.sleep(p.ms)
+          }),
+        )
+        yield* withScheduler(
+          sqlite(file),
+          {
+            handlers: [handler],
+            workers: 4,
+            limits: { groups: { g: { concurrency: 1 } }, keys: { rate: { max: 1, per: 20 } } },
+          },
+          (d) =>
+            Effect.gen(function* () {
+              const task = (id: string, at: number, ms: number, key?: string) =>
+                d.schedule({
+                  id,
+                  handler,
+                  payload: { ms },
+                  schedule: Schedule.once(at),
+                  group: "g",
+                  ...(key === undefined ? {} : { key }),
+                })
+              // a starts key k's window (until 20); b (k) waits for it from 5; c (no key) takes
+              // g's only place at 10, in the claim that passes b over again.
+              yield* task("a", 0, 0, "k")
+              yield* task("b", 5, 0, "k")
+              yield* task("c", 10, 50)
+              yield* settle(d)
+              yield* advance(d, 5)
+              const at5 = Option.getOrThrow(yield* d.info("b")).waiting
+              yield* advance(d, 5)
+              const at10 = Option.getOrThrow(yield* d.info("b")).waiting
+              // Asserted once every run has ended: a failed assertion must not leave c running
+              // on the TestClock, which the close would wait for.
+              yield* advance(d, 50)
+              expect(at5).toMatchObject({ cause: "rate-limited", scope: "key:k" })
+              // g is full: b could not start now even with k's window open (SPEC §20.2).
+              expect(at10).toEqual({ cause: "concurrency", scope: "group:g", since: 5 })
+              expect(starts).toEqual(["a@0", "c@10", "b@60"])
+            }),
+        )
+      }),
+    ),
   )
 })
