@@ -429,19 +429,17 @@ export const make = <H extends Handler.Any>(
      * work is due before it would look again.
      */
     const notifyWithinMs = Number.isFinite(resolved.pollMs) ? resolved.pollMs : 0
-    const insert = (tasks: readonly [NewTask, ...Array<NewTask>], t: number) =>
-      Effect.suspend(() => {
-        let earliest = Number.POSITIVE_INFINITY
-        for (const task of tasks) if (task.slot < earliest) earliest = task.slot
-        const notify = store.signal !== undefined && earliest <= t + notifyWithinMs
-        return Effect.tap(
-          store.insert(tasks, { notify }),
-          Effect.sync(() => {
-            env.wakeup.wakeIfBefore(earliest)
-            countsWakeup.wake()
-          }),
-        )
+    const insert = (tasks: readonly [NewTask, ...Array<NewTask>], t: number) => {
+      let earliest = Number.POSITIVE_INFINITY
+      for (const task of tasks) if (task.slot < earliest) earliest = task.slot
+      const notify = store.signal !== undefined && earliest <= t + notifyWithinMs
+      // A map, not a tap of an Effect.sync: one step fewer for every schedule() call.
+      return Effect.map(store.insert(tasks, { notify }), (generations) => {
+        env.wakeup.wakeIfBefore(earliest)
+        countsWakeup.wake()
+        return generations
       })
+    }
 
     // Schedules under deduplication keys (SPEC §20.3), counted in one series per scheduler.
     const series = Metrics.runSeries(metricsName, metricsContext)
@@ -477,8 +475,16 @@ export const make = <H extends Handler.Any>(
         return Effect.map(done, ([d]) => d as { id: Task.TaskId } & Dedup.Keyed)
       })
 
+    // scheduleDeduplicated's id, without building its answer for the common case of no key.
     const schedule: DurableSchedulerShape["schedule"] = (o) =>
-      Effect.map(scheduleDeduplicated(o), (d) => d.id)
+      Effect.suspend((): ReturnType<DurableSchedulerShape["schedule"]> => {
+        const t = now()
+        const p = prepare(o, t)
+        if (!("slot" in p)) return Effect.fail(p)
+        return p.dedup === undefined
+          ? Effect.as(insert([p], t), p.id as Task.TaskId)
+          : Effect.map(keyed([o], [p], t), ([d]) => (d as Dedup.Keyed).id as Task.TaskId)
+      })
 
     const ensure: DurableSchedulerShape["ensure"] = (list, ensureOptions) =>
       Effect.suspend(() =>
