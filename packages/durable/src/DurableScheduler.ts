@@ -280,8 +280,7 @@ export const make = <H extends Handler.Any>(
         logFailures: runtimeOptions.logFailures ?? true,
         now,
         onEnd: (h, exit, finishedAt) => {
-          h.finished = true
-          h.finishedAt = mono()
+          held.finish(h, mono())
           const outcome = Run.outcome(exit)
           const runMetrics = runSeries(h.row.handler)
           runMetrics.ran(outcome.kind)
@@ -293,7 +292,8 @@ export const make = <H extends Handler.Any>(
           if (late !== undefined) runMetrics.lateness.add(late / 1000)
           runMetrics.duration.add(Math.max(0, finishedAt - h.startedAt) / 1000)
           Queue.offerUnsafe(finished, { held: h, outcome, startedAt: h.startedAt, finishedAt })
-          // Its worker is free now, before its completion commits: the dispatcher may claim.
+          // Its worker is free now, before its completion commits: the dispatcher may claim
+          // (with limits, once the commit is in: see the dispatcher's `awaitingCommits`).
           if (dispatch.wantsWorker) wakeup.wake()
         },
       }),

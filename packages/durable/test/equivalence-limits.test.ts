@@ -10,30 +10,24 @@
  *
  * Runs take virtual time (`ms`) so concurrency limits bind; the durable pool has a worker per
  * task, so only the limits hold runs back. Handler limits (`limits.handlers`) are a store's only
- * and have no kernel counterpart: `limits.test.ts` covers them. Runs: `FC_RUNS_LIMITS` (default 20).
+ * and have no kernel counterpart: `limits.test.ts` covers them.
  *
- * Not yet run by default (set `FC_LIMITS_EQUIVALENCE=1`): the property still finds differences
- * that are not yet decided or fixed, each replayable with `FC_SEED` and `FC_RUNS_LIMITS=80`:
- * - seeds 1191405840 and 1312933397 now pass: the debounce difference was a stale wait hiding
- *   the moved holder's due time (fixed in `write.ts`); the wait-cause differences were the
- *   kernel showing a rate waiter's queued cause after another of its scopes filled (fixed in
- *   core's `waitingOf`); the start order at a rate window's opening was the kernel comparing the
- *   window with the heap top's slot rather than its start (fixed in core's `Flow.opened`);
- * - seed 1242321396: two runs of different keys end at one instant (278); the store claims the
- *   next run of the key whose completion committed first (t0, slot 227) while the other's (t1,
- *   slot 224, due earlier) still counts as running, so t0 goes first against §4 order.
+ * Runs end through gates, one per virtual instant, so that runs ending at one instant end
+ * together (see `endGates`), as they do in a live process. Past differences the property found
+ * are replayed first, as fixed examples (`found`). Runs: `FC_RUNS_LIMITS` (default 20, about
+ * 10 s here); the test's title names its seed, so a failure (or a timeout) replays with `FC_SEED`.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Kernel, type Rules, Schedule, Task } from "@tickwork/core"
-import { Effect, Option, Schema } from "effect"
+import { Deferred, Effect, Option, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import * as fc from "fast-check"
 import { type DurableScheduler, Handler } from "../src/index.ts"
 import { advance, settle, sqlite, tempDir, withScheduler } from "./helpers.ts"
 
 const RUNS = Number(process.env.FC_RUNS_LIMITS ?? 20)
-/** fast-check's seed, to replay a failure: `FC_SEED`. */
-const SEED = process.env.FC_SEED === undefined ? undefined : Number(process.env.FC_SEED)
+/** fast-check's seed, in the test's title; `FC_SEED` replays one. */
+const SEED = Number(process.env.FC_SEED ?? Math.floor(Math.random() * 2 ** 31))
 
 /** Virtual time the property looks at, ms from 0. */
 const HORIZON = 800
@@ -189,15 +183,50 @@ const kernelTrace = (lim: Rules.Limits, specs: ReadonlyArray<Spec>): Observed =>
   return { trace, tasks: specs.map((_, i) => taskLine(`t${i}`, k.info(`t${i}`))) }
 }
 
+/**
+ * The instants at which runs end, each a gate that opens at that virtual instant, before anything
+ * else due then. Runs ending at one instant end together, as in a live process, where timers due
+ * at one millisecond resume their fibers in one scheduler batch (so one commit takes all their
+ * ends before the next claim). `TestClock` wakes its sleepers one by one, each only after all
+ * the work the one before caused, so runs each sleeping on it would end one after another, with
+ * a commit and a claim between each: not what the kernel's step (every end, then the takes)
+ * nor a live process does. One sleeper per instant, all made at 0 before the scheduler starts,
+ * wake before its own timers at the same instant (`TestClock` wakes ties in the order made).
+ */
+const endGates = (horizon: number) =>
+  Effect.gen(function* () {
+    const gates = new Map<number, Deferred.Deferred<void>>()
+    const gate = (at: number) => {
+      let g = gates.get(at)
+      if (g === undefined) {
+        g = Deferred.makeUnsafe<void>()
+        gates.set(at, g)
+      }
+      return g
+    }
+    for (let at = 1; at <= horizon; at++) {
+      yield* Effect.forkChild(
+        Effect.andThen(
+          Effect.sleep(at),
+          Effect.sync(() => Deferred.doneUnsafe(gate(at), Effect.void)),
+        ),
+        { startImmediately: true },
+      )
+    }
+    /** Waits until `at`, virtual ms from 0: at once when it has passed. */
+    return (at: number, now: number) => (at <= now ? Effect.void : Deferred.await(gate(at)))
+  })
+
 /** The same requests on a durable scheduler on SQLite, the TestClock moved from one to the next. */
 const durableTrace = (lim: Rules.Limits, specs: ReadonlyArray<Spec>) =>
   Effect.gen(function* () {
     const t = tempDir()
     const trace: Array<string> = []
+    const until = yield* endGates(HORIZON)
     const handler = Handler.make("h", Schema.Struct({ ms: Schema.Number }), (p, run) =>
       Effect.suspend(() => {
         trace.push(`${run.id}:${run.scheduledFor}#${run.attempt}@${run.startedAt}`)
-        return Effect.sleep(p.ms)
+        return until(run.startedAt + p.ms, run.startedAt)
       }),
     )
     const workers = specs.length + 1
@@ -224,7 +253,7 @@ const durableTrace = (lim: Rules.Limits, specs: ReadonlyArray<Spec>) =>
           for (let i = 0; i < specs.length; i++) {
             tasks.push(taskLine(`t${i}`, Option.getOrUndefined(yield* d.info(`t${i}`))))
           }
-          // Runs still sleeping on the TestClock would hold the close (it drains them) forever.
+          // Runs still waiting for their end would hold the close (it drains them) forever.
           for (let i = 0; i < specs.length; i++) yield* d.cancel(`t${i}`, { interrupt: true })
           return { trace: [...trace], tasks }
         }),
@@ -233,28 +262,101 @@ const durableTrace = (lim: Rules.Limits, specs: ReadonlyArray<Spec>) =>
     return observed
   })
 
-describe.skipIf(process.env.FC_LIMITS_EQUIVALENCE !== "1")(
-  "flow control: the durable store equals the core kernel (SPEC §20)",
-  () => {
-    it.effect(
-      "random limits, keys and dedup keys: the durable trace is the kernel's",
-      () =>
-        Effect.promise(() =>
-          fc.assert(
-            fc.asyncProperty(limits, fc.array(spec, { minLength: 1, maxLength: 6 }), (lim, specs) =>
-              Effect.runPromise(
-                Effect.gen(function* () {
-                  const actual = yield* durableTrace(lim, specs)
-                  const expected = kernelTrace(lim, specs)
-                  expect(actual.trace).toEqual(expected.trace)
-                  expect(actual.tasks).toEqual(expected.tasks)
-                }).pipe(Effect.provide(TestClock.layer())) as Effect.Effect<void, unknown>,
-              ),
+/** A spec with the fields a found case leaves at their defaults. */
+const task = (s: Partial<Spec>): Spec => ({
+  kind: "once",
+  period: 30,
+  delay: 0,
+  priority: "normal",
+  group: undefined,
+  key: undefined,
+  ms: 0,
+  at: 0,
+  dedup: undefined,
+  ...s,
+})
+
+/** Differences the property found, each fixed since; replayed before the random cases. */
+const found: Array<[Rules.Limits, Array<Spec>]> = [
+  // Two runs of different keys end at one instant: both places are free at the next claim,
+  // so the waiter due first (t2) goes first (each end alone would start t3 first).
+  [
+    { groups: { g1: { concurrency: 2 } }, keys: { concurrency: 1 } },
+    [
+      task({ group: "g1", key: "k1", ms: 50 }),
+      task({ group: "g1", key: "k2", ms: 50 }),
+      task({ delay: 10, group: "g1", key: "k2", ms: 5 }),
+      task({ delay: 20, group: "g1", key: "k1", ms: 5 }),
+    ],
+  ],
+  // A concurrency waiter whose group has room again inside its rate window shows the rate
+  // wait (core's `waitingOf`; seed 1242321396).
+  [
+    {
+      groups: { g1: { concurrency: 1 }, g2: { concurrency: 1, rate: { max: 1, per: 47 } } },
+      keys: { concurrency: 1 },
+    },
+    [
+      task({ kind: "fixed-rate", priority: "high", group: "g2", key: "k1", ms: 60 }),
+      task({
+        kind: "fixed-rate",
+        period: 48,
+        delay: 137,
+        priority: "high",
+        group: "g2",
+        key: "k1",
+        ms: 1,
+        at: 68,
+      }),
+    ],
+  ],
+  // A claim passes t0 over on its key's rate window, then starts t1, which fills their group:
+  // t0 waits on the group now (a store's `admitDue` decides its waits after all its admissions;
+  // seed 968955985).
+  [
+    { groups: { g1: { concurrency: 1 } }, keys: { rate: { max: 1, per: 20 } } },
+    [
+      task({ kind: "fixed-rate", priority: "high", group: "g1", key: "k1" }),
+      task({ kind: "fixed-rate", delay: 27, priority: "high", group: "g1", ms: 21, at: 13 }),
+      task({ priority: "high", group: "g1", key: "k1", at: 21 }),
+    ],
+  ],
+  // Two rate windows opening at one instant: the wait names the first of them, as
+  // `Rules.admit` (core's `waitingOf`; seed 1125877484).
+  [
+    { groups: { g1: { rate: { max: 1, per: 30 } } }, keys: { rate: { max: 2, per: 70 } } },
+    [
+      task({ kind: "fixed-rate", delay: 1, priority: "high", group: "g1", key: "k2" }),
+      task({ kind: "fixed-rate", priority: "high", group: "g1", key: "k2", at: 1 }),
+    ],
+  ],
+]
+
+describe("flow control: the durable store equals the core kernel (SPEC §20)", () => {
+  it.effect(
+    `random limits, keys and dedup keys: the durable trace is the kernel's (seed ${SEED})`,
+    () =>
+      Effect.promise(() =>
+        fc.assert(
+          fc.asyncProperty(limits, fc.array(spec, { minLength: 1, maxLength: 6 }), (lim, specs) =>
+            Effect.runPromise(
+              Effect.gen(function* () {
+                const actual = yield* durableTrace(lim, specs)
+                const expected = kernelTrace(lim, specs)
+                expect(actual.trace).toEqual(expected.trace)
+                expect(actual.tasks).toEqual(expected.tasks)
+              }).pipe(Effect.provide(TestClock.layer())) as Effect.Effect<void, unknown>,
             ),
-            { numRuns: RUNS, ...(SEED === undefined ? {} : { seed: SEED }) },
           ),
+          {
+            numRuns: RUNS + found.length,
+            examples: found,
+            seed: SEED,
+          },
         ),
-      60_000 + RUNS * 2_000,
-    )
-  },
-)
+      ),
+    // Generous: a case takes about a second here, several on a busy CI box, and a failure
+    // shrinks through dozens more.
+    120_000 + RUNS * 5_000,
+  )
+})

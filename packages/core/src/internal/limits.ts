@@ -428,8 +428,12 @@ class ExpiryHeap {
  * `Rules.admit` would decide it now: a concurrency wait before a rate wait (SPEC §20.2). A
  * waiter stays in the queue it was put in until that scope lets it go, while another of its
  * scopes may fill meanwhile; its recorded wait is then out of date, and it shows a concurrency
- * wait on its first full scope (as a store deciding again at each claim records it). When it
- * runs is unchanged: let go by its queue, it is admitted again and queued on the full scope.
+ * wait on its first full scope (as a store deciding again at each claim records it). The other
+ * way round, a concurrency waiter whose scope has room again but whose queue is held by that
+ * scope's rate window (a run ended inside the window) shows a rate wait. A rate wait shows the
+ * scope whose window opens last, the first of those opening together (as `Rules.admit`), though
+ * it may be queued on another that was holding it when it was queued. When it runs is
+ * unchanged: let go by its queue, it is admitted again and queued on the scope that holds it.
  */
 export const waitingOf = <J>(rows: Rows<J>, i: number): Waiting | undefined => {
   const extra = rows.t.extra(i)
@@ -445,5 +449,25 @@ export const waitingOf = <J>(rows: Rows<J>, i: number): Waiting | undefined => {
     if (w.cause === "concurrency" && w.scope === name) return w
     return { cause: "concurrency", scope: name, order: w.order, until: undefined, since: w.since }
   }
-  return w
+  // No scope is full. A concurrency waiter whose queue is held by its rate window alone (a run
+  // ended inside the window: `release` made the cell timed) waits on a rate window now.
+  if (w.cause === "concurrency") {
+    const own = flow.cells.get(w.scope)
+    if (own === undefined || own.opensAt === Number.POSITIVE_INFINITY) return w
+  }
+  // As `Rules.admit`: the scope whose window opens last, the first of those opening together.
+  let scope = w.scope
+  let until = Number.NEGATIVE_INFINITY
+  for (const name of extra.scopes) {
+    const cell = flow.cells.get(name)
+    if (cell === undefined) continue
+    const opens = Rules.rateOpensAt(cell.limit, cell.starts, Number.NEGATIVE_INFINITY)
+    if (opens > until) {
+      until = opens
+      scope = name
+    }
+  }
+  if (until === Number.NEGATIVE_INFINITY) return w
+  if (w.cause === "rate-limited" && w.scope === scope && w.until === until) return w
+  return { cause: "rate-limited", scope, order: w.order, until, since: w.since }
 }

@@ -283,6 +283,59 @@ describe("SPEC §20.2 rate limits", () => {
     k.checkInvariants()
   })
 
+  it("a concurrency waiter whose scope has room again inside the rate window shows the rate wait", () => {
+    const k = kernel({ groups: { g: { concurrency: 1, rate: { max: 1, per: 100 } } } })
+    k.schedule({ id: "a", job: "a", schedule: once(0), group: "g" }, 0)
+    k.schedule({ id: "b", job: "b", schedule: once(10), group: "g" }, 0)
+    k.schedule({ id: "c", job: "c", schedule: once(20), group: "g" }, 0)
+    const [a] = take(k, 0)
+    // a runs: b and c wait for g's only place.
+    expect(take(k, 20)).toEqual([])
+    expect(k.info("b")?.waiting?.cause).toBe("concurrency")
+    // a ends at 30, inside its start's window: g has room, but neither may start before 100.
+    k.complete(a as Kernel.Run<string>, Task.succeeded, 30, false)
+    expect(take(k, 30)).toEqual([])
+    for (const id of ["b", "c"]) {
+      expect(k.info(id)?.waiting).toEqual({
+        cause: "rate-limited",
+        scope: "group:g",
+        since: 20,
+        until: 100,
+      })
+    }
+    expect(k.explain("b", 30)?.waiting).toMatchObject({ cause: "rate-limited", until: 100 })
+    expect(k.stats().waiting).toEqual({ concurrency: 0, "rate-limited": 2 })
+    // The window opens: b goes first (SPEC §4), and c waits for its place again.
+    expect(take(k, 100).map((r) => r.job)).toEqual(["b"])
+    expect(k.info("c")?.waiting?.cause).toBe("concurrency")
+    k.checkInvariants()
+  })
+
+  it("a rate wait shows the scope whose window opens last, the first of those opening together", () => {
+    const k = kernel({
+      groups: { g: { rate: { max: 1, per: 30 } } },
+      keys: { rate: { max: 2, per: 70 } },
+    })
+    k.schedule({ id: "a", job: "a", schedule: once(0), key: "k" }, 0)
+    k.schedule({ id: "b", job: "b", schedule: once(0), group: "g", key: "k" }, 0)
+    k.schedule({ id: "c", job: "c", schedule: once(0), group: "g", key: "k" }, 0)
+    // a and b start at 0: key:k's window (2 per 70) is full until 70, g's (1 per 30) until 30.
+    expect(take(k, 0).map((r) => r.job)).toEqual(["a", "b"])
+    expect(k.info("c")?.waiting).toMatchObject({ cause: "rate-limited", scope: "key:k", until: 70 })
+    // At 40 c's key still holds it; d starts in g at 40, so both windows open at 70 for c.
+    k.schedule({ id: "d", job: "d", schedule: once(40), group: "g" }, 0)
+    expect(take(k, 40).map((r) => r.job)).toEqual(["d"])
+    // Rules.admit names the first scope of those opening last (its group before its key), as a
+    // store deciding again at each claim records it; c stays queued on key:k meanwhile.
+    expect(k.info("c")?.waiting).toMatchObject({
+      cause: "rate-limited",
+      scope: "group:g",
+      until: 70,
+    })
+    expect(k.explain("c", 40)?.waiting).toMatchObject({ scope: "group:g" })
+    k.checkInvariants()
+  })
+
   it("a rate-limited group does not hold back other runs due before its window opens", () => {
     const clock = new Clock.ManualClock(0)
     const starts: Array<[string, number]> = []

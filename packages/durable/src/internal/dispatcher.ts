@@ -15,6 +15,7 @@ import type { Change, TaskRow } from "../TaskStore.ts"
 import type { Env } from "./env.ts"
 import * as Events from "./events.ts"
 import type { Held } from "./held.ts"
+import * as Limited from "./limited.ts"
 import * as Payload from "./payload.ts"
 import * as KeptResult from "./result.ts"
 import * as Rows from "./rows.ts"
@@ -31,9 +32,19 @@ export { MAX_SLEEP_MS }
  */
 export const HELD_PER_WORKER = 2
 
+/**
+ * Whether a claim now would decide on places that are in fact free: under flow control a stored
+ * run counts in its scopes until its completion commits (SPEC §20.1), so while a run that ended
+ * awaits its commit, a claim would hold back its scopes' waiters and could give the worker it
+ * freed to a row due later (SPEC §4). The completer wakes the dispatcher once it commits. Without
+ * limits nothing is decided on counts: the worker is used at once (see `HELD_PER_WORKER`).
+ */
+const awaitingCommits = (env: Env): boolean =>
+  env.held.ended > 0 && Limited.limiting(env.options.limits)
+
 /** Rows the dispatcher may claim now: as many as free workers, within the held bound. */
 const claimable = (env: Env): number =>
-  env.session.held
+  env.session.held && !awaitingCommits(env)
     ? Math.min(env.pool.free, HELD_PER_WORKER * env.options.workers - env.held.size)
     : 0
 
@@ -245,7 +256,8 @@ const dispatchLoop = (
       // the next due time: a run's end need not wake it. With none, only a run's end does (or a
       // commit: the held bound).
       const workerFree = claimable(env) > 0
-      env.dispatch.wantsWorker = !workerFree
+      // Awaiting commits, the completer's wake after them is the one that matters.
+      env.dispatch.wantsWorker = !workerFree && !awaitingCommits(env)
       // With no worker free, the read would only tell the breakers' half-open time (nothing due
       // can be claimed), and a run that ends meanwhile would wait for its round trip before its
       // worker is given work: on a saturated shared store, one round trip more per run. So a

@@ -59,6 +59,8 @@ export class HeldRuns {
   /** Woken each time the last held run is let go (see {@link watch}). */
   private readonly watchers: Array<Wakeup> = []
   private readonly counters: Counters
+  /** Held runs that ended, not committed yet and not overdue: see {@link ended}. */
+  private endedRuns = 0
 
   constructor(holding: Latch.Latch, counters: Counters) {
     this.holding = holding
@@ -78,6 +80,31 @@ export class HeldRuns {
 
   values(): IterableIterator<Held> {
     return this.byKey.values()
+  }
+
+  /**
+   * Runs that ended whose completion has not committed, and not for a lease yet (not
+   * `overdue`): the store still counts each as running in its scopes (SPEC §20.1). One overdue
+   * is left out: its lease has lapsed, so the store no longer counts it, and a commit that
+   * fails for that long must not hold anything else back.
+   */
+  get ended(): number {
+    return this.endedRuns
+  }
+
+  /** The run of `h` ended, at `at` monotonic ms: its completion is pending. */
+  finish(h: Held, at: number): void {
+    if (h.finished) return
+    h.finished = true
+    h.finishedAt = at
+    if (this.byKey.get(h.key) === h && !h.overdue) this.endedRuns++
+  }
+
+  /** `h` ended more than a lease ago and has not committed (the watchdog's finding). */
+  markOverdue(h: Held): void {
+    if (h.overdue) return
+    h.overdue = true
+    if (h.finished && this.byKey.get(h.key) === h) this.endedRuns--
   }
 
   /** The run held for task `id`, if any. */
@@ -111,6 +138,7 @@ export class HeldRuns {
   forget(h: Held): void {
     if (!this.byKey.delete(h.key)) return
     if (h.overdue) this.counters.uncommitted--
+    else if (h.finished) this.endedRuns--
     if (this.byTask.get(h.row.id) === h) this.byTask.delete(h.row.id)
     if (this.byKey.size > 0) return
     this.holding.closeUnsafe()

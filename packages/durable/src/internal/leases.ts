@@ -56,8 +56,11 @@ const watchUncommitted = (env: Env): Effect.Effect<void> =>
       if (h.finishedAt >= 0 && !h.overdue && at - h.finishedAt >= leaseMs) overdue.push(h)
     }
     if (overdue.length === 0) return Effect.void
-    for (const h of overdue) h.overdue = true
+    for (const h of overdue) env.held.markOverdue(h)
     env.counters.uncommitted += overdue.length
+    // Their lapsed leases no longer count in the store: a claim held back for their commits
+    // (flow control, see the dispatcher) may go ahead now.
+    env.wakeup.wake()
     return Effect.andThen(
       Metric.update(uncommittedRuns, overdue.length),
       Effect.logWarning(

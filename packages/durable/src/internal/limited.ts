@@ -114,6 +114,8 @@ export const admitDue = (
     // Scopes with no room in this pass (`now` is fixed): later pages leave their rows out.
     const full = new Set<string>()
     const admitted: Array<string> = []
+    /** The rows passed over, with their scopes' loads (which later admissions keep counting on). */
+    const passed: Array<{ readonly c: Candidate; readonly scoped: ReadonlyArray<Load> }> = []
     const rateStarts: Array<{ scope: string; at: number }> = []
     let after: { dueAt: number; priority: number; seq: number; id: string } | undefined
     for (let page = 0; page < MAX_PAGES && admitted.length < o.limit; page++) {
@@ -166,7 +168,6 @@ export const admitDue = (
         ),
       ]
       if (fresh.length > 0) yield* load(sql, dialect, limits, o.now, fresh, loads, busy)
-      const waits: Array<{ c: Candidate; cause: string; scope: string; until: number | null }> = []
       for (const c of candidates) {
         if (admitted.length >= o.limit) break
         if (c.scopes.some((s) => busy.has(s))) continue
@@ -184,20 +185,25 @@ export const admitDue = (
           }
           continue
         }
-        const scope = c.scopes[decision.scope] as string
-        full.add(scope)
-        const until = decision.cause === "rate-limited" ? decision.until : null
-        // Written only when it changed: a row waiting for long is not rewritten at every claim.
-        if (c.waitCause !== decision.cause || c.waitScope !== scope || c.waitUntil !== until) {
-          waits.push({ c, cause: decision.cause, scope, until })
-        }
-      }
-      for (const w of waits) {
-        yield* sql`UPDATE tickwork_tasks SET wait_cause = ${w.cause}, wait_scope = ${w.scope},
-          wait_since = COALESCE(wait_since, ${o.now}), wait_until = ${w.until}
-          WHERE id = ${w.c.id} AND fence = ${w.c.fence}`
+        full.add(c.scopes[decision.scope] as string)
+        passed.push({ c, scoped })
       }
       if (raw.length < pageSize) break
+    }
+    // Each wait is decided once this claim's admissions all count: a row passed over before a
+    // later one took the last place of one of its scopes waits on that scope now (a concurrency
+    // wait is decided before a rate wait, SPEC §20.2), as the kernel shows it. Loads only grow
+    // within a claim, so a row passed over still waits.
+    for (const { c, scoped } of passed) {
+      const decision = Rules.admit(scoped, o.now)
+      if (decision._tag === "Start") continue
+      const scope = c.scopes[decision.scope] as string
+      const until = decision.cause === "rate-limited" ? decision.until : null
+      // Written only when it changed: a row waiting for long is not rewritten at every claim.
+      if (c.waitCause === decision.cause && c.waitScope === scope && c.waitUntil === until) continue
+      yield* sql`UPDATE tickwork_tasks SET wait_cause = ${decision.cause}, wait_scope = ${scope},
+        wait_since = COALESCE(wait_since, ${o.now}), wait_until = ${until}
+        WHERE id = ${c.id} AND fence = ${c.fence}`
     }
     if (Arr.isArrayNonEmpty(rateStarts)) {
       // At most `claimBatch` × 3 rows of 2 columns: within both engines' parameter limits.
