@@ -46,6 +46,11 @@
 //   `cell.status.state !== "half-open"` as `false` (a breaker has a probe only while half-open)
 //   and the filter of the leaving task from the candidates (it has left the members, or is
 //   paused by hand, so it is never a held candidate).
+// - internal/rules/limits.ts: in `scopesOf`, `handler !== undefined` as `true` (a handlers map is
+//   keyed by names from `Object.entries`, so it never has `undefined`) and `typeof group !==
+//   "string"` as `false` (nor any other non-string: `!groups.has(group)` refuses it alike); in
+//   `rateOpensAt`, `rateMax === Number.POSITIVE_INFINITY` as `false` (a count of starts is
+//   always `< Infinity`, so the next test returns `at` just the same).
 // - internal/rules/handBack.ts: `state === "paused"` as `true` (a hand-back ends `paused`
 //   exactly when a pause was requested, so the reason is that request either way).
 // - Heap.ts, an order-key tie, `<` as `<=` on the order in `push`, `siftDown` (twice), `verify`

@@ -331,3 +331,55 @@ describe("SPEC §20.3 the rule (Rules.decideDedup)", () => {
     expect(out(throttle, holder("scheduled", 5), 15)).toBe("created")
   })
 })
+
+describe("SPEC §20.3 Rules.resolveDedup: each refusal names its field, the value and the rule", () => {
+  const refusal = (dedup: unknown) => {
+    const r = Rules.resolveDedup(dedup)
+    expect(r).toBeInstanceOf(Errors.InvalidOption)
+    const e = r as Errors.InvalidOption
+    return [e.field, e.value, e.message]
+  }
+  it("not an object (null included), a key out of range, an unknown mode, a misplaced window", () => {
+    expect(refusal(null)).toEqual([
+      "dedup",
+      null,
+      "dedup must be an object { key, mode?, window? }, got null",
+    ])
+    expect(refusal([])).toEqual([
+      "dedup",
+      [],
+      "dedup must be an object { key, mode?, window? }, got []",
+    ])
+    expect(refusal({ key: "" })).toEqual([
+      "dedup.key",
+      "",
+      'dedup.key must be a string of 1 to 256 characters, got ""',
+    ])
+    expect(refusal({ key: "k", mode: "once" })).toEqual([
+      "dedup.mode",
+      "once",
+      'dedup.mode must be one of "singleton", "debounce", "throttle", got "once"',
+    ])
+    expect(refusal({ key: "k", mode: "debounce", window: 10 })).toEqual([
+      "dedup.window",
+      10,
+      'dedup.window is only for mode "throttle", not "debounce", got 10',
+    ])
+    expect(refusal({ key: "k", mode: "throttle" })).toEqual([
+      "dedup.window",
+      undefined,
+      'dedup.window is required for mode "throttle", got undefined',
+    ])
+  })
+
+  it("a key of exactly 256 characters is accepted; 257 is not", () => {
+    const key = "x".repeat(256)
+    expect(Rules.resolveDedup({ key })).toEqual({ key, mode: "singleton", windowMs: 0 })
+    expect(refusal({ key: `${key}x` })[0]).toBe("dedup.key")
+    expect(Rules.resolveDedup({ key: "k", mode: "throttle", window: "2 seconds" })).toEqual({
+      key: "k",
+      mode: "throttle",
+      windowMs: 2000,
+    })
+  })
+})

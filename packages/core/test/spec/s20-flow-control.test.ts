@@ -553,3 +553,142 @@ describe("SPEC §20 typed errors", () => {
     expect((r as Errors.InvalidOption).field).toBe("group")
   })
 })
+
+describe("SPEC §20.1, §20.2 the rules (Rules.resolveLimits, scopesOf, limitOf, rateOpensAt, admit)", () => {
+  const refusal = (r: unknown) => {
+    expect(r).toBeInstanceOf(Errors.InvalidOption)
+    const e = r as Errors.InvalidOption
+    return [e.field, e.value, e.message]
+  }
+  const limits = (l: Rules.Limits) => Rules.resolveLimits(l) as Rules.ResolvedLimits
+
+  it("bad limits: each refusal names its field, the value and the rule", () => {
+    expect(refusal(Rules.resolveLimits(null))).toEqual([
+      "limits",
+      null,
+      "limits must be an object { groups?, keys? }, got null",
+    ])
+    expect(refusal(Rules.resolveLimits("x", "limits", { handlers: true }))).toEqual([
+      "limits",
+      "x",
+      'limits must be an object { handlers?, groups?, keys? }, got "x"',
+    ])
+    expect(refusal(Rules.resolveLimits({ groups: 5 }))).toEqual([
+      "limits.groups",
+      5,
+      "limits.groups must be an object of limits by name, got 5",
+    ])
+    for (const g of [5, null, []]) {
+      expect(refusal(Rules.resolveLimits({ groups: { g } }))).toEqual([
+        "limits.groups.g",
+        g,
+        `limits.groups.g must be an object { concurrency?, rate? }, got ${Errors.show(g)}`,
+      ])
+    }
+    for (const rate of [5, null, []]) {
+      expect(refusal(Rules.resolveLimits({ keys: { rate } }))).toEqual([
+        "limits.keys.rate",
+        rate,
+        `limits.keys.rate must be an object { max, per }, got ${Errors.show(rate)}`,
+      ])
+    }
+    expect(refusal(Rules.resolveLimits({ keys: { rate: { per: 10 } } }))).toEqual([
+      "limits.keys.rate.max",
+      undefined,
+      "limits.keys.rate.max is required, got undefined",
+    ])
+    expect(refusal(Rules.resolveLimits({ keys: { rate: { max: 1 } } }))).toEqual([
+      "limits.keys.rate.per",
+      undefined,
+      "limits.keys.rate.per is required, got undefined",
+    ])
+    expect(refusal(Rules.resolveLimits({ keys: { rate: { max: 1, per: 5, burst: 2 } } }))).toEqual(
+      ["limits.keys.rate.burst", 2, "limits.keys.rate.burst is not a known option (known: max, per)"],
+    )
+  })
+
+  it("limits resolved: absent figures are no limit; no handlers key unless a handler has a limit", () => {
+    expect(Rules.resolveLimits(undefined)).toStrictEqual({ groups: new Map(), keys: undefined })
+    expect(Rules.resolveLimits({ groups: {} }, "limits", { handlers: true })).toStrictEqual({
+      groups: new Map(),
+      keys: undefined,
+    })
+    expect(
+      Rules.resolveLimits({ keys: { concurrency: 2, rate: { max: 3, per: "1 second" } } }),
+    ).toStrictEqual({
+      groups: new Map(),
+      keys: { concurrency: 2, rateMax: 3, ratePerMs: 1000 },
+    })
+    const h = Rules.resolveLimits({ handlers: { mail: {} } }, "limits", { handlers: true })
+    expect((h as Rules.ResolvedLimits).handlers).toEqual(
+      new Map([["mail", { concurrency: Infinity, rateMax: Infinity, ratePerMs: 0 }]]),
+    )
+  })
+
+  it("a task's scopes: refusals name group or key, the value, and what is declared", () => {
+    const none = limits({})
+    const declared = limits({ groups: { email: {}, sms: {} }, keys: {} })
+    expect(refusal(Rules.scopesOf("g", undefined, none))).toEqual([
+      "group",
+      "g",
+      'group must name a group declared in limits.groups (none declared), got "g"',
+    ])
+    expect(refusal(Rules.scopesOf("g", undefined, declared))).toEqual([
+      "group",
+      "g",
+      'group must name a group declared in limits.groups ("email", "sms"), got "g"',
+    ])
+    expect(refusal(Rules.scopesOf(undefined, "", declared))).toEqual([
+      "key",
+      "",
+      'key must be a string of 1 to 256 characters, got ""',
+    ])
+    expect(refusal(Rules.scopesOf(undefined, 7, declared))).toEqual([
+      "key",
+      7,
+      "key must be a string of 1 to 256 characters, got 7",
+    ])
+    expect(refusal(Rules.scopesOf(undefined, "k", none))).toEqual([
+      "key",
+      "k",
+      'key limits nothing: declare limits.keys first, got "k"',
+    ])
+    const longest = "x".repeat(256)
+    expect(Rules.scopesOf(undefined, longest, declared)).toEqual([`key:${longest}`])
+    expect(refusal(Rules.scopesOf(undefined, `${longest}x`, declared))[0]).toBe("key")
+    // A store's handler is no scope when its limits declare no handlers at all.
+    expect(Rules.scopesOf("sms", undefined, declared, "mail")).toEqual(["group:sms"])
+    expect(Rules.limitOf(declared, "handler:mail")).toBeUndefined()
+  })
+
+  it("rateOpensAt: now when there is no rate limit or fewer than max starts in the window", () => {
+    const noRate = { concurrency: 1, rateMax: Infinity, ratePerMs: 0 }
+    const rate = { concurrency: Infinity, rateMax: 2, ratePerMs: 1000 }
+    expect(Rules.rateOpensAt(noRate, [], 5)).toBe(5)
+    expect(Rules.rateOpensAt(noRate, [1, 2, 3], 5)).toBe(5)
+    expect(Rules.rateOpensAt(rate, [0], 500)).toBe(500)
+    expect(Rules.rateOpensAt(rate, [0, 400], 500)).toBe(1000)
+    expect(Rules.rateOpensAt(rate, [0, 400, 450], 500)).toBe(1400)
+    expect(Rules.rateOpensAt(rate, [0, 400], 1200)).toBe(1200)
+  })
+
+  it("admit: the first full scope is a concurrency wait; else the window opening last", () => {
+    const scope = (running: number, starts: Array<number>) => ({
+      limit: { concurrency: 2, rateMax: 2, ratePerMs: 100 },
+      running,
+      starts,
+    })
+    expect(Rules.admit([scope(0, []), scope(1, [50])], 60)).toEqual({ _tag: "Start" })
+    expect(Rules.admit([scope(0, []), scope(2, []), scope(2, [])], 60)).toEqual({
+      _tag: "Wait",
+      cause: "concurrency",
+      scope: 1,
+    })
+    expect(Rules.admit([scope(0, [0, 10]), scope(0, [20, 30]), scope(1, [])], 60)).toEqual({
+      _tag: "Wait",
+      cause: "rate-limited",
+      scope: 1,
+      until: 120,
+    })
+  })
+})
