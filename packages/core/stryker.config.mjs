@@ -22,6 +22,10 @@
 //   `Schedule.resolve` computes, so taking it or not cannot be told apart.
 // - internal/rules/{handBack,take,resume}.ts: the context of UNREADABLE, EXPIRE and RESUME as
 //   `{}` (ObjectLiteral, disabled): those steps read no context (RESUME only writes the count).
+// - internal/dedup.ts, `request`: `done === false ? undefined : done` as `done === true ? …`
+//   (`updateTask` never returns false here: a `replaced` decision means a current holder that
+//   is scheduled or paused, which it finds and may update), and `stateOf`'s `"unknown"` as `""`
+//   (`Rules.decideDedup` reads any state other than scheduled, running and paused alike).
 // Equivalent, but left enabled because their line holds killed mutants of the same mutator
 // (a disable comment would switch those off too):
 // - internal/rules/settle.ts: the memo tests `!this.breakerAsked` and `!this.computed` as

@@ -312,6 +312,19 @@ describe("regressions", () => {
     k.checkInvariants()
   })
 
+  it("SPEC §9: an id that is no string is refused, even one with a length (an array)", () => {
+    const k = new Kernel.Kernel<string>()
+    for (const id of [["a"], { length: 2 }, 7, ""]) {
+      const r = k.schedule({ id: id as never, job: "a", schedule: Schedule.once(5) }, 0)
+      expect(r).toBeInstanceOf(Errors.InvalidOption)
+      expect([(r as Errors.InvalidOption).field, (r as Errors.InvalidOption).value]).toEqual([
+        "id",
+        id,
+      ])
+    }
+    expect(k.stats().accepted).toBe(0)
+  })
+
   it("coalescing a late slot never moves it past the limit the caller asked for", () => {
     const k = new Kernel.Kernel<string>()
     k.schedule({ job: "c", schedule: Schedule.fixedRate(3), missedRuns: "coalesce" }, 0)

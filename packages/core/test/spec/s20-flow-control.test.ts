@@ -602,9 +602,11 @@ describe("SPEC §20.1, §20.2 the rules (Rules.resolveLimits, scopesOf, limitOf,
       undefined,
       "limits.keys.rate.per is required, got undefined",
     ])
-    expect(refusal(Rules.resolveLimits({ keys: { rate: { max: 1, per: 5, burst: 2 } } }))).toEqual(
-      ["limits.keys.rate.burst", 2, "limits.keys.rate.burst is not a known option (known: max, per)"],
-    )
+    expect(refusal(Rules.resolveLimits({ keys: { rate: { max: 1, per: 5, burst: 2 } } }))).toEqual([
+      "limits.keys.rate.burst",
+      2,
+      "limits.keys.rate.burst is not a known option (known: max, per)",
+    ])
   })
 
   it("limits resolved: absent figures are no limit; no handlers key unless a handler has a limit", () => {
