@@ -463,6 +463,59 @@ describe("SPEC §20.5 flow-control state is bounded", () => {
   })
 })
 
+describe("SPEC §20.5 a key's state is kept exactly as long as it can matter", () => {
+  it("property: kept while a run of the key runs or one of its starts is inside the window", () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            due: fc.integer({ min: 0, max: 200 }),
+            key: fc.constantFrom("a", "b", "c", "d", "e"),
+            length: fc.integer({ min: 0, max: 60 }),
+          }),
+          { maxLength: 30 },
+        ),
+        fc.constantFrom(30, 100),
+        (tasks, per) => {
+          // A rate nothing reaches: every run starts when due, and each start is counted.
+          const k = kernel({ keys: { rate: { max: 1000, per } } })
+          tasks.forEach((t, n) => {
+            k.schedule({ id: `t${n}`, job: `t${n}`, schedule: once(t.due), key: t.key }, 0)
+          })
+          const ends = new Map<number, Array<Kernel.Run<string>>>()
+          const last = new Map<string, number>()
+          const running = new Map<string, number>()
+          const keyOf = (run: Kernel.Run<string>) =>
+            (tasks[Number(run.job.slice(1))] as { key: string }).key
+          const endAt = (now: number) => {
+            for (const run of ends.get(now) ?? []) {
+              k.complete(run, Task.succeeded, now, false)
+              running.set(keyOf(run), (running.get(keyOf(run)) ?? 0) - 1)
+            }
+            ends.delete(now)
+          }
+          for (let now = 0; now <= 300; now++) {
+            endAt(now)
+            for (const run of take(k, now)) {
+              const key = keyOf(run)
+              last.set(key, now)
+              running.set(key, (running.get(key) ?? 0) + 1)
+              const at = now + (tasks[Number(run.job.slice(1))] as { length: number }).length
+              ends.set(at, [...(ends.get(at) ?? []), run])
+            }
+            endAt(now)
+            const kept = [...last].filter(
+              ([key, start]) => (running.get(key) ?? 0) > 0 || start + per > now,
+            )
+            expect(k.stats().scopes).toBe(kept.length)
+          }
+          k.checkInvariants()
+        },
+      ),
+    )
+  })
+})
+
 describe("SPEC §20.4 explain says why a run waits and what for", () => {
   it("a concurrency wait: cause, scope, since, the scope's figures and its place in the queue", () => {
     const k = kernel({ groups: { email: { concurrency: 2 } } })
