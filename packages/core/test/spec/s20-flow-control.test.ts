@@ -747,3 +747,132 @@ describe("SPEC §20.1, §20.2 the rules (Rules.resolveLimits, scopesOf, limitOf,
     })
   })
 })
+
+describe("SPEC §20.1, §20.2 flow control's bookkeeping, seen from outside", () => {
+  it("a rate window counts the last max starts however many came before (start times trimmed)", () => {
+    const k = kernel({ groups: { g: { rate: { max: 2, per: 100 } } } })
+    for (let n = 0; n < 8; n++) k.schedule({ job: `r${n}`, schedule: once(0), group: "g" }, 0)
+    expect(take(k, 0).map((r) => r.job)).toEqual(["r0", "r1"])
+    expect(take(k, 100).map((r) => r.job)).toEqual(["r2", "r3"])
+    // Four starts kept are trimmed to the last two: the window is still full until 200.
+    expect(take(k, 150)).toEqual([])
+    expect(k.nextSlot()).toBe(200)
+    expect(take(k, 200).map((r) => r.job)).toEqual(["r4", "r5"])
+    k.checkInvariants()
+  })
+
+  it("a waiter cancelled in its queue surfaces dead when the scope has room, and is dropped", () => {
+    const k = kernel({ groups: { g: { concurrency: 1 } } })
+    for (let n = 0; n < 12; n++) {
+      k.schedule({ id: `w${n}`, job: `w${n}`, schedule: once(1), group: "g" }, 0)
+    }
+    const [first] = take(k, 1)
+    expect(k.cancel("w1", 2)).toBe(true)
+    expect(k.stats().deadEntries).toBe(1)
+    k.checkInvariants()
+    k.complete(first as Kernel.Run<string>, Task.succeeded, 3, false)
+    expect(take(k, 3).map((r) => r.job)).toEqual(["w2"])
+    expect(k.stats().deadEntries).toBe(0)
+    expect(k.stats().waiting.concurrency).toBe(9)
+    k.checkInvariants()
+  })
+
+  it("a dead heap entry on top when a rate window opens is dropped, not taken for the next run", () => {
+    const k = kernel({ groups: { g: { rate: { max: 1, per: 100 } } } })
+    k.schedule({ id: "a", job: "a", schedule: once(0), group: "g" }, 0)
+    k.schedule({ id: "b", job: "b", schedule: once(0), group: "g" }, 0)
+    for (let n = 0; n < 6; n++) k.schedule({ id: `x${n}`, job: "x", schedule: once(50 + n) }, 0)
+    expect(take(k, 0).map((r) => r.job)).toEqual(["a"])
+    expect(k.info("b")?.waiting?.until).toBe(100)
+    k.cancel("x0", 10)
+    expect(k.stats().deadEntries).toBe(1)
+    expect(take(k, 49)).toEqual([])
+    expect(take(k, 100).map((r) => r.job)).toEqual(["b", "x", "x", "x", "x", "x"])
+    expect(k.stats().deadEntries).toBe(0)
+    k.checkInvariants()
+  })
+
+  it("nextSlot is the earliest of the rate windows its waiters wait on", () => {
+    const k = kernel({
+      groups: { soon: { rate: { max: 1, per: 50 } }, late: { rate: { max: 1, per: 100 } } },
+    })
+    for (const g of ["soon", "late"]) {
+      for (const n of [1, 2]) k.schedule({ id: `${g}${n}`, job: g, schedule: once(0), group: g }, 0)
+    }
+    expect(take(k, 0)).toHaveLength(2)
+    expect(k.nextSlot()).toBe(50)
+  })
+
+  it("a completion drops the key cells whose window passed, before any take", () => {
+    const k = kernel({ keys: { rate: { max: 5, per: 100 } } })
+    k.schedule({ id: "a", job: "a", schedule: once(0), key: "ka" }, 0)
+    k.schedule({ id: "b", job: "b", schedule: once(50), key: "kb" }, 0)
+    const [a] = take(k, 0)
+    k.complete(a as Kernel.Run<string>, Task.succeeded, 0, false)
+    const [b] = take(k, 50)
+    expect(k.stats().scopes).toBe(2)
+    // At 150 both windows have passed: ka's by its expiry, kb's as its run ends.
+    k.complete(b as Kernel.Run<string>, Task.succeeded, 150, false)
+    expect(k.stats().scopes).toBe(0)
+  })
+
+  it("a keyed task cancelled or paused before it was ever due leaves no state behind", () => {
+    const k = kernel({ keys: { concurrency: 1 } })
+    k.schedule({ id: "a", job: "a", schedule: once(100), key: "k" }, 0)
+    k.schedule({ id: "b", job: "b", schedule: once(100), key: "j" }, 0)
+    expect(k.cancel("a", 1)).toBe(true)
+    expect(k.pause("b", 1)).toBe(true)
+    expect(k.stats().scopes).toBe(0)
+    k.checkInvariants()
+  })
+
+  it("explain counts the waiters before it in §4 order: an earlier slot first, then the push order", () => {
+    const k = kernel({ groups: { g: { concurrency: 1 } } })
+    k.schedule({ id: "run", job: "run", schedule: once(0), group: "g" }, 0)
+    k.schedule({ id: "later", job: "later", schedule: once(20), group: "g" }, 0)
+    k.schedule({ id: "sooner", job: "sooner", schedule: once(10), group: "g" }, 0)
+    k.schedule({ id: "tie", job: "tie", schedule: once(20), group: "g" }, 0)
+    expect(take(k, 20).map((r) => r.job)).toEqual(["run"])
+    const waitsFor = (id: string) => k.explain(id, 20)?.waiting?.for
+    expect(waitsFor("sooner")).toContain("it is next")
+    expect(waitsFor("later")).toContain("1 waiting before it")
+    expect(waitsFor("tie")).toContain("2 waiting before it")
+  })
+
+  it("info and explain of a task with no options at all in a kernel with limits: no wait", () => {
+    const k = kernel({ groups: { g: { concurrency: 1 } } })
+    const id = k.schedule({ job: "plain", schedule: once(5) }, 0) as string
+    expect(k.info(id)?.waiting).toBeUndefined()
+    expect(k.explain(id, 0)?.waiting).toBeUndefined()
+  })
+
+  it("a waiter paused, then resumed when its scope has room, waits no more", () => {
+    const k = kernel({ groups: { g: { concurrency: 1 } } })
+    for (const id of ["a", "b"]) k.schedule({ id, job: id, schedule: once(1), group: "g" }, 0)
+    const [a] = take(k, 1)
+    expect(k.info("b")?.waiting?.cause).toBe("concurrency")
+    k.pause("b", 2)
+    k.complete(a as Kernel.Run<string>, Task.succeeded, 3, false)
+    k.resume("b", 4)
+    expect(k.info("b")?.waiting).toBeUndefined()
+    expect(take(k, 4).map((r) => r.job)).toEqual(["b"])
+  })
+
+  it("a waiter on its group whose key's state was dropped meanwhile still shows its wait", () => {
+    const k = kernel({ groups: { g: { concurrency: 1 } }, keys: { concurrency: 5 } })
+    k.schedule({ id: "r", job: "r", schedule: once(0), group: "g" }, 0)
+    k.schedule({ id: "k1", job: "k1", schedule: once(0), key: "k" }, 0)
+    k.schedule({ id: "w", job: "w", schedule: once(1), group: "g", key: "k" }, 0)
+    const runs = take(k, 1)
+    expect(runs.map((r) => r.job)).toEqual(["r", "k1"])
+    expect(k.info("w")?.waiting?.scope).toBe("group:g")
+    k.complete(runs[1] as Kernel.Run<string>, Task.succeeded, 2, false)
+    expect(k.stats().scopes).toBe(1)
+    expect(k.info("w")?.waiting).toMatchObject({ cause: "concurrency", scope: "group:g" })
+    // Let go by its group, not taken yet: its wait is read past the group, to the dropped key.
+    k.complete(runs[0] as Kernel.Run<string>, Task.succeeded, 3, false)
+    expect(k.info("w")?.waiting?.scope).toBe("group:g")
+    expect(take(k, 3).map((r) => r.job)).toEqual(["w"])
+    k.checkInvariants()
+  })
+})
