@@ -387,6 +387,58 @@ describe("shift: re-anchoring after a wall-clock step (SPEC §2)", () => {
   })
 })
 
+describe("the take plan applied to a row (SPEC §3)", () => {
+  it("a one-shot past its deadline expires failed; a grid skips its slots outside the window", () => {
+    const k = new Kernel.Kernel<string>()
+    k.schedule({ id: "o", job: "o", schedule: Schedule.once(10), window: 5 }, 0)
+    k.schedule({ id: "g", job: "g", schedule: Schedule.fixedRate(10), window: 3 }, 0)
+    expect(k.takeDue(37)).toBeUndefined()
+    expect(k.drainOccurrences()).toEqual([
+      {
+        kind: "skipped",
+        id: "g",
+        generation: 1,
+        cause: "window",
+        first: 0,
+        last: 30,
+        count: 4,
+        exact: true,
+        nextSlot: 40,
+        at: 37,
+      },
+      {
+        kind: "expired",
+        id: "o",
+        generation: 1,
+        slot: 10,
+        scheduledFor: 10,
+        attempt: 1,
+        deadline: 15,
+        at: 37,
+      },
+    ])
+    expect(k.status("o")).toBe("failed")
+    expect(k.jobOf("o")).toBe("o")
+    expect(k.info("g")?.scheduledFor).toBe(40)
+    expect(k.stats()).toMatchObject({ scheduled: 1, failed: 1, heapEntries: 1 })
+    k.checkInvariants()
+    expect(k.takeDue(40)?.slot).toBe(40)
+  })
+
+  it("a late coalescing grid starts at its latest passed slot, the others merged into its run", () => {
+    const k = new Kernel.Kernel<string>()
+    k.schedule(
+      { id: "c", job: "c", schedule: Schedule.fixedRate(10), window: 100, missedRuns: "coalesce" },
+      0,
+    )
+    const run = k.takeDue(35) as Kernel.Run<string>
+    expect([run.slot, run.scheduledFor, run.startedAt]).toEqual([30, 30, 35])
+    expect(run.merged).toEqual({ first: 0, last: 20, count: 3, exact: true })
+    expect(k.drainOccurrences()).toEqual([])
+    k.checkInvariants()
+  })
+})
+
 describe("many runs due at once", () => {
   it("a backlog taken in one sorted batch comes out in SPEC §4 order, recurring runs interleaved", () => {
     const k = new Kernel.Kernel<number>({ random: Random.seeded(7) })
