@@ -425,6 +425,27 @@ describe("the take plan applied to a row (SPEC §3)", () => {
     expect(k.takeDue(40)?.slot).toBe(40)
   })
 
+  it("an expired one-shot is final from when its run would have started: retention ages it from then", () => {
+    const k = new Kernel.Kernel<string>({ retention: { maxAgeMs: 10 } })
+    k.schedule({ id: "o", job: "o", schedule: Schedule.once(10), window: 5 }, 0)
+    expect(k.takeDue(37)).toBeUndefined()
+    // Accepting a task drops the final ones past their age: "o" ended at 37, 9 ms before.
+    k.schedule({ job: "x", schedule: Schedule.once(100) }, 46)
+    expect(k.status("o")).toBe("failed")
+    k.schedule({ job: "y", schedule: Schedule.once(100) }, 47)
+    expect(k.status("o")).toBe("unknown")
+  })
+
+  it("a task ended done or cancelled drops its job; a failed one keeps it for a retry by hand", () => {
+    const k = new Kernel.Kernel<string>()
+    k.schedule({ id: "d", job: "d", schedule: Schedule.once(0) }, 0)
+    k.schedule({ id: "c", job: "c", schedule: Schedule.once(50) }, 0)
+    k.complete(k.takeDue(0) as Kernel.Run<string>, Task.succeeded, 1, false)
+    k.cancel("c", 1)
+    expect([k.status("d"), k.jobOf("d")]).toEqual(["done", undefined])
+    expect([k.status("c"), k.jobOf("c")]).toEqual(["cancelled", undefined])
+  })
+
   it("a late coalescing grid starts at its latest passed slot, the others merged into its run", () => {
     const k = new Kernel.Kernel<string>()
     k.schedule(
