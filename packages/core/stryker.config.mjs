@@ -89,6 +89,8 @@
 //   way); `ExpiryHeap.pop`'s child choice `<` as `<=` (a tie); `ExpiryHeap.push`'s
 //   `ats.push(at)` and `cells.push(cell)` removed (the sift writes index `k`, the old length,
 //   last, which grows the array alike).
+// - internal/take.ts, `movedAtTake`: `case "Start"` as `case ""` (the switch then returns
+//   `undefined`, which its one caller reads as `false`, as for a start).
 import { base } from "../testkit/stryker.base.mjs"
 
 /** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */
