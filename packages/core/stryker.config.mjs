@@ -58,6 +58,39 @@
 //   `heapify`'s first parent `(end - 2) >> 2` as `end + 2` (sifting leaves moves nothing).
 // - Heap.ts, `RunCodec.fit`: `minRank !== maxRank` as `true` (the sequence numbers' range is
 //   then computed by a pass that gives the same range for a batch of one priority).
+// Equivalent, named but not disabled at their line yet (they count as survivors in the scores
+// measured with them, see the README):
+// - internal/rules/limits.ts: in `scopesOf`, `handler !== undefined` as `true` (a handlers map is
+//   keyed by names from `Object.entries`, so it never has `undefined`) and `typeof group !==
+//   "string"` as `false` (nor any other non-string: `!groups.has(group)` refuses it alike); in
+//   `rateOpensAt`, `rateMax === Number.POSITIVE_INFINITY` as `false` (a count of starts is
+//   always `< Infinity`, so the next test returns `at` just the same).
+// - internal/dedup.ts, `request`: `done === false ? undefined : done` as `done === true ? …` or
+//   `false ? …` (`updateTask` never returns false here: a `replaced` decision means a current
+//   holder that is scheduled or paused, which it finds and may update), and `stateOf`'s `"unknown"` as `""`
+//   (`Rules.decideDedup` reads any state other than scheduled, running and paused alike).
+// - internal/limits.ts (the kernel's flow control), each changing no decision and no count a
+//   caller can read: `Flow.loads`' initial `[]` (emptied before each use); the `at` getter's `<` as
+//   `<=` (a tie); in `admit`, `until` taken from a concurrency decision (it has none) and
+//   `until < cell.opensAt` as `<=`, `true && …` or `||` (a tie; `undefined < n` is false); in
+//   `started`, the trimming of start times (`>= 2 * max` as `>`, `<`, `2 / max`, `true`,
+//   `false`): it changes only how many are kept, always at least the last `rateMax`, which is
+//   all `rateOpensAt` reads (memory, SPEC §20.5, is not observable through the API; `- max`
+//   as `+ max`, which drops them all, is killed); in `sweep`, `expiry.size > 0` as `true` or
+//   `>= 0` (an empty heap's `topAt()` is undefined, and `undefined <= now` is false); in
+//   `release`, `queue.size === 0` as `false` (the loop does not run on an empty queue); in
+//   `settle`, `cell.expiring = true` as `false` (a duplicate expiry entry settles the cell
+//   once more, which finds it dropped or still needed); `waitsFor`'s `cell === undefined`
+//   guard (its cell holds every waiter, ground rule 4); in `waitingCounts`, the `isLive` guard
+//   as `false` and `w !== undefined` as `true` (`waitingOf` gives no wait for a dead entry,
+//   whose state or ticket differs, and one for every live one); in `waitingOf`, the tests of
+//   `flow instanceof Flow` and `extra?.scopes` (a row with a wait always has both), and
+//   `w.cause === "concurrency" && w.scope === name` (it returns a wait equal to `w` either
+//   way); `ExpiryHeap.pop`'s child choice `<` as `<=` (a tie); `ExpiryHeap.push`'s
+//   `ats.push(at)` and `cells.push(cell)` removed (the sift writes index `k`, the old length,
+//   last, which grows the array alike).
+// - internal/take.ts, `movedAtTake`: `case "Start"` as `case ""` (the switch then returns
+//   `undefined`, which its one caller reads as `false`, as for a start).
 import { base } from "../testkit/stryker.base.mjs"
 
 /** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */

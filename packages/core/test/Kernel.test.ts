@@ -312,6 +312,19 @@ describe("regressions", () => {
     k.checkInvariants()
   })
 
+  it("SPEC §9: an id that is no string is refused, even one with a length (an array)", () => {
+    const k = new Kernel.Kernel<string>()
+    for (const id of [["a"], { length: 2 }, 7, ""]) {
+      const r = k.schedule({ id: id as never, job: "a", schedule: Schedule.once(5) }, 0)
+      expect(r).toBeInstanceOf(Errors.InvalidOption)
+      expect([(r as Errors.InvalidOption).field, (r as Errors.InvalidOption).value]).toEqual([
+        "id",
+        id,
+      ])
+    }
+    expect(k.stats().accepted).toBe(0)
+  })
+
   it("coalescing a late slot never moves it past the limit the caller asked for", () => {
     const k = new Kernel.Kernel<string>()
     k.schedule({ job: "c", schedule: Schedule.fixedRate(3), missedRuns: "coalesce" }, 0)
@@ -371,6 +384,79 @@ describe("shift: re-anchoring after a wall-clock step (SPEC §2)", () => {
     expect(k.info(at)?.scheduledFor).toBe(1_200)
     const retry = k.takeDue(1_200) as Kernel.Run<string>
     expect([retry.slot, retry.scheduledFor, retry.attempt]).toEqual([1_000, 1_200, 2])
+  })
+})
+
+describe("the take plan applied to a row (SPEC §3)", () => {
+  it("a one-shot past its deadline expires failed; a grid skips its slots outside the window", () => {
+    const k = new Kernel.Kernel<string>()
+    k.schedule({ id: "o", job: "o", schedule: Schedule.once(10), window: 5 }, 0)
+    k.schedule({ id: "g", job: "g", schedule: Schedule.fixedRate(10), window: 3 }, 0)
+    expect(k.takeDue(37)).toBeUndefined()
+    expect(k.drainOccurrences()).toEqual([
+      {
+        kind: "skipped",
+        id: "g",
+        generation: 1,
+        cause: "window",
+        first: 0,
+        last: 30,
+        count: 4,
+        exact: true,
+        nextSlot: 40,
+        at: 37,
+      },
+      {
+        kind: "expired",
+        id: "o",
+        generation: 1,
+        slot: 10,
+        scheduledFor: 10,
+        attempt: 1,
+        deadline: 15,
+        at: 37,
+      },
+    ])
+    expect(k.status("o")).toBe("failed")
+    expect(k.jobOf("o")).toBe("o")
+    expect(k.info("g")?.scheduledFor).toBe(40)
+    expect(k.stats()).toMatchObject({ scheduled: 1, failed: 1, heapEntries: 1 })
+    k.checkInvariants()
+    expect(k.takeDue(40)?.slot).toBe(40)
+  })
+
+  it("an expired one-shot is final from when its run would have started: retention ages it from then", () => {
+    const k = new Kernel.Kernel<string>({ retention: { maxAgeMs: 10 } })
+    k.schedule({ id: "o", job: "o", schedule: Schedule.once(10), window: 5 }, 0)
+    expect(k.takeDue(37)).toBeUndefined()
+    // Accepting a task drops the final ones past their age: "o" ended at 37, 9 ms before.
+    k.schedule({ job: "x", schedule: Schedule.once(100) }, 46)
+    expect(k.status("o")).toBe("failed")
+    k.schedule({ job: "y", schedule: Schedule.once(100) }, 47)
+    expect(k.status("o")).toBe("unknown")
+  })
+
+  it("a task ended done or cancelled drops its job; a failed one keeps it for a retry by hand", () => {
+    const k = new Kernel.Kernel<string>()
+    k.schedule({ id: "d", job: "d", schedule: Schedule.once(0) }, 0)
+    k.schedule({ id: "c", job: "c", schedule: Schedule.once(50) }, 0)
+    k.complete(k.takeDue(0) as Kernel.Run<string>, Task.succeeded, 1, false)
+    k.cancel("c", 1)
+    expect([k.status("d"), k.jobOf("d")]).toEqual(["done", undefined])
+    expect([k.status("c"), k.jobOf("c")]).toEqual(["cancelled", undefined])
+  })
+
+  it("a late coalescing grid starts at its latest passed slot, the others merged into its run", () => {
+    const k = new Kernel.Kernel<string>()
+    k.schedule(
+      { id: "c", job: "c", schedule: Schedule.fixedRate(10), window: 100, missedRuns: "coalesce" },
+      0,
+    )
+    const run = k.takeDue(35) as Kernel.Run<string>
+    expect([run.slot, run.scheduledFor, run.startedAt]).toEqual([30, 30, 35])
+    expect(run.merged).toEqual({ first: 0, last: 20, count: 3, exact: true })
+    expect(k.drainOccurrences()).toEqual([])
+    k.checkInvariants()
   })
 })
 

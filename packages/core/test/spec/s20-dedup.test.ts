@@ -331,3 +331,114 @@ describe("SPEC §20.3 the rule (Rules.decideDedup)", () => {
     expect(out(throttle, holder("scheduled", 5), 15)).toBe("created")
   })
 })
+
+describe("SPEC §20.3 Rules.resolveDedup: each refusal names its field, the value and the rule", () => {
+  const refusal = (dedup: unknown) => {
+    const r = Rules.resolveDedup(dedup)
+    expect(r).toBeInstanceOf(Errors.InvalidOption)
+    const e = r as Errors.InvalidOption
+    return [e.field, e.value, e.message]
+  }
+  it("not an object (null included), a key out of range, an unknown mode, a misplaced window", () => {
+    expect(refusal(null)).toEqual([
+      "dedup",
+      null,
+      "dedup must be an object { key, mode?, window? }, got null",
+    ])
+    expect(refusal([])).toEqual([
+      "dedup",
+      [],
+      "dedup must be an object { key, mode?, window? }, got []",
+    ])
+    expect(refusal({ key: "" })).toEqual([
+      "dedup.key",
+      "",
+      'dedup.key must be a string of 1 to 256 characters, got ""',
+    ])
+    expect(refusal({ key: "k", mode: "once" })).toEqual([
+      "dedup.mode",
+      "once",
+      'dedup.mode must be one of "singleton", "debounce", "throttle", got "once"',
+    ])
+    expect(refusal({ key: "k", mode: "debounce", window: 10 })).toEqual([
+      "dedup.window",
+      10,
+      'dedup.window is only for mode "throttle", not "debounce", got 10',
+    ])
+    expect(refusal({ key: "k", mode: "throttle" })).toEqual([
+      "dedup.window",
+      undefined,
+      'dedup.window is required for mode "throttle", got undefined',
+    ])
+  })
+
+  it("a key of exactly 256 characters is accepted; 257 is not", () => {
+    const key = "x".repeat(256)
+    expect(Rules.resolveDedup({ key })).toEqual({ key, mode: "singleton", windowMs: 0 })
+    expect(refusal({ key: `${key}x` })[0]).toBe("dedup.key")
+    expect(Rules.resolveDedup({ key: "k", mode: "throttle", window: "2 seconds" })).toEqual({
+      key: "k",
+      mode: "throttle",
+      windowMs: 2000,
+    })
+  })
+})
+
+describe("SPEC §20.3 the kernel's keys: holders gone, bad replacements, sweeps", () => {
+  const end = (k: K, key: string, now: number, mode: Rules.DedupMode = "singleton") => {
+    const dedup = mode === "throttle" ? { key, mode, window: 10 } : { key, mode }
+    k.schedule({ job: key, schedule: Schedule.once(0), dedup }, now)
+    const [run] = take(k, now)
+    k.complete(run as Kernel.Run<string>, Task.succeeded, now, false)
+  }
+  const pending = (k: K, key: string, now: number) =>
+    k.schedule({ job: key, schedule: Schedule.once(1_000_000), dedup: { key } }, now)
+
+  it("a holder dropped by retention is unknown, even when its row holds another task now", () => {
+    const k = new Kernel.Kernel<string>({ retention: { maxFinished: 0 } })
+    end(k, "s", 0)
+    // The holder's row is free: the next task takes it, at a new generation.
+    const other = k.schedule({ job: "other", schedule: Schedule.once(100) }, 1) as string
+    expect(k.status(other)).toBe("scheduled")
+    const r = k.scheduleDeduplicated(
+      { job: "c", schedule: Schedule.once(100), dedup: { key: "s" } },
+      2,
+    )
+    expect(r).not.toBeInstanceOf(Errors.InvalidOption)
+    expect((r as { outcome: string }).outcome).toBe("created")
+    expect((r as { id: string }).id).not.toBe(other)
+    expect(k.stats().dedup.deduplicated).toBe(0)
+  })
+
+  it("a debounce whose changes the holder refuses is that typed error: no new task, holder kept", () => {
+    const k = new Kernel.Kernel<string>()
+    const dedup = { key: "k", mode: "debounce" } as const
+    k.schedule({ id: "h", job: "v1", schedule: Schedule.fixedRate(100), window: 10, dedup }, 0)
+    // A fixed-delay schedule is valid alone, but not with the holder's window (SPEC §15).
+    const r = k.scheduleDeduplicated({ job: "v2", schedule: Schedule.fixedDelay(50), dedup }, 1)
+    expect(r).toBeInstanceOf(Errors.InvalidOption)
+    expect((r as Errors.InvalidOption).field).toBe("window")
+    expect(k.jobOf("h")).toBe("v1")
+    expect(k.stats()).toMatchObject({ accepted: 1, scheduled: 1 })
+    expect(k.stats().dedup).toMatchObject({ replaced: 0, deduplicated: 0, tracked: 1 })
+  })
+
+  it("a sweep runs when tracked reaches twice what the last one kept, at least 64", () => {
+    const k = new Kernel.Kernel<string>()
+    for (let n = 0; n < 62; n++) end(k, `a${n}`, 0)
+    end(k, "throttled", 0, "throttle")
+    // 63 ended holders: below 64, no sweep yet.
+    expect(k.stats().dedup.tracked).toBe(63)
+    // The 64th key sweeps at 10, exactly when the throttle window (10 from 0) has passed.
+    pending(k, "p", 10)
+    expect(k.stats().dedup.tracked).toBe(1)
+    for (let n = 0; n < 40; n++) pending(k, `b${n}`, 10)
+    for (let n = 0; n < 23; n++) end(k, `c${n}`, 10)
+    // The 64th again sweeps: 41 pending and the one created then (still pending at that point).
+    expect(k.stats().dedup.tracked).toBe(42)
+    // Next sweep at 84: 22 more ended keys reach 64 and are all still tracked.
+    for (let n = 0; n < 22; n++) end(k, `d${n}`, 10)
+    expect(k.stats().dedup.tracked).toBe(64)
+    expect(k.stats().dedup.keys).toBe(41)
+  })
+})

@@ -516,6 +516,59 @@ describe("SPEC §20.5 flow-control state is bounded", () => {
   })
 })
 
+describe("SPEC §20.5 a key's state is kept exactly as long as it can matter", () => {
+  it("property: kept while a run of the key runs or one of its starts is inside the window", () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            due: fc.integer({ min: 0, max: 200 }),
+            key: fc.constantFrom("a", "b", "c", "d", "e"),
+            length: fc.integer({ min: 0, max: 60 }),
+          }),
+          { maxLength: 30 },
+        ),
+        fc.constantFrom(30, 100),
+        (tasks, per) => {
+          // A rate nothing reaches: every run starts when due, and each start is counted.
+          const k = kernel({ keys: { rate: { max: 1000, per } } })
+          tasks.forEach((t, n) => {
+            k.schedule({ id: `t${n}`, job: `t${n}`, schedule: once(t.due), key: t.key }, 0)
+          })
+          const ends = new Map<number, Array<Kernel.Run<string>>>()
+          const last = new Map<string, number>()
+          const running = new Map<string, number>()
+          const keyOf = (run: Kernel.Run<string>) =>
+            (tasks[Number(run.job.slice(1))] as { key: string }).key
+          const endAt = (now: number) => {
+            for (const run of ends.get(now) ?? []) {
+              k.complete(run, Task.succeeded, now, false)
+              running.set(keyOf(run), (running.get(keyOf(run)) ?? 0) - 1)
+            }
+            ends.delete(now)
+          }
+          for (let now = 0; now <= 300; now++) {
+            endAt(now)
+            for (const run of take(k, now)) {
+              const key = keyOf(run)
+              last.set(key, now)
+              running.set(key, (running.get(key) ?? 0) + 1)
+              const at = now + (tasks[Number(run.job.slice(1))] as { length: number }).length
+              ends.set(at, [...(ends.get(at) ?? []), run])
+            }
+            endAt(now)
+            const kept = [...last].filter(
+              ([key, start]) => (running.get(key) ?? 0) > 0 || start + per > now,
+            )
+            expect(k.stats().scopes).toBe(kept.length)
+          }
+          k.checkInvariants()
+        },
+      ),
+    )
+  })
+})
+
 describe("SPEC §20.4 explain says why a run waits and what for", () => {
   it("a concurrency wait: cause, scope, since, the scope's figures and its place in the queue", () => {
     const k = kernel({ groups: { email: { concurrency: 2 } } })
@@ -604,5 +657,275 @@ describe("SPEC §20 typed errors", () => {
     const id = k.schedule({ job: "a", schedule: once(1), group: "email" }, 0) as string
     const r = k.update(id, { group: "email" } as never, 0)
     expect((r as Errors.InvalidOption).field).toBe("group")
+  })
+})
+
+describe("SPEC §20.1, §20.2 the rules (Rules.resolveLimits, scopesOf, limitOf, rateOpensAt, admit)", () => {
+  const refusal = (r: unknown) => {
+    expect(r).toBeInstanceOf(Errors.InvalidOption)
+    const e = r as Errors.InvalidOption
+    return [e.field, e.value, e.message]
+  }
+  const limits = (l: Rules.Limits) => Rules.resolveLimits(l) as Rules.ResolvedLimits
+
+  it("bad limits: each refusal names its field, the value and the rule", () => {
+    expect(refusal(Rules.resolveLimits(null))).toEqual([
+      "limits",
+      null,
+      "limits must be an object { groups?, keys? }, got null",
+    ])
+    expect(refusal(Rules.resolveLimits("x", "limits", { handlers: true }))).toEqual([
+      "limits",
+      "x",
+      'limits must be an object { handlers?, groups?, keys? }, got "x"',
+    ])
+    expect(refusal(Rules.resolveLimits({ groups: 5 }))).toEqual([
+      "limits.groups",
+      5,
+      "limits.groups must be an object of limits by name, got 5",
+    ])
+    for (const g of [5, null, []]) {
+      expect(refusal(Rules.resolveLimits({ groups: { g } }))).toEqual([
+        "limits.groups.g",
+        g,
+        `limits.groups.g must be an object { concurrency?, rate? }, got ${Errors.show(g)}`,
+      ])
+    }
+    for (const rate of [5, null, []]) {
+      expect(refusal(Rules.resolveLimits({ keys: { rate } }))).toEqual([
+        "limits.keys.rate",
+        rate,
+        `limits.keys.rate must be an object { max, per }, got ${Errors.show(rate)}`,
+      ])
+    }
+    expect(refusal(Rules.resolveLimits({ keys: { rate: { per: 10 } } }))).toEqual([
+      "limits.keys.rate.max",
+      undefined,
+      "limits.keys.rate.max is required, got undefined",
+    ])
+    expect(refusal(Rules.resolveLimits({ keys: { rate: { max: 1 } } }))).toEqual([
+      "limits.keys.rate.per",
+      undefined,
+      "limits.keys.rate.per is required, got undefined",
+    ])
+    expect(refusal(Rules.resolveLimits({ keys: { rate: { max: 1, per: 5, burst: 2 } } }))).toEqual([
+      "limits.keys.rate.burst",
+      2,
+      "limits.keys.rate.burst is not a known option (known: max, per)",
+    ])
+  })
+
+  it("limits resolved: absent figures are no limit; no handlers key unless a handler has a limit", () => {
+    expect(Rules.resolveLimits(undefined)).toStrictEqual({ groups: new Map(), keys: undefined })
+    expect(Rules.resolveLimits({ groups: {} }, "limits", { handlers: true })).toStrictEqual({
+      groups: new Map(),
+      keys: undefined,
+    })
+    expect(
+      Rules.resolveLimits({ keys: { concurrency: 2, rate: { max: 3, per: "1 second" } } }),
+    ).toStrictEqual({
+      groups: new Map(),
+      keys: { concurrency: 2, rateMax: 3, ratePerMs: 1000 },
+    })
+    const h = Rules.resolveLimits({ handlers: { mail: {} } }, "limits", { handlers: true })
+    expect((h as Rules.ResolvedLimits).handlers).toEqual(
+      new Map([["mail", { concurrency: Infinity, rateMax: Infinity, ratePerMs: 0 }]]),
+    )
+  })
+
+  it("a task's scopes: refusals name group or key, the value, and what is declared", () => {
+    const none = limits({})
+    const declared = limits({ groups: { email: {}, sms: {} }, keys: {} })
+    expect(refusal(Rules.scopesOf("g", undefined, none))).toEqual([
+      "group",
+      "g",
+      'group must name a group declared in limits.groups (none declared), got "g"',
+    ])
+    expect(refusal(Rules.scopesOf("g", undefined, declared))).toEqual([
+      "group",
+      "g",
+      'group must name a group declared in limits.groups ("email", "sms"), got "g"',
+    ])
+    expect(refusal(Rules.scopesOf(undefined, "", declared))).toEqual([
+      "key",
+      "",
+      'key must be a string of 1 to 256 characters, got ""',
+    ])
+    expect(refusal(Rules.scopesOf(undefined, 7, declared))).toEqual([
+      "key",
+      7,
+      "key must be a string of 1 to 256 characters, got 7",
+    ])
+    expect(refusal(Rules.scopesOf(undefined, "k", none))).toEqual([
+      "key",
+      "k",
+      'key limits nothing: declare limits.keys first, got "k"',
+    ])
+    const longest = "x".repeat(256)
+    expect(Rules.scopesOf(undefined, longest, declared)).toEqual([`key:${longest}`])
+    expect(refusal(Rules.scopesOf(undefined, `${longest}x`, declared))[0]).toBe("key")
+    // A store's handler is no scope when its limits declare no handlers at all.
+    expect(Rules.scopesOf("sms", undefined, declared, "mail")).toEqual(["group:sms"])
+    expect(Rules.limitOf(declared, "handler:mail")).toBeUndefined()
+  })
+
+  it("rateOpensAt: now when there is no rate limit or fewer than max starts in the window", () => {
+    const noRate = { concurrency: 1, rateMax: Infinity, ratePerMs: 0 }
+    const rate = { concurrency: Infinity, rateMax: 2, ratePerMs: 1000 }
+    expect(Rules.rateOpensAt(noRate, [], 5)).toBe(5)
+    expect(Rules.rateOpensAt(noRate, [1, 2, 3], 5)).toBe(5)
+    expect(Rules.rateOpensAt(rate, [0], 500)).toBe(500)
+    expect(Rules.rateOpensAt(rate, [0, 400], 500)).toBe(1000)
+    expect(Rules.rateOpensAt(rate, [0, 400, 450], 500)).toBe(1400)
+    expect(Rules.rateOpensAt(rate, [0, 400], 1200)).toBe(1200)
+  })
+
+  it("admit: the first full scope is a concurrency wait; else the window opening last", () => {
+    const scope = (running: number, starts: Array<number>) => ({
+      limit: { concurrency: 2, rateMax: 2, ratePerMs: 100 },
+      running,
+      starts,
+    })
+    expect(Rules.admit([scope(0, []), scope(1, [50])], 60)).toEqual({ _tag: "Start" })
+    expect(Rules.admit([scope(0, []), scope(2, []), scope(2, [])], 60)).toEqual({
+      _tag: "Wait",
+      cause: "concurrency",
+      scope: 1,
+    })
+    expect(Rules.admit([scope(0, [0, 10]), scope(0, [20, 30]), scope(1, [])], 60)).toEqual({
+      _tag: "Wait",
+      cause: "rate-limited",
+      scope: 1,
+      until: 120,
+    })
+  })
+})
+
+describe("SPEC §20.1, §20.2 flow control's bookkeeping, seen from outside", () => {
+  it("a rate window counts the last max starts however many came before (start times trimmed)", () => {
+    const k = kernel({ groups: { g: { rate: { max: 2, per: 100 } } } })
+    for (let n = 0; n < 8; n++) k.schedule({ job: `r${n}`, schedule: once(0), group: "g" }, 0)
+    expect(take(k, 0).map((r) => r.job)).toEqual(["r0", "r1"])
+    expect(take(k, 100).map((r) => r.job)).toEqual(["r2", "r3"])
+    // Four starts kept are trimmed to the last two: the window is still full until 200.
+    expect(take(k, 150)).toEqual([])
+    expect(k.nextSlot()).toBe(200)
+    expect(take(k, 200).map((r) => r.job)).toEqual(["r4", "r5"])
+    k.checkInvariants()
+  })
+
+  it("a waiter cancelled in its queue surfaces dead when the scope has room, and is dropped", () => {
+    const k = kernel({ groups: { g: { concurrency: 1 } } })
+    for (let n = 0; n < 12; n++) {
+      k.schedule({ id: `w${n}`, job: `w${n}`, schedule: once(1), group: "g" }, 0)
+    }
+    const [first] = take(k, 1)
+    expect(k.cancel("w1", 2)).toBe(true)
+    expect(k.stats().deadEntries).toBe(1)
+    k.checkInvariants()
+    k.complete(first as Kernel.Run<string>, Task.succeeded, 3, false)
+    expect(take(k, 3).map((r) => r.job)).toEqual(["w2"])
+    expect(k.stats().deadEntries).toBe(0)
+    expect(k.stats().waiting.concurrency).toBe(9)
+    k.checkInvariants()
+  })
+
+  it("a dead heap entry on top when a rate window opens is dropped, not taken for the next run", () => {
+    const k = kernel({ groups: { g: { rate: { max: 1, per: 100 } } } })
+    k.schedule({ id: "a", job: "a", schedule: once(0), group: "g" }, 0)
+    k.schedule({ id: "b", job: "b", schedule: once(0), group: "g" }, 0)
+    for (let n = 0; n < 6; n++) k.schedule({ id: `x${n}`, job: "x", schedule: once(50 + n) }, 0)
+    expect(take(k, 0).map((r) => r.job)).toEqual(["a"])
+    expect(k.info("b")?.waiting?.until).toBe(100)
+    k.cancel("x0", 10)
+    expect(k.stats().deadEntries).toBe(1)
+    expect(take(k, 49)).toEqual([])
+    expect(take(k, 100).map((r) => r.job)).toEqual(["b", "x", "x", "x", "x", "x"])
+    expect(k.stats().deadEntries).toBe(0)
+    k.checkInvariants()
+  })
+
+  it("nextSlot is the earliest of the rate windows its waiters wait on", () => {
+    const k = kernel({
+      groups: { soon: { rate: { max: 1, per: 50 } }, late: { rate: { max: 1, per: 100 } } },
+    })
+    for (const g of ["soon", "late"]) {
+      for (const n of [1, 2]) k.schedule({ id: `${g}${n}`, job: g, schedule: once(0), group: g }, 0)
+    }
+    expect(take(k, 0)).toHaveLength(2)
+    expect(k.nextSlot()).toBe(50)
+  })
+
+  it("a completion drops the key cells whose window passed, before any take", () => {
+    const k = kernel({ keys: { rate: { max: 5, per: 100 } } })
+    k.schedule({ id: "a", job: "a", schedule: once(0), key: "ka" }, 0)
+    k.schedule({ id: "b", job: "b", schedule: once(50), key: "kb" }, 0)
+    const [a] = take(k, 0)
+    k.complete(a as Kernel.Run<string>, Task.succeeded, 0, false)
+    const [b] = take(k, 50)
+    expect(k.stats().scopes).toBe(2)
+    // At 150 both windows have passed: ka's by its expiry, kb's as its run ends.
+    k.complete(b as Kernel.Run<string>, Task.succeeded, 150, false)
+    expect(k.stats().scopes).toBe(0)
+  })
+
+  it("a keyed task cancelled or paused before it was ever due leaves no state behind", () => {
+    const k = kernel({ keys: { concurrency: 1 } })
+    k.schedule({ id: "a", job: "a", schedule: once(100), key: "k" }, 0)
+    k.schedule({ id: "b", job: "b", schedule: once(100), key: "j" }, 0)
+    expect(k.cancel("a", 1)).toBe(true)
+    expect(k.pause("b", 1)).toBe(true)
+    expect(k.stats().scopes).toBe(0)
+    k.checkInvariants()
+  })
+
+  it("explain counts the waiters before it in §4 order: an earlier slot first, then the push order", () => {
+    const k = kernel({ groups: { g: { concurrency: 1 } } })
+    k.schedule({ id: "run", job: "run", schedule: once(0), group: "g" }, 0)
+    k.schedule({ id: "later", job: "later", schedule: once(20), group: "g" }, 0)
+    k.schedule({ id: "sooner", job: "sooner", schedule: once(10), group: "g" }, 0)
+    k.schedule({ id: "tie", job: "tie", schedule: once(20), group: "g" }, 0)
+    expect(take(k, 20).map((r) => r.job)).toEqual(["run"])
+    const waitsFor = (id: string) => k.explain(id, 20)?.waiting?.for
+    expect(waitsFor("sooner")).toContain("it is next")
+    expect(waitsFor("later")).toContain("1 waiting before it")
+    expect(waitsFor("tie")).toContain("2 waiting before it")
+  })
+
+  it("info and explain of a task with no options at all in a kernel with limits: no wait", () => {
+    const k = kernel({ groups: { g: { concurrency: 1 } } })
+    const id = k.schedule({ job: "plain", schedule: once(5) }, 0) as string
+    expect(k.info(id)?.waiting).toBeUndefined()
+    expect(k.explain(id, 0)?.waiting).toBeUndefined()
+  })
+
+  it("a waiter paused, then resumed when its scope has room, waits no more", () => {
+    const k = kernel({ groups: { g: { concurrency: 1 } } })
+    for (const id of ["a", "b"]) k.schedule({ id, job: id, schedule: once(1), group: "g" }, 0)
+    const [a] = take(k, 1)
+    expect(k.info("b")?.waiting?.cause).toBe("concurrency")
+    k.pause("b", 2)
+    k.complete(a as Kernel.Run<string>, Task.succeeded, 3, false)
+    k.resume("b", 4)
+    expect(k.info("b")?.waiting).toBeUndefined()
+    expect(take(k, 4).map((r) => r.job)).toEqual(["b"])
+  })
+
+  it("a waiter on its group whose key's state was dropped meanwhile still shows its wait", () => {
+    const k = kernel({ groups: { g: { concurrency: 1 } }, keys: { concurrency: 5 } })
+    k.schedule({ id: "r", job: "r", schedule: once(0), group: "g" }, 0)
+    k.schedule({ id: "k1", job: "k1", schedule: once(0), key: "k" }, 0)
+    k.schedule({ id: "w", job: "w", schedule: once(1), group: "g", key: "k" }, 0)
+    const runs = take(k, 1)
+    expect(runs.map((r) => r.job)).toEqual(["r", "k1"])
+    expect(k.info("w")?.waiting?.scope).toBe("group:g")
+    k.complete(runs[1] as Kernel.Run<string>, Task.succeeded, 2, false)
+    expect(k.stats().scopes).toBe(1)
+    expect(k.info("w")?.waiting).toMatchObject({ cause: "concurrency", scope: "group:g" })
+    // Let go by its group, not taken yet: its wait is read past the group, to the dropped key.
+    k.complete(runs[0] as Kernel.Run<string>, Task.succeeded, 3, false)
+    expect(k.info("w")?.waiting?.scope).toBe("group:g")
+    expect(take(k, 3).map((r) => r.job)).toEqual(["w"])
+    k.checkInvariants()
   })
 })
