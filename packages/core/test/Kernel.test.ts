@@ -387,6 +387,50 @@ describe("shift: re-anchoring after a wall-clock step (SPEC §2)", () => {
   })
 })
 
+describe("shift: which rows and times move (SPEC §2)", () => {
+  const id = (r: unknown) => r as Task.TaskId
+  it("a zero, fractional, infinite or NaN delta changes nothing", () => {
+    const k = new Kernel.Kernel<string>()
+    const once = id(k.schedule({ job: "once", schedule: Schedule.once(1_000) }, 0))
+    for (const delta of [0, 0.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 60]) {
+      k.shift(delta)
+      expect(k.info(once)?.scheduledFor).toBe(1_000)
+      expect(k.nextSlot()).toBe(1_000)
+    }
+    k.checkInvariants()
+  })
+
+  it("a paused row moves and is due at its moved slot when resumed; a final one stays", () => {
+    const k = new Kernel.Kernel<string>()
+    const paused = id(k.schedule({ job: "p", schedule: Schedule.once(1_000) }, 0))
+    const done = id(k.schedule({ job: "d", schedule: Schedule.once(10) }, 0))
+    const run = k.takeDue(10) as Kernel.Run<string>
+    k.complete(run, Task.succeeded, 10, false)
+    expect(k.pause(paused, 20)).toBe(true)
+    k.shift(500)
+    k.checkInvariants()
+    expect(k.info(paused)?.scheduledFor).toBe(1_500)
+    expect(k.info(done)).toMatchObject({ state: "done", scheduledFor: 10 })
+    expect(k.resume(paused, 30)).toBe(true)
+    expect(k.takeDue(1_499)).toBeUndefined()
+    expect(k.takeDue(1_500)?.job).toBe("p")
+  })
+
+  it("a running row keeps its run's slot; its grid moves, so its next slot does", () => {
+    const k = new Kernel.Kernel<string>()
+    const rate = id(k.schedule({ job: "r", schedule: Schedule.fixedRate(1_000) }, 0))
+    const run = k.takeDue(0) as Kernel.Run<string>
+    expect(k.status(rate)).toBe("running")
+    k.shift(300)
+    k.checkInvariants()
+    expect(k.info(rate)?.scheduledFor).toBe(0)
+    k.complete(run, Task.succeeded, 100, false)
+    expect(k.info(rate)?.scheduledFor).toBe(1_300)
+    expect(k.takeDue(1_299)).toBeUndefined()
+    expect(k.takeDue(1_300)?.scheduledFor).toBe(1_300)
+  })
+})
+
 describe("the take plan applied to a row (SPEC §3)", () => {
   it("a one-shot past its deadline expires failed; a grid skips its slots outside the window", () => {
     const k = new Kernel.Kernel<string>()
