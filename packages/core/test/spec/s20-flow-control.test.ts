@@ -899,6 +899,35 @@ describe("SPEC §20.1, §20.2 flow control's bookkeeping, seen from outside", ()
     expect(k.explain(id, 0)?.waiting).toBeUndefined()
   })
 
+  it("a rate window lets one waiter go at a time: the others keep their wait and its since", () => {
+    const k = kernel({ groups: { g: { concurrency: 5, rate: { max: 1, per: 100 } } } })
+    for (const id of ["a", "b", "c", "d"]) k.schedule({ id, job: id, schedule: once(0), group: "g" }, 0)
+    const [a] = take(k, 0)
+    expect(k.info("c")?.waiting).toMatchObject({ cause: "rate-limited", since: 0, until: 100 })
+    // The window opens at 100: b alone goes back to the heap (SPEC §20.2, one start a window).
+    expect(k.nextSlot()).toBe(100)
+    // An end before the take does not let c go too: b, let go, is not started yet.
+    k.complete(a as Kernel.Run<string>, Task.succeeded, 100, false)
+    expect(k.stats().waiting["rate-limited"]).toBe(2)
+    expect(take(k, 100).map((r) => r.job)).toEqual(["b"])
+    // c and d were never let go and queued again: they have waited since 0, until 200.
+    expect(k.info("c")?.waiting).toMatchObject({ cause: "rate-limited", since: 0, until: 200 })
+    expect(k.info("d")?.waiting).toMatchObject({ cause: "rate-limited", since: 0, until: 200 })
+    expect(k.stats().heapEntries).toBe(0)
+    k.checkInvariants()
+  })
+
+  it("a rate waiter let go and then cancelled hands its start to the next waiter", () => {
+    const k = kernel({ groups: { g: { concurrency: 5, rate: { max: 1, per: 100 } } } })
+    for (const id of ["a", "b", "c"]) k.schedule({ id, job: id, schedule: once(0), group: "g" }, 0)
+    const [a] = take(k, 0)
+    k.complete(a as Kernel.Run<string>, Task.succeeded, 100, false)
+    expect(k.stats().waiting["rate-limited"]).toBe(1)
+    expect(k.cancel("b", 100)).toBe(true)
+    expect(take(k, 100).map((r) => [r.job, r.startedAt])).toEqual([["c", 100]])
+    k.checkInvariants()
+  })
+
   it("a waiter paused, then resumed when its scope has room, waits no more", () => {
     const k = kernel({ groups: { g: { concurrency: 1 } } })
     for (const id of ["a", "b"]) k.schedule({ id, job: id, schedule: once(1), group: "g" }, 0)
