@@ -429,6 +429,39 @@ describe("SPEC §20.1 a scope lets go exactly as many waiters as it has room for
     expect(k.info("d")?.waiting?.cause).toBe("concurrency")
   })
 
+  it("a waiter let go, paused and resumed no longer counts as let go: taken, it frees no other's place", () => {
+    const k = kernel({ groups: { g: { concurrency: 2 } } })
+    for (const id of ["r1", "r2", "p"]) k.schedule({ id, job: id, schedule: once(0), group: "g" }, 0)
+    for (const id of ["x", "y"]) k.schedule({ id, job: id, schedule: once(1), group: "g" }, 0)
+    const [r1, r2] = take(k, 1)
+    k.complete(r1 as Kernel.Run<string>, Task.succeeded, 2, false) // lets p go
+    k.pause("p", 3) // p's place goes to x
+    expect(k.resume("p", 4)).toBe(true)
+    // p is due first and takes the free place; x is still let go and holds the last one.
+    expect(k.takeDue(4)?.job).toBe("p")
+    k.complete(r2 as Kernel.Run<string>, Task.succeeded, 5, false)
+    expect(k.stats().heapEntries).toBe(1)
+    expect(take(k, 5).map((r) => r.job)).toEqual(["x"])
+    expect(k.info("y")?.waiting).toMatchObject({ cause: "concurrency", since: 1 })
+    k.checkInvariants()
+  })
+
+  it("a let-go waiter taken before another still counts that other as let go", () => {
+    const k = kernel({ groups: { g: { concurrency: 3 } } })
+    for (let n = 0; n < 8; n++)
+      k.schedule({ id: `t${n}`, job: `t${n}`, schedule: once(1), group: "g" }, 0)
+    const [t0, t1] = take(k, 1)
+    k.complete(t0 as Kernel.Run<string>, Task.succeeded, 5, false)
+    k.complete(t1 as Kernel.Run<string>, Task.succeeded, 5, false)
+    expect(k.takeDue(5)?.job).toBe("t3")
+    // A waiter leaving asks the scope again: t4 still holds the one free place.
+    k.cancel("t7", 5)
+    expect(k.stats().heapEntries).toBe(1)
+    expect(take(k, 5).map((r) => r.job)).toEqual(["t4"])
+    expect(k.info("t5")?.waiting).toMatchObject({ cause: "concurrency", since: 1 })
+    k.checkInvariants()
+  })
+
   it("property: the heap never holds more let-go waiters of a scope than its free places", () => {
     fc.assert(
       fc.property(
