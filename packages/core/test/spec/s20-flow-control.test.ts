@@ -961,6 +961,27 @@ describe("SPEC §20.1, §20.2 flow control's bookkeeping, seen from outside", ()
     k.checkInvariants()
   })
 
+  it("dead waiters are compacted away once more than half of the heap's and queues' entries are dead", () => {
+    const k = kernel({ groups: { g: { concurrency: 1 } } })
+    k.schedule({ id: "run", job: "run", schedule: once(0), group: "g" }, 0)
+    for (let n = 0; n < 10; n++)
+      k.schedule({ id: `w${n}`, job: `w${n}`, schedule: once(0), group: "g" }, 0)
+    const [run] = take(k, 0)
+    // Ten queued, none in the heap: five dead are half, the sixth compacts.
+    for (let n = 0; n < 5; n++) k.cancel(`w${n}`, 0)
+    expect(k.stats().deadEntries).toBe(5)
+    k.cancel("w5", 0)
+    expect(k.stats().deadEntries).toBe(0)
+    // w6 let go and taken leaves three queued: one dead is not half, two are more.
+    k.complete(run as Kernel.Run<string>, Task.succeeded, 1, false)
+    expect(take(k, 1).map((r) => r.job)).toEqual(["w6"])
+    k.cancel("w7", 1)
+    expect(k.stats().deadEntries).toBe(1)
+    k.cancel("w8", 1)
+    expect(k.stats().deadEntries).toBe(0)
+    k.checkInvariants()
+  })
+
   it("a waiter paused, then resumed when its scope has room, waits no more", () => {
     const k = kernel({ groups: { g: { concurrency: 1 } } })
     for (const id of ["a", "b"]) k.schedule({ id, job: id, schedule: once(1), group: "g" }, 0)
