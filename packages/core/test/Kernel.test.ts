@@ -416,6 +416,21 @@ describe("shift: which rows and times move (SPEC §2)", () => {
     expect(k.takeDue(1_500)?.job).toBe("p")
   })
 
+  it("a fixed-rate grid moves: a late take coalesces onto the moved grid's slots", () => {
+    const k = new Kernel.Kernel<string>()
+    const rate = id(
+      k.schedule({ job: "r", schedule: Schedule.fixedRate(1_000), missedRuns: "coalesce" }, 0),
+    )
+    k.complete(k.takeDue(0) as Kernel.Run<string>, Task.succeeded, 0, false)
+    k.shift(300)
+    expect(k.info(rate)?.scheduledFor).toBe(1_300)
+    // Taken at 3,500: slots 1,300, 2,300 and 3,300 run as one; the next is 4,300, not 4,000.
+    const run = k.takeDue(3_500) as Kernel.Run<string>
+    k.complete(run, Task.succeeded, 3_500, false)
+    expect(k.info(rate)?.scheduledFor).toBe(4_300)
+    k.checkInvariants()
+  })
+
   it("a running row keeps its run's slot; its grid moves, so its next slot does", () => {
     const k = new Kernel.Kernel<string>()
     const rate = id(k.schedule({ job: "r", schedule: Schedule.fixedRate(1_000) }, 0))
