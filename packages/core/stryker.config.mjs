@@ -89,6 +89,19 @@
 //   way); `ExpiryHeap.pop`'s child choice `<` as `<=` (a tie); `ExpiryHeap.push`'s
 //   `ats.push(at)` and `cells.push(cell)` removed (the sift writes index `k`, the old length,
 //   last, which grows the array alike).
+// - internal/limits.ts, `taken`: `list[k] !== i` as `true`, `k === list.length` as `false`,
+//   `true` or `!==`, and `moved?.letGoBy === cell` as `true`, `false`, `!==` or `moved.letGoBy`:
+//   each leaves only stale entries in a let-go list (a row taken, or an index out of date that
+//   makes its own later `taken` a no-op), never drops a live one. A stale entry lowers a
+//   concurrency cell's computed room by one, and a release with waiters left finds the true room
+//   at most 1 (each end, leaving or re-queue asks the cell at once), so the room it computes is
+//   then <= 0 and `prune` drops the stale entries first; a rate cell prunes whenever its list is
+//   not empty. (Removing a live entry, `list[k] !== i` as `false` or `list[k] = last` removed, is
+//   killed.)
+// - internal/shift.ts: `delta === 0` as `false` (a zero shift adds 0 to every time and rebuilds
+//   each fixed-rate grid as it was) and `i < rows.top` as `<=` (the row at the top is not in use: it
+//   has no extras, and its slot, moved or not, is written when a task takes the row). Left enabled: their lines hold killed mutants
+//   of the same mutators.
 // - internal/take.ts, `movedAtTake`: `case "Start"` as `case ""` (the switch then returns
 //   `undefined`, which its one caller reads as `false`, as for a start).
 import { base } from "../testkit/stryker.base.mjs"
