@@ -397,6 +397,19 @@ describe("SPEC §20.2 a rate window opening at a take lets its waiter compete in
   })
 })
 
+describe("SPEC §20.2 a stepping driver never starts a run before its window opens", () => {
+  it("a waiter let go at a window opening ahead of the clock starts at the opening", () => {
+    const k = kernel({ keys: { rate: { max: 1, per: 100 } } })
+    k.schedule({ id: "first", job: "first", schedule: once(0), key: "k" }, 0)
+    k.schedule({ id: "rated", job: "rated", schedule: once(50), key: "k" }, 0)
+    expect(take(k, 50).map((r) => r.job)).toEqual(["first"])
+    // The clock reads 50, the driver takes runs due by 200: the window opens at 150.
+    const run = k.takeDue(50, 200)
+    expect([run?.job, run?.startedAt]).toEqual(["rated", 150])
+    expect(k.info("rated")?.waiting).toBeUndefined()
+  })
+})
+
 describe("SPEC §20.1 a scope lets go exactly as many waiters as it has room for", () => {
   it("several ends before one take let each free place go once", () => {
     const k = kernel({ groups: { g: { concurrency: 3 } } })
