@@ -330,7 +330,9 @@ export class Store {
       record.kind !== "ran" ||
       record.dropped !== undefined ||
       record.merged !== undefined ||
-      record.pausedReason !== undefined
+      record.pausedReason !== undefined ||
+      // The columns do not keep the mark of a manual run (SPEC §19.1).
+      record.manual === true
     ) {
       this.add(row, Rules.copyRecord(record), record.continuation === "final")
       return

@@ -1,4 +1,4 @@
-import { Kernel, Rules, Task } from "@tickwork/core"
+import { Kernel, type MissedRun, Rules, Task } from "@tickwork/core"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import * as Ledger from "../src/Ledger.ts"
@@ -12,11 +12,16 @@ const ranRecord = (
     readonly outcome?: Task.Outcome
     readonly final?: boolean
     readonly named?: string
+    readonly manual?: boolean
+    readonly merged?: MissedRun.Dropped
+    readonly dropped?: MissedRun.Dropped
+    readonly pausedReason?: Task.PauseReason
   } = {},
 ): Task.RunRecord => {
   const final = options.final ?? false
   return Rules.record(
     {
+      ...(options.manual === true ? { manual: true } : {}),
       id: (options.named ?? Kernel.formatId(row, generation)) as Task.TaskId,
       generation,
       slot: at,
@@ -24,7 +29,7 @@ const ranRecord = (
       startedAt: at + 1,
       attempt: 1,
       runNumber: at + 1,
-      merged: undefined,
+      merged: options.merged,
     },
     options.outcome ?? Task.succeeded,
     at + 2,
@@ -32,8 +37,8 @@ const ranRecord = (
       state: final ? "done" : "scheduled",
       continuation: final ? "final" : "next",
       nextSlot: final ? undefined : at + 10,
-      dropped: undefined,
-      pausedReason: undefined,
+      dropped: options.dropped,
+      pausedReason: options.pausedReason,
     },
   )
 }
@@ -81,6 +86,97 @@ describe("Ledger.Store", () => {
       withValue,
     )
     expect(store.get(2, 1)).toEqual([{ ...failed, id: "#2.1", finishedAt: 20 }])
+  })
+
+  it("keeps what a record carries beyond a plain run: merged and dropped slots, a pause, a manual run", () => {
+    // Each would be lost if it were kept as the numbers of a plain run (SPEC §7, §15, §19.1).
+    const store = new Ledger.Store(8, 10, 1000)
+    const slots = { first: 10, last: 30, count: 3, exact: true }
+    const records = [
+      ranRecord(0, 1, 0, { merged: slots }),
+      ranRecord(0, 1, 40, { dropped: slots }),
+      ranRecord(0, 1, 80, { pausedReason: "failures" }),
+      ranRecord(0, 1, 120, { manual: true }),
+    ]
+    for (const r of records) store.addRun(0, r, false)
+    expect(store.get(0, 1)).toStrictEqual(records)
+  })
+
+  it("keeps a run's value only within keepResult; a refused one is a success with its error (SPEC §19.3)", () => {
+    const store = new Ledger.Store(8, 10, 1000)
+    const value = { kind: "succeeded", value: "x".repeat(40) } as const
+    // No keepResult: the run is kept as if it returned nothing.
+    store.addRun(0, ranRecord(0, 1, 0, { outcome: value }), false)
+    // Over the bound: the same, with the reason the value was not kept.
+    store.addRun(0, ranRecord(0, 1, 10, { outcome: value }), false, 8)
+    // Within it: kept.
+    store.addRun(0, ranRecord(0, 1, 20, { outcome: value }), false, 64)
+    const got = store.get(0, 1)
+    expect(got[0]).toStrictEqual(ranRecord(0, 1, 0))
+    expect(got[1]).toMatchObject({ ...ranRecord(0, 1, 10), outcome: Task.succeeded })
+    expect(got[1]).toHaveProperty("resultError._tag", "ResultTooLarge")
+    expect(got[2]).toStrictEqual(ranRecord(0, 1, 20, { outcome: value }))
+    expect(got).toHaveLength(3)
+  })
+
+  it("a run that ends its task retires it, however the run is kept", () => {
+    // finalTasks = 0: a final task's history is dropped as soon as it ends; a live one's stays.
+    const value = { kind: "succeeded", value: "x".repeat(40) } as const
+    const ways: ReadonlyArray<(store: Ledger.Store, final: boolean) => void> = [
+      (store, final) => store.addRun(0, ranRecord(0, 1, 0, { final }), false),
+      (store, final) => store.addRun(0, ranRecord(0, 1, 0, { final, outcome: value }), false),
+      (store, final) => store.addRun(0, ranRecord(0, 1, 0, { final, outcome: value }), false, 8),
+      (store, final) => store.addRun(0, ranRecord(0, 1, 0, { final, outcome: value }), false, 64),
+      (store, final) => store.addRun(0, ranRecord(0, 1, 0, { final, named: "n" }), true),
+    ]
+    for (const [k, add] of ways.entries()) {
+      const live = new Ledger.Store(8, 0, 1000)
+      add(live, false)
+      const ended = new Ledger.Store(8, 0, 1000)
+      add(ended, true)
+      expect([k, live.get(0, 1).length, ended.get(0, 1).length]).toEqual([k, 1, 0])
+    }
+  })
+
+  it("keeps nothing when perTask or capacity is 0, nor for a task with no row (-1)", () => {
+    const value = { kind: "succeeded", value: 1 } as const
+    const fill = (store: Ledger.Store, row: number) => {
+      store.addRun(row, ranRecord(row, 1, 0), false)
+      store.addRun(row, ranRecord(row, 1, 10, { outcome: value }), false)
+      store.addRun(row, ranRecord(row, 1, 20, { outcome: value }), false, 1)
+      store.addRun(row, ranRecord(row, 1, 30, { outcome: value }), false, 64)
+      store.addRun(row, ranRecord(row, 1, 40, { outcome: Task.failed("boom") }), false)
+      store.add(row, cancelled(1, 50), false)
+    }
+    for (const store of [new Ledger.Store(0, 10, 1000), new Ledger.Store(8, 10, 0)]) {
+      expect(store.enabled).toBe(false)
+      fill(store, 0)
+      expect(store.get(0, 1)).toEqual([])
+    }
+    // A record of no row takes no room from the others: 2 of capacity 2 stay after 12 of row -1.
+    const store = new Ledger.Store(8, 10, 2)
+    expect(store.enabled).toBe(true)
+    store.addRun(0, ranRecord(0, 1, 0), false)
+    store.addRun(0, ranRecord(0, 1, 10), false)
+    fill(store, -1)
+    fill(store, -1)
+    expect(store.get(-1, 1)).toEqual([])
+    expect(store.get(0, 1)).toStrictEqual([ranRecord(0, 1, 0), ranRecord(0, 1, 10)])
+  })
+
+  it("holds a long history of many tasks in adjacent rows, past every growth of its arrays", () => {
+    // 200 tasks in rows 0..199, 5 runs each, 3 kept per task, 70 final ones kept: the per-row
+    // numbers and the final-task ring both grow several times; no record of one row leaks
+    // into its neighbour's.
+    const store = new Ledger.Store(3, 70, Number.POSITIVE_INFINITY, 4)
+    for (let k = 0; k < 5; k++)
+      for (let row = 0; row < 200; row++)
+        store.addRun(row, ranRecord(row, 1, k * 1000 + row, { final: k === 4 }), false)
+    for (let row = 0; row < 200; row++) {
+      const kept =
+        row < 130 ? [] : [2, 3, 4].map((k) => ranRecord(row, 1, k * 1000 + row, { final: k === 4 }))
+      expect(store.get(row, 1)).toStrictEqual(kept)
+    }
   })
 
   it("starts a new history when a row is given to a new task, keeping the earlier one apart", () => {
