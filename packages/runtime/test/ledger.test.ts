@@ -192,19 +192,21 @@ describe("Ledger.Store", () => {
     // The model: every record added per (row, generation), in order. Without a capacity bound the
     // store must hold exactly the last perTask records of each live task and of the last
     // finalTasks tasks to end; with one, a suffix of that, and at most capacity records in all.
+    // The ring drops a record for capacity only while more than three quarters of it are held,
+    // and then its oldest: so of those, the ones among the last ⌊capacity·3/4⌋ added all stay.
     const op = fc.record({
-      // Rows far apart too, so that they fall in different chunks of the per-row numbers.
-      row: fc.integer({ min: 0, max: 12 }).map((r) => (r % 2 === 0 ? r : r * 300)),
+      // Adjacent rows (a row's numbers sit next to its neighbour's) and rows far apart.
+      row: fc.integer({ min: 0, max: 12 }).map((r) => (r < 8 ? r : r * 300)),
       newTask: fc.boolean(),
       final: fc.boolean(),
       columns: fc.boolean(),
     })
     fc.assert(
       fc.property(
-        fc.array(op, { maxLength: 400 }),
+        fc.array(op, { maxLength: 400, size: "max" }),
         fc.integer({ min: 1, max: 6 }),
         fc.integer({ min: 0, max: 4 }),
-        fc.constantFrom(3, 17, 64, Number.POSITIVE_INFINITY),
+        fc.constantFrom(3, 8, 17, 64, Number.POSITIVE_INFINITY),
         fc.integer({ min: 1, max: 8 }),
         (ops, perTask, finalTasks, capacity, initialSize) => {
           // A small first ring, so that growing and compacting it are both exercised.
@@ -212,6 +214,7 @@ describe("Ledger.Store", () => {
           const generation = new Map<number, number>()
           const ended = new Set<number>()
           const added = new Map<string, Array<Ledger.Occurrence>>()
+          const order: Array<Ledger.Occurrence> = []
           const finals: Array<string> = []
           let at = 0
           for (const o of ops) {
@@ -228,20 +231,34 @@ describe("Ledger.Store", () => {
             store.addRun(o.row, record, false)
             const key = `${o.row}/${g}`
             added.set(key, [...(added.get(key) ?? []), record])
+            order.push(record)
             if (o.final) {
               ended.add(o.row)
               finals.push(key)
             }
           }
-          let held = 0
+          const recent = new Set(
+            capacity === Number.POSITIVE_INFINITY
+              ? order
+              : order.slice(Math.max(0, order.length - Math.floor((capacity * 3) / 4))),
+          )
           const retained = new Set(finals.slice(Math.max(0, finals.length - finalTasks)))
+          const evicted = (key: string) => finals.includes(key) && !retained.has(key)
           for (const [row, g] of generation) {
             const got = store.get(row, g)
-            held += got.length
             const all = added.get(`${row}/${g}`) ?? []
-            const kept = ended.has(row) && !retained.has(`${row}/${g}`) ? [] : all.slice(-perTask)
-            if (capacity === Number.POSITIVE_INFINITY) expect(got).toStrictEqual(kept)
-            else expect(got).toStrictEqual(kept.slice(kept.length - got.length))
+            const kept = evicted(`${row}/${g}`) ? [] : all.slice(-perTask)
+            expect(got).toStrictEqual(kept.slice(kept.length - got.length))
+            expect(got.length).toBeGreaterThanOrEqual(kept.filter((r) => recent.has(r)).length)
+          }
+          // Earlier generations too: a suffix of their last perTask; none once evicted.
+          let held = 0
+          for (const [key, all] of added) {
+            const [row, g] = key.split("/").map(Number) as [number, number]
+            const got = store.get(row, g)
+            held += got.length
+            const kept = evicted(key) ? [] : all.slice(-perTask)
+            expect(got).toStrictEqual(kept.slice(kept.length - got.length))
           }
           expect(held).toBeLessThanOrEqual(capacity)
         },
@@ -277,6 +294,48 @@ describe("generations of an id (SPEC §27.4)", () => {
   })
 })
 
+describe("earlier generations at their bounds (SPEC §27.4)", () => {
+  it("a replaced task's records stay while the earlier ones number at most finalTasks", () => {
+    // Generation 1 is replaced (not ended) by 2, then 2 by 3: with finalTasks = 1 only the one
+    // replaced last is kept apart.
+    const store = new Ledger.Store(4, 1, 100)
+    store.addRun(0, ranRecord(0, 1, 0), false)
+    store.addRun(0, ranRecord(0, 2, 10), false)
+    expect(store.get(0, 1)).toStrictEqual([ranRecord(0, 1, 0)])
+    store.addRun(0, ranRecord(0, 3, 20), false)
+    expect([1, 2, 3].map((g) => store.get(0, g).length)).toEqual([0, 1, 1])
+  })
+
+  it("they stay while, with the ring's records, they fill capacity exactly", () => {
+    const store = new Ledger.Store(4, 10, 3)
+    store.addRun(0, ranRecord(0, 1, 0), false)
+    store.addRun(0, ranRecord(0, 1, 10, { final: true }), false)
+    store.addRun(0, ranRecord(0, 2, 20), false)
+    expect(store.get(0, 1)).toHaveLength(2)
+    expect(store.get(0, 2)).toHaveLength(1)
+    // A fourth record passes capacity: the earlier generation leaves, the ring's records stay.
+    store.addRun(1, ranRecord(1, 1, 30), false)
+    expect([store.get(0, 1).length, store.get(0, 2).length, store.get(1, 1).length]).toEqual([
+      0, 1, 1,
+    ])
+  })
+
+  it("one forgotten by the final-task ring gives its room back", () => {
+    // Row 0's generation 1 (2 records) is forgotten when generation 2 ends (finalTasks = 1).
+    // Row 1's replaced generation then fits: 1 earlier record + 3 in the ring = capacity 4.
+    const store = new Ledger.Store(4, 1, 4)
+    store.addRun(0, ranRecord(0, 1, 0), false)
+    store.addRun(0, ranRecord(0, 1, 10, { final: true }), false)
+    store.addRun(0, ranRecord(0, 2, 20), false)
+    store.addRun(0, ranRecord(0, 2, 30, { final: true }), false)
+    expect(store.get(0, 1)).toEqual([])
+    store.addRun(1, ranRecord(1, 1, 40), false)
+    store.addRun(1, ranRecord(1, 2, 50), false)
+    expect(store.get(1, 1)).toStrictEqual([ranRecord(1, 1, 40)])
+    expect(store.get(0, 2)).toHaveLength(2)
+  })
+})
+
 describe("Ledger.missed", () => {
   // A run of slot 0 that started at `startedAt`, ended at 100 and dropped `first`..`last`.
   const dropping = (startedAt: number, first: number, last: number) =>
@@ -284,6 +343,30 @@ describe("Ledger.missed", () => {
       { ...ranRecord(0, 1, 0), startedAt, finishedAt: 100, nextSlot: 110 },
       { first, last, count: (last - first) / 10 + 1, exact: true },
     )
+
+  it("is coalesced when the run taking their place is already due, else skipped (SPEC §7)", () => {
+    const at = (nextSlot: number | undefined) =>
+      Ledger.missed(
+        { ...ranRecord(0, 1, 0), startedAt: 50, finishedAt: 100, nextSlot },
+        { first: 10, last: 40, count: 4, exact: true },
+      )
+    expect(at(40).kind).toBe("coalesced")
+    expect(at(100).kind).toBe("coalesced")
+    expect(at(101).kind).toBe("skipped")
+    expect(at(undefined).kind).toBe("skipped")
+    expect(at(40)).toStrictEqual({
+      kind: "coalesced",
+      id: "#0.1",
+      generation: 1,
+      first: 10,
+      last: 40,
+      count: 4,
+      exact: true,
+      cause: "late",
+      nextSlot: 40,
+      at: 100,
+    })
+  })
 
   it("names why slots were missed: late to start, overlapping the run, or both", () => {
     // All passed before the run started (it waited for a worker): late.
@@ -296,5 +379,32 @@ describe("Ledger.missed", () => {
     // Some before the start, some after: both.
     expect(dropping(50, 10, 90).cause).toBe("late-and-overlap")
     expect(dropping(50, 50, 60).cause).toBe("late-and-overlap")
+  })
+})
+
+describe("Ledger.fromRun", () => {
+  it("gives the slots merged into a run before it, the run, then the slots it dropped", () => {
+    const merged = { first: 10, last: 20, count: 2, exact: false }
+    const dropped = { first: 40, last: 60, count: 3, exact: true }
+    const record = { ...ranRecord(0, 1, 30, { merged, dropped }), nextSlot: 70 }
+    expect(Ledger.fromRun(record)).toStrictEqual([
+      {
+        kind: "coalesced",
+        id: "#0.1",
+        generation: 1,
+        first: 10,
+        last: 20,
+        count: 2,
+        exact: false,
+        cause: "late",
+        nextSlot: 30,
+        at: 31,
+      },
+      record,
+      Ledger.missed(record, dropped),
+    ])
+    expect(Ledger.missed(record, dropped)).toMatchObject({ kind: "skipped", cause: "overlap" })
+    const plain = ranRecord(0, 1, 30)
+    expect(Ledger.fromRun(plain)).toStrictEqual([plain])
   })
 })
