@@ -188,6 +188,24 @@ describe("Ledger.Store", () => {
     expect(store.get(5, 2)).toEqual([cancelled(2, 7)])
   })
 
+  it("holds capacity records before it drops one, and then the oldest of all", () => {
+    const store = new Ledger.Store(16, 10, 8, 2)
+    const records = Array.from({ length: 9 }, (_, k) => ranRecord(0, 1, k * 10))
+    for (const r of records.slice(0, 8)) store.addRun(0, r, false)
+    expect(store.get(0, 1)).toStrictEqual(records.slice(0, 8))
+    store.addRun(0, records[8] as Task.RunRecord, false)
+    expect(store.get(0, 1)).toStrictEqual(records.slice(1))
+  })
+
+  it("compacts a full ring that holds three quarters of it, dropping nothing", () => {
+    // Capacity 8, two per task: rows 2 and 3 each drop their first record, so the full ring holds
+    // 6 of 8. The next record compacts it (6 × 4 <= 8 × 3) instead of dropping row 0's oldest.
+    const store = new Ledger.Store(2, 10, 8, 8)
+    for (const row of [0, 1, 2, 2, 2, 3, 3, 3]) store.addRun(row, ranRecord(row, 1, row), false)
+    store.addRun(4, ranRecord(4, 1, 4), false)
+    expect([0, 1, 2, 3, 4].map((row) => store.get(row, 1).length)).toEqual([1, 1, 2, 2, 1])
+  })
+
   it("holds what a model of its bounds holds, for any sequence of records", () => {
     // The model: every record added per (row, generation), in order. Without a capacity bound the
     // store must hold exactly the last perTask records of each live task and of the last
@@ -333,6 +351,31 @@ describe("earlier generations at their bounds (SPEC §27.4)", () => {
     store.addRun(1, ranRecord(1, 2, 50), false)
     expect(store.get(1, 1)).toStrictEqual([ranRecord(1, 1, 40)])
     expect(store.get(0, 2)).toHaveLength(2)
+  })
+
+  it("as many leave as make room for the next record, earliest first, and no more", () => {
+    // Rows 0 and 1 each go to a second generation: their first ones (1 record each) are kept
+    // apart, and with the ring's 2 records they fill capacity 4. One more record makes room by
+    // dropping the earliest (row 0's) only.
+    const store = new Ledger.Store(4, 10, 4)
+    store.addRun(0, ranRecord(0, 1, 0), false)
+    store.addRun(1, ranRecord(1, 1, 1), false)
+    store.addRun(0, ranRecord(0, 2, 2), false)
+    store.addRun(1, ranRecord(1, 2, 3), false)
+    expect([store.get(0, 1).length, store.get(1, 1).length]).toEqual([1, 1])
+    store.addRun(0, ranRecord(0, 2, 4), false)
+    expect([store.get(0, 1).length, store.get(1, 1).length]).toEqual([0, 1])
+    expect([store.get(0, 2).length, store.get(1, 2).length]).toEqual([2, 1])
+  })
+
+  it("a final task evicted after its row went to a new task leaves that task's records alone", () => {
+    const store = new Ledger.Store(4, 1, 100)
+    store.addRun(0, ranRecord(0, 1, 0, { final: true }), false)
+    store.addRun(0, ranRecord(0, 2, 10), false)
+    // Row 1's task ends: row 0's first task is the oldest of two final ones, past finalTasks.
+    store.addRun(1, ranRecord(1, 1, 20, { final: true }), false)
+    expect(store.get(0, 1)).toEqual([])
+    expect(store.get(0, 2)).toStrictEqual([ranRecord(0, 2, 10)])
   })
 })
 
