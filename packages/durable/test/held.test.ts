@@ -77,14 +77,16 @@ describe("HeldRuns", () => {
 
   it.effect("a task's later claim stays its run when the earlier claim is forgotten", () =>
     Effect.gen(function* () {
-      const held = yield* Held.make(counters())
+      const c = counters()
+      const held = yield* Held.make(c)
       const first = held.add(row("a", 1), 1, 0)
       const second = held.add(row("a", 2), 2, 0)
       expect(held.size).toBe(2)
+      c.uncommitted = 1
       held.forget(first)
       expect(held.ofTask("a")).toBe(second)
       // A forgotten claim that is not overdue leaves the uncommitted count alone.
-      expect(held.size).toBe(1)
+      expect([held.size, c.uncommitted]).toEqual([1, 1])
     }),
   )
 
@@ -148,6 +150,20 @@ describe("HeldRuns", () => {
       expect(yield* ended(later)).toBe(false)
       held.forget(a)
       expect(yield* ended(later)).toBe(true)
+    }),
+  )
+
+  it.effect("the latest waiter is resumed, though an earlier one is interrupted", () =>
+    Effect.gen(function* () {
+      const held = yield* Held.make(counters())
+      const a = held.add(row("a", 1), 1, 0)
+      const earlier = yield* Effect.forkChild(held.drained)
+      yield* Effect.yieldNow
+      const latest = yield* Effect.forkChild(held.drained)
+      yield* Effect.yieldNow
+      yield* Fiber.interrupt(earlier)
+      held.forget(a)
+      expect(yield* ended(latest)).toBe(true)
     }),
   )
 })

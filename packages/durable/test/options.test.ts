@@ -12,6 +12,9 @@ import * as LayerOptions from "../src/internal/options.ts"
 const report = Handler.make("report", Schema.Struct({}), () => Effect.void)
 const digest = Handler.make("digest", Schema.Struct({}), () => Effect.void)
 
+/** A handler with an empty name: refused as a whole, before its name is checked as an id. */
+const noName = { ...report, name: "" }
+
 const resolve = (options: Partial<LayerOptions.LayerOptions>, exclusive = false) =>
   LayerOptions.resolve({ handlers: [report], ...options }, exclusive)
 
@@ -118,6 +121,22 @@ describe("the durable layer's options", () => {
     })
   })
 
+  it("the runtime's own shutdown times are checked when the layer gives its own", () => {
+    const given = { shutdownTimeout: 1, shutdownGrace: 1 }
+    expect(
+      LayerOptions.runtimeShutdown(ok({ ...given, runtime: { shutdownTimeout: "soon" as never } })),
+    ).toMatchObject({ _tag: "InvalidOption", field: "runtime.shutdownTimeout", value: "soon" })
+    expect(
+      LayerOptions.runtimeShutdown(ok({ ...given, runtime: { shutdownGrace: "soon" as never } })),
+    ).toMatchObject({ _tag: "InvalidOption", field: "runtime.shutdownGrace", value: "soon" })
+  })
+
+  it("no polling when pollInterval is false; limits per handler (SPEC §20)", () => {
+    expect(ok({ pollInterval: false }).pollMs).toBe(Number.POSITIVE_INFINITY)
+    const limits = ok({ limits: { handlers: { report: { concurrency: 1 } } } }).limits
+    expect(limits).toBeDefined()
+  })
+
   it("a lease of at least 1 second", () => {
     expect(ok({ lease: LayerOptions.MIN_LEASE_MS }).leaseMs).toBe(1_000)
     expect(resolve({ lease: 999 })).toMatchObject({
@@ -213,6 +232,17 @@ describe("the durable layer's options", () => {
       "soon",
     ],
     ["an unknown key", { often: 1 }, "often", 1],
+    ["lease 0", { lease: 0 }, "lease", 0],
+    ["pollInterval 0", { pollInterval: 0 }, "pollInterval", 0],
+    ["retention 0", { retention: 0 }, "retention", 0],
+    ["a handler that is not there", { handlers: [null] }, "handlers", null],
+    [
+      "a handler whose name is not a string",
+      { handlers: [{ ...report, name: 1 }] },
+      "handlers",
+      undefined,
+    ],
+    ["a handler with an empty name", { handlers: [noName] }, "handlers", noName],
   ]
 
   it.each(bad)(
@@ -221,6 +251,11 @@ describe("the durable layer's options", () => {
       const r = resolve(given as Partial<LayerOptions.LayerOptions>)
       expect(r).toMatchObject({ _tag: "InvalidOption", field })
       if (value !== undefined) expect(r).toHaveProperty("value", value)
+      // The message names the field and says what it must be.
+      const escaped = field.replace(/[[\].]/g, "\\$&")
+      expect((r as { message: string }).message).toMatch(
+        new RegExp(`^${escaped} (must|is|needs|has) `),
+      )
     },
   )
 
