@@ -137,14 +137,22 @@ describe("the durable layer's options", () => {
     expect(limits).toBeDefined()
   })
 
-  it("a lease of at least 1 second", () => {
+  it("a lease of at least 1 second, a duration, and not 0", () => {
     expect(ok({ lease: LayerOptions.MIN_LEASE_MS }).leaseMs).toBe(1_000)
+    const message = (given: unknown) => (resolve({ lease: given as never }) as Error).message
     expect(resolve({ lease: 999 })).toMatchObject({
       _tag: "InvalidOption",
       field: "lease",
       value: 999,
     })
+    expect(message(999)).toMatch(/^lease must be at least 1000 ms \(1 second; /)
     expect(resolve({ lease: false as never })).toMatchObject({ field: "lease", value: false })
+    expect(message(false)).toMatch(/^lease must be a duration/)
+    expect(message(0)).toMatch(/^lease must be positive/)
+    // A takeover interval that is not a duration says so, not that it is too short.
+    const takeover = resolve({ takeoverInterval: "soon" }) as Error
+    expect(takeover.message).toMatch(/^takeoverInterval /)
+    expect(takeover.message).not.toMatch(/at least 1 ms/)
   })
 
   const bad: ReadonlyArray<readonly [string, Record<string, unknown>, string, unknown]> = [
@@ -265,6 +273,7 @@ describe("the durable layer's options", () => {
         _tag: "InvalidOption",
         field: "options",
         value: given,
+        message: expect.stringMatching(/^options must be an object/),
       })
     }
   })
