@@ -59,16 +59,13 @@ import { type Finished, type Occurrence, Wakeup } from "./internal/env.ts"
 import * as Events from "./internal/events.ts"
 import * as Held from "./internal/held.ts"
 import * as Leases from "./internal/leases.ts"
-import * as Ledger from "./internal/ledger.ts"
 import type * as List from "./internal/list.ts"
 import * as Liveness from "./internal/liveness.ts"
 import type { Counts } from "./internal/model.ts"
 import * as Options from "./internal/options.ts"
 import * as Outage from "./internal/outage.ts"
-import * as KeptResult from "./internal/result.ts"
 import * as RetryControl from "./internal/retryControl.ts"
 import type {
-  DurableLedgerRead,
   DurableSchedulerShape,
   DurableTaskFilter,
   DurableTaskOptions,
@@ -77,6 +74,7 @@ import { infoOf } from "./internal/scheduler.ts"
 import * as Shutdown from "./internal/shutdown.ts"
 import * as StoreCounts from "./internal/storeCounts.ts"
 import * as TriggerControl from "./internal/triggerControl.ts"
+import * as TypedLedger from "./internal/typedLedger.ts"
 import * as Upkeep from "./internal/upkeep.ts"
 import { type BreakerView, type NewTask, TaskStore } from "./TaskStore.ts"
 
@@ -432,19 +430,17 @@ export const make = <H extends Handler.Any>(
      * work is due before it would look again.
      */
     const notifyWithinMs = Number.isFinite(resolved.pollMs) ? resolved.pollMs : 0
-    const insert = (tasks: readonly [NewTask, ...Array<NewTask>], t: number) =>
-      Effect.suspend(() => {
-        let earliest = Number.POSITIVE_INFINITY
-        for (const task of tasks) if (task.slot < earliest) earliest = task.slot
-        const notify = store.signal !== undefined && earliest <= t + notifyWithinMs
-        return Effect.tap(
-          store.insert(tasks, { notify }),
-          Effect.sync(() => {
-            env.wakeup.wakeIfBefore(earliest)
-            countsWakeup.wake()
-          }),
-        )
+    const insert = (tasks: readonly [NewTask, ...Array<NewTask>], t: number) => {
+      let earliest = Number.POSITIVE_INFINITY
+      for (const task of tasks) if (task.slot < earliest) earliest = task.slot
+      const notify = store.signal !== undefined && earliest <= t + notifyWithinMs
+      // A map, not a tap of an Effect.sync: one step fewer for every schedule() call.
+      return Effect.map(store.insert(tasks, { notify }), (generations) => {
+        env.wakeup.wakeIfBefore(earliest)
+        countsWakeup.wake()
+        return generations
       })
+    }
 
     // Schedules under deduplication keys (SPEC §20.3), counted in one series per scheduler.
     const series = Metrics.runSeries(metricsName, metricsContext)
@@ -480,8 +476,16 @@ export const make = <H extends Handler.Any>(
         return Effect.map(done, ([d]) => d as { id: Task.TaskId } & Dedup.Keyed)
       })
 
+    // scheduleDeduplicated's id, without building its answer for the common case of no key.
     const schedule: DurableSchedulerShape["schedule"] = (o) =>
-      Effect.map(scheduleDeduplicated(o), (d) => d.id)
+      Effect.suspend((): ReturnType<DurableSchedulerShape["schedule"]> => {
+        const t = now()
+        const p = prepare(o, t)
+        if (!("slot" in p)) return Effect.fail(p)
+        return p.dedup === undefined
+          ? Effect.as(insert([p], t), p.id as Task.TaskId)
+          : Effect.map(keyed([o], [p], t), ([d]) => (d as Dedup.Keyed).id as Task.TaskId)
+      })
 
     const ensure: DurableSchedulerShape["ensure"] = (list, ensureOptions) =>
       Effect.suspend(() =>
@@ -585,6 +589,8 @@ export const make = <H extends Handler.Any>(
         Effect.forever(Effect.andThen(Effect.sleep(Health.refreshMs), assessHealth)),
       )
 
+    /** The dispatcher waits (for a due time, a poll or an insert), or this process never claims. */
+    const parked = () => !resolved.claim || env.wakeup.idle
     const durable = DurableScheduler.of({
       owner: resolved.owner,
       schedule,
@@ -628,38 +634,7 @@ export const make = <H extends Handler.Any>(
           Option.getOrElse(() => "unknown" as const),
         ),
       info,
-      ledger: ((id: string, given?: { readonly generation: number }) => {
-        // Only an object is a read option: `Effect.forEach(ids, d.ledger)` passes an index.
-        const read = typeof given === "object" && given !== null ? given : undefined
-        const generation = read?.generation
-        if (
-          read !== undefined &&
-          (typeof generation !== "number" || !Number.isSafeInteger(generation) || generation < 1)
-        ) {
-          return Effect.fail(
-            new CoreErrors.InvalidOption({
-              field: "generation",
-              value: generation,
-              message: `generation must be a positive integer, got ${String(generation)}`,
-            }),
-          )
-        }
-        return Effect.gen(function* () {
-          const [runs, events] = yield* Effect.all([store.runs(id), store.events(id)])
-          const all = Ledger.merge(runs, events)
-          const merged =
-            generation === undefined ? all : all.filter((o) => o.generation === generation)
-          if (!runs.some((r) => typeof r.result === "string")) return merged
-          // Kept results decode by the schema of the task's handler, when registered here.
-          const row = yield* store.get(id)
-          const handler = Option.isSome(row) ? resolved.handlers.get(row.value.handler) : undefined
-          return merged.map((o) =>
-            o.kind === "ran" && typeof o.result === "string"
-              ? { ...o, value: KeptResult.decode(handler, o.result) }
-              : o,
-          )
-        })
-      }) as DurableLedgerRead,
+      ledger: TypedLedger.read(store, resolved.handlers),
       occurrences: Stream.fromPubSub(occurrences),
       stats: Effect.map(Effect.all([store.tally, store.dedupKeys]), ([tally, keys]) => ({
         tasks: tally.counts,
@@ -673,7 +648,8 @@ export const make = <H extends Handler.Any>(
       })),
       health: assessHealth,
       poll: Effect.sync(() => env.wakeup.wake()),
-      idle: Effect.sync(() => (!resolved.claim || env.wakeup.idle) && held.size === 0),
+      idle: Effect.sync(() => parked() && held.size === 0),
+      waitsOnHandlers: Effect.sync(() => parked() && held.inHandler === held.size),
     })
     return { durable, runtime }
   })

@@ -26,6 +26,7 @@ import type { Connection } from "effect/sql/SqlConnection"
 import { classifySqliteError, SqlError } from "effect/sql/SqlError"
 import * as Statement from "effect/sql/Statement"
 import { type StoreCorrupt, StoreLocked, StoreUnavailable, storeCorrupt } from "./Errors.ts"
+import * as Direct from "./internal/direct.ts"
 import * as Failure from "./internal/failure.ts"
 import * as ReadOnly from "./internal/readonly.ts"
 
@@ -332,10 +333,11 @@ export const make = (
       executeUnprepared: (sql, params, rows) =>
         rows ? Effect.map(run(sql, params, false, false), rows) : run(sql, params, false, false),
     }
+    const semaphore = yield* Semaphore.make(1)
     const client = yield* SqlClient.make({
       ...SqlClient.makeSqliteAcquirers({
         connection: Effect.succeed(connection),
-        semaphore: yield* Semaphore.make(1),
+        semaphore,
         isTransaction: () => db.inTransaction,
       }),
       compiler: Statement.makeCompilerSqlite(),
@@ -346,6 +348,12 @@ export const make = (
       // SQLite prepares BEGIN, COMMIT and savepoints (named by nesting depth: a bounded set):
       // kept in the statement cache, not parsed again for every transaction.
       prepareTransactionControls: true,
+    })
+    // The store's single-row inserts run straight on the connection, under the same permit.
+    Direct.register(client, {
+      semaphore,
+      inTransaction: () => db.inTransaction,
+      execute: (sql, params) => run(sql, params, false, true),
     })
     return { client, db }
   })

@@ -5,7 +5,7 @@
  * writes `start`/`end` to an effects log, from which concurrency is counted.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Errors as CoreErrors, Schedule } from "@tickwork/core"
+import { Errors as CoreErrors, Schedule, type Task } from "@tickwork/core"
 import { Metrics } from "@tickwork/runtime"
 import Database from "better-sqlite3"
 import { Clock, Effect, Metric, Option, Schema } from "effect"
@@ -25,6 +25,16 @@ const logged = (name = "work") => {
   )
   return { log, handler }
 }
+type Work = ReturnType<typeof logged>["handler"]
+
+/** Schedules `id` of `handler` due at 0, its run taking `ms` virtual ms, with `more` options. */
+const once = (
+  d: DurableScheduler.DurableSchedulerShape,
+  handler: Work,
+  id: string,
+  ms: number,
+  more: { readonly group?: string; readonly key?: string; readonly priority?: Task.Priority } = {},
+) => d.schedule({ id, handler, payload: { ms }, schedule: Schedule.once(0), ...more })
 
 const startsOf = (log: ReadonlyArray<Effect_>) =>
   log.filter((e) => e.kind === "start").map((e) => [e.id, e.at] as const)
@@ -88,27 +98,10 @@ describe("concurrency limits on SQLite (SPEC §20.1)", () => {
             Effect.gen(function* () {
               // Ten runs of key a are due first; b's and the unkeyed one come after them.
               for (let k = 0; k < 10; k++) {
-                yield* d.schedule({
-                  id: `a${k}`,
-                  handler,
-                  payload: { ms: 100 },
-                  schedule: Schedule.once(0),
-                  key: "a",
-                })
+                yield* once(d, handler, `a${k}`, 100, { key: "a" })
               }
-              yield* d.schedule({
-                id: "b0",
-                handler,
-                payload: { ms: 100 },
-                schedule: Schedule.once(0),
-                key: "b",
-              })
-              yield* d.schedule({
-                id: "free",
-                handler,
-                payload: { ms: 100 },
-                schedule: Schedule.once(0),
-              })
+              yield* once(d, handler, "b0", 100, { key: "b" })
+              yield* once(d, handler, "free", 100)
               yield* settle(d)
               expect(startsOf(log).sort()).toEqual([
                 ["a0", 0],
@@ -142,18 +135,8 @@ describe("concurrency limits on SQLite (SPEC §20.1)", () => {
           (d) =>
             Effect.gen(function* () {
               for (let k = 0; k < 3; k++) {
-                yield* d.schedule({
-                  id: `s${k}`,
-                  handler,
-                  payload: { ms: 50 },
-                  schedule: Schedule.once(0),
-                })
-                yield* d.schedule({
-                  id: `f${k}`,
-                  handler: other.handler,
-                  payload: { ms: 50 },
-                  schedule: Schedule.once(0),
-                })
+                yield* once(d, handler, `s${k}`, 50)
+                yield* once(d, other.handler, `f${k}`, 50)
               }
               yield* settle(d)
               expect(Option.getOrThrow(yield* d.info("s2")).waiting?.scope).toBe("handler:slow")
@@ -191,20 +174,8 @@ describe("waits are visible (SPEC §20.4)", () => {
           (d) =>
             Effect.gen(function* () {
               for (let k = 0; k < 3; k++) {
-                yield* d.schedule({
-                  id: `c${k}`,
-                  handler,
-                  payload: { ms: 60_000 },
-                  schedule: Schedule.once(0),
-                  group: "one",
-                })
-                yield* d.schedule({
-                  id: `r${k}`,
-                  handler,
-                  payload: { ms: 0 },
-                  schedule: Schedule.once(0),
-                  group: "api",
-                })
+                yield* once(d, handler, `c${k}`, 60_000, { group: "one" })
+                yield* once(d, handler, `r${k}`, 0, { group: "api" })
               }
               yield* settle(d)
               expect((yield* d.stats).waiting).toEqual({ concurrency: 2, "rate-limited": 2 })
@@ -247,13 +218,7 @@ describe("rate limits on SQLite (SPEC §20.2)", () => {
             (d) =>
               Effect.gen(function* () {
                 for (let k = 0; k < 5; k++) {
-                  yield* d.schedule({
-                    id: `r${k}`,
-                    handler,
-                    payload: { ms: 0 },
-                    schedule: Schedule.once(0),
-                    group: "api",
-                  })
+                  yield* once(d, handler, `r${k}`, 0, { group: "api" })
                 }
                 yield* settle(d)
                 expect(Option.getOrThrow(yield* d.info("r2")).waiting).toEqual({
@@ -310,29 +275,11 @@ describe("recorded starts are pruned (SPEC §20.2)", () => {
           },
           (d) =>
             Effect.gen(function* () {
-              yield* d.schedule({
-                id: "one-off",
-                handler,
-                payload: { ms: 0 },
-                schedule: Schedule.once(0),
-                key: "customer-1",
-              })
-              yield* d.schedule({
-                id: "api",
-                handler,
-                payload: { ms: 0 },
-                schedule: Schedule.once(0),
-                group: "api",
-              })
+              yield* once(d, handler, "one-off", 0, { key: "customer-1" })
+              yield* once(d, handler, "api", 0, { group: "api" })
               // Past the retention and pruner passes, the group's start still holds its window.
               for (let k = 0; k < 3; k++) yield* advance(d, 60_000)
-              yield* d.schedule({
-                id: "api-2",
-                handler,
-                payload: { ms: 0 },
-                schedule: Schedule.once(0),
-                group: "api",
-              })
+              yield* once(d, handler, "api-2", 0, { group: "api" })
               yield* settle(d)
               expect(Option.getOrThrow(yield* d.info("api-2")).waiting).toMatchObject({
                 cause: "rate-limited",
@@ -432,26 +379,10 @@ describe("typed errors (SPEC §20.2)", () => {
             { handlers: [handler], limits: { groups: { mail: { concurrency: 1 } } } },
             (d) =>
               Effect.gen(function* () {
-                const group = yield* Effect.flip(
-                  d.schedule({
-                    id: "x",
-                    handler,
-                    payload: { ms: 0 },
-                    schedule: Schedule.once(0),
-                    group: "sms",
-                  }),
-                )
+                const group = yield* Effect.flip(once(d, handler, "x", 0, { group: "sms" }))
                 expect(group).toBeInstanceOf(CoreErrors.InvalidOption)
                 expect(group).toMatchObject({ field: "group", value: "sms" })
-                const key = yield* Effect.flip(
-                  d.schedule({
-                    id: "x",
-                    handler,
-                    payload: { ms: 0 },
-                    schedule: Schedule.once(0),
-                    key: "k",
-                  }),
-                )
+                const key = yield* Effect.flip(once(d, handler, "x", 0, { key: "k" }))
                 expect(key).toMatchObject({ _tag: "InvalidOption", field: "key", value: "k" })
                 expect(Option.isNone(yield* d.info("x"))).toBe(true)
                 // Fixed once scheduled (SPEC §20.1): update refuses group, and changes nothing.

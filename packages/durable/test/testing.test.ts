@@ -218,6 +218,44 @@ describe("TestDurable", () => {
     expect(runs.map((r) => r.at)).toEqual([0, 60_000, 120_000, 180_000, 240_000, 300_000])
   })
 
+  it("settles while handlers sleep in virtual time, and wakes each at its own time (a key's runs in series)", async () => {
+    const spans: Array<string> = []
+    const slow = Handler.make("slow", Schema.Struct({ ms: Schema.Number }), (p, run) =>
+      Effect.gen(function* () {
+        yield* Effect.sleep(p.ms)
+        spans.push(`${run.id} ${run.startedAt}-${yield* Clock.currentTimeMillis}`)
+      }),
+    )
+    const result = await TestDurable.run(
+      Effect.gen(function* () {
+        const d = yield* DurableScheduler.DurableScheduler
+        for (const [id, ms] of [
+          ["a", 300],
+          ["b", 100],
+          ["c", 200],
+        ] as const) {
+          yield* d.schedule({
+            id,
+            handler: slow,
+            payload: { ms },
+            schedule: Schedule.once(0),
+            key: "k",
+          })
+        }
+        // Right after scheduling, `a` sleeps inside its handler: settling stops there.
+        yield* TestDurable.settle()
+        const early = [yield* d.status("a"), yield* d.status("b"), yield* TestDurable.now]
+        yield* TestDurable.advance("250 millis")
+        const mid = [yield* d.status("a"), yield* d.status("b")]
+        yield* TestDurable.advance("1 second")
+        return { early, mid }
+      }),
+      { handlers: [slow], limits: { keys: { concurrency: 1 } } },
+    )
+    expect(result).toEqual({ early: ["running", "scheduled", 0], mid: ["running", "scheduled"] })
+    expect(spans).toEqual(["a 0-300", "b 300-400", "c 400-600"])
+  })
+
   it("retries a failing run with backoff", async () => {
     const { runs, handler } = recorder((attempt) => attempt < 3)
     const status = await TestDurable.run(

@@ -7,8 +7,9 @@
  * JavaScript; and the `tickwork` command runs through `npx`, on a SQLite file and a PostgreSQL
  * database filled by a program using the packed durable package; and a team's first day
  * (`consumers/adoption.ts`: declared tasks over two starts, run-now, retry, kept results, the
- * testing layer) with the CLI's `status`, `retry`, `trigger` and `ledger` between the starts, all
- * in the same install. Installing takes minutes on a
+ * testing layer) with the CLI's `status`, `retry`, `trigger` and `ledger` between the starts, and
+ * flow control as a team coming from graphile-worker, BullMQ or pg-boss tries it
+ * (`consumers/flow.ts`), all in the same install. Installing takes minutes on a
  * busy machine, hence the long timeouts; nothing waits on a timer.
  */
 import { execFile, spawn } from "node:child_process"
@@ -231,7 +232,7 @@ describe("the packed packages", () => {
   }, 60_000)
 
   describe("type-check a consumer's programs against the packed declarations", () => {
-    const programs = [...packages, "store", "adoption"]
+    const programs = [...packages, "store", "adoption", "flow"]
     const check = (options: ts.CompilerOptions) => {
       const src = join(scratch, "src")
       mkdirSync(src, { recursive: true })
@@ -475,6 +476,30 @@ registerHooks({
     expect(ledger).toMatch(/ ran: succeeded +.* 2 +\d+ms .* -> done$/m)
     expect(await cli("ledger", "cleanup")).toMatch(/ manual-trigger by cli /)
     expect(await cli("status", "cleanup")).toMatch(/^slot +20\d\d-\d\d-\d\dT04:00:00Z$/m)
+  }, 300_000)
+
+  it("flow control as a graphile-worker, BullMQ or pg-boss user tries it: keys in series, a rate limit, a handler limit, dedup keys, a bad limit, and a wait the CLI shows", async () => {
+    const file = join(mkdtempSync(join(scratch, "flow-")), "tasks.db")
+    const { stdout } = await run(process.execPath, [compile("flow"), file], {
+      cwd: scratch,
+      env: cleanEnv(),
+      timeout: 120_000,
+    })
+    expect(stdout.split("\n").filter((l) => /^[a-z][a-z0-9 -]*[,:]/.test(l))).toEqual([
+      "series per key: c42-a@0 c42-b@100 c42-c@200 | c7-a@0",
+      'call-3 waits: rate-limited on group:partner until +1000 ms; waiting by cause: {"concurrency":0,"rate-limited":3}',
+      "rate, from +1000 ms: call-1@1000 call-2@1000 call-3@2000 call-4@2000 call-5@3000",
+      "emails: at most 2 at once, started at +0 0 50 50 100 100 150 150 ms",
+      "singleton: created, then deduplicated (same task: true)",
+      'debounce: created, then replaced (same task: true), moved +10000 ms, payload {"day":"tue"}',
+      "bad limit: InvalidOption: limits.groups.partner.concurrency = 0",
+      "live-2 waits: rate-limited on group:partner",
+      "flow: ok",
+    ])
+    // The operator's view of the run left waiting on the file.
+    const status = (await tickwork(["status", "live-2", "--store", file])).stdout
+    expect(status).toMatch(/^state +scheduled \(waiting: rate-limited\)$/m)
+    expect(status).toMatch(/^waiting +rate-limited on group:partner since \S+ until \S+$/m)
   }, 300_000)
 
   it("lists the tasks of a SQLite store, and serves its dashboard", async () => {

@@ -81,6 +81,12 @@ export class Recorder {
    * due before it counts its lateness from it (SPEC §6.8). Grown with the task table.
    */
   private acceptedAt = new Float64Array(0)
+  /**
+   * The latest time any task was accepted, epoch ms. A run due at or after it was due after its
+   * own task's acceptance, so its lateness counts from its due time and {@link acceptedAt} is not
+   * read: that read is a cache miss per run (runs visit rows in slot order), ~0.15 µs of a run.
+   */
+  private latestAccepted = Number.NEGATIVE_INFINITY
 
   constructor(options: {
     readonly ledger: Ledger.Store
@@ -116,6 +122,7 @@ export class Recorder {
       this.acceptedAt = grown
     }
     this.acceptedAt[row] = at
+    if (at > this.latestAccepted) this.latestAccepted = at
   }
 
   /** A task was accepted. */
@@ -131,7 +138,11 @@ export class Recorder {
    * manual run's (SPEC §19.1): it was not scheduled, so its wait says nothing about the scheduler.
    */
   started(run: Task.RunInfo, row: number): void {
-    const late = Task.countedLateness(run, this.acceptedAt[row] ?? Number.NEGATIVE_INFINITY)
+    const acceptedAt =
+      run.scheduledFor >= this.latestAccepted
+        ? Number.NEGATIVE_INFINITY
+        : (this.acceptedAt[row] ?? Number.NEGATIVE_INFINITY)
+    const late = Task.countedLateness(run, acceptedAt)
     if (late !== undefined) this.series.lateness.add(late / 1000)
     const f = this.listener?.started
     if (f !== undefined) this.call("started", () => f.call(this.listener, run))

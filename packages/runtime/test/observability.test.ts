@@ -236,6 +236,33 @@ describe("lateness of a run due before its task was accepted", () => {
       }),
     ),
   )
+
+  it.effect(
+    "a past due time counts from acceptance beside runs that count from their due time",
+    () =>
+      isolated(
+        Effect.gen(function* () {
+          const day = 86_400_000
+          yield* TestClock.adjust(day)
+          const s = yield* Scheduler.make({ workers: 1, name: "past-at-mixed" })
+          // B holds the only worker from +0 to +30 ms. C, accepted at +5 ms and due at +25, counts
+          // from +25; A, accepted last (+10 ms) for +7, just past, counts from +10. Both start at
+          // +30, when B ends: 5 ms and 20 ms late (A would be 23 counted from its due time).
+          yield* s.schedule({ id: "B", schedule: Schedule.once(0), job: Effect.sleep(30) })
+          yield* TestClock.adjust(5)
+          yield* s.schedule({ id: "C", schedule: Schedule.once(20), job: Effect.void })
+          yield* TestClock.adjust(5)
+          yield* s.schedule({ id: "A", schedule: Schedule.at(day + 7), job: Effect.void })
+          yield* TestClock.adjust(100)
+          expect(Option.getOrThrow(yield* s.info("A")).state).toBe("done")
+          expect(Option.getOrThrow(yield* s.info("C")).state).toBe("done")
+          const lateness = yield* Metric.value(Metrics.forScheduler("past-at-mixed").lateness)
+          expect(lateness.count).toBe(3)
+          expect(lateness.sum).toBeCloseTo(0.025, 9)
+          expect(lateness.max).toBe(0.02)
+        }),
+      ),
+  )
 })
 
 describe("the ledger of each generation of an id (SPEC §27.4)", () => {

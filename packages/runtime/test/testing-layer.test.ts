@@ -3,7 +3,7 @@
  * `advance`, and the run-trace recorder.
  */
 import { it as effectIt } from "@effect/vitest"
-import { Cause, Effect, Exit, Logger, References } from "effect"
+import { Cause, Clock, Effect, Exit, Logger, References } from "effect"
 import { TestClock } from "effect/testing"
 import { describe, expect, it } from "vitest"
 import { Schedule, Scheduler } from "../src/index.ts"
@@ -181,7 +181,45 @@ describe("settle and advance", () => {
     expect(times).toEqual([Date.UTC(2026, 2, 9, 2, 30), Date.UTC(2026, 2, 9, 2, 30)])
   })
 
-  it("settle dies with NotSettled when a job waits on something that never comes", async () => {
+  it("settles while a job sleeps in virtual time: the clock can stop inside a run, and the run ends at its own time", async () => {
+    const seen = await TestScheduler.run(
+      Effect.gen(function* () {
+        const scheduler = yield* Scheduler.Scheduler
+        const id = yield* scheduler.schedule({ schedule: Schedule.once(0), job: Effect.sleep(100) })
+        const starts: Array<number> = []
+        const other = yield* scheduler.schedule({
+          schedule: Schedule.once(20),
+          job: Effect.map(Clock.currentTimeMillis, (t) => void starts.push(t)),
+        })
+        yield* TestScheduler.advance(50)
+        // With one worker, the run due at 20 waits for it.
+        const mid = [yield* scheduler.status(id), yield* scheduler.status(other)]
+        yield* TestScheduler.advance(100)
+        const end = [yield* scheduler.status(id), yield* scheduler.status(other)]
+        return { mid, end, starts }
+      }),
+      { workers: 1 },
+    )
+    expect(seen).toEqual({
+      mid: ["running", "scheduled"],
+      end: ["done", "done"],
+      starts: [100],
+    })
+  })
+
+  it("settles with a job waiting on something that never comes: the run stays running", async () => {
+    const status = await TestScheduler.run(
+      Effect.gen(function* () {
+        const scheduler = yield* Scheduler.Scheduler
+        const id = yield* scheduler.schedule({ schedule: Schedule.once(0), job: Effect.never })
+        yield* TestScheduler.settle()
+        return yield* scheduler.status(id)
+      }),
+    )
+    expect(status).toBe("running")
+  })
+
+  it("settle dies with NotSettled when its turns run out before the scheduler is quiet", async () => {
     const exit = await Effect.runPromiseExit(
       Effect.gen(function* () {
         const scheduler = yield* Scheduler.Scheduler

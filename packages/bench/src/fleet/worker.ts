@@ -4,7 +4,7 @@
  * settings.ts). Every job's payload is `{ k, t, ms }` (key, when it was due, how long it runs);
  * the process prints `s <k> <now>` when a job starts and `e <k> <now>` when it ends (stdout to a
  * pipe is synchronous on Linux: a line printed before a SIGKILL is not lost), and `ready` once it
- * takes jobs.
+ * takes jobs. `FLEET_LEGS=1` (tickwork only): the pickup path's timestamps too (probe.ts).
  */
 import { writeFileSync } from "node:fs"
 import { Session } from "node:inspector/promises"
@@ -12,6 +12,7 @@ import { DurableScheduler, Handler, Postgres } from "@tickwork/durable"
 import { Effect, Layer, Schema } from "effect"
 import { run as graphileRun } from "graphile-worker"
 import { PgBoss } from "pg-boss"
+import * as Probe from "./probe.ts"
 import { CONCURRENCY, QUEUE, type Settings, settings } from "./settings.ts"
 
 const [system, which, url, owner] = process.argv.slice(2) as [string, Settings, string, string]
@@ -60,6 +61,7 @@ const tickwork = async () => {
     (p) =>
       Effect.gen(function* () {
         started(p.k)
+        Probe.ran(p.k)
         if (p.ms > 0) yield* Effect.sleep(p.ms)
         ended(p.k)
       }),
@@ -75,7 +77,7 @@ const tickwork = async () => {
           owner,
           workers: CONCURRENCY,
           ...s.scheduler,
-        }).pipe(Layer.provide(Postgres.layer({ url, maxConnections: 8 }))),
+        }).pipe(Layer.provide(Probe.probed(Postgres.layer({ url, maxConnections: 8 })))),
       ),
     ),
   )

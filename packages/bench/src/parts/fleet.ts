@@ -12,8 +12,18 @@
  *    for up to 20 s after the steady phase; a system that only frees them later says so).
  * Lost = jobs never started; duplicates beyond in-flight = jobs started twice whose first start
  * was not in flight at the kill.
+ *
+ * The spinning-process variant (`FLEET_SPIN`, on by default: two more rows, about 2 minutes):
+ * tickwork fast and graphile-worker fast again, each with one more process spinning a core
+ * (`node -e "for(;;){}"`) for the whole steady phase, as part 3 does for lateness. `FLEET_SPIN=0`
+ * leaves them out; `FLEET_SPIN=only` runs only those two (with their bursts, spinner off).
+ *
+ * `FLEET_LEGS=1`: tickwork's workers also print their pickup path's timestamps (notice, wake,
+ * claim sent/answered, run start; see src/fleet/probe.ts) and the part prints where the steady
+ * phase's pickup went, leg by leg (src/fleet/legs.ts), per tickwork row.
  */
 import { type ChildProcess, spawn } from "node:child_process"
+import { loadavg } from "node:os"
 import { createInterface } from "node:readline"
 import { fileURLToPath } from "node:url"
 import { Schedule } from "@tickwork/core"
@@ -22,6 +32,8 @@ import { Effect, Layer, ManagedRuntime, Schema } from "effect"
 import { makeWorkerUtils } from "graphile-worker"
 import { PgBoss } from "pg-boss"
 import * as Server from "../durable/postgres.ts"
+import { type LegReport, legReport, legTable, WorkerTrace } from "../fleet/legs.ts"
+import { hiNow } from "../fleet/probe.ts"
 import { QUEUE, type Settings, settings } from "../fleet/settings.ts"
 import { int, table } from "../lib/format.ts"
 
@@ -32,6 +44,8 @@ export type System = "tickwork" | "pg-boss" | "graphile-worker"
 export interface FleetRow {
   readonly system: System
   readonly settings: Settings
+  /** Whether a spinning process ran beside the steady phase (`FLEET_SPIN`). */
+  readonly spin: boolean
   readonly says: string
   readonly burstJobsPerS: number
   readonly pickupP50: number
@@ -58,6 +72,13 @@ export interface FleetRow {
   readonly pgCpuUs: number
   /** Which repetition (`FLEET_REPS`), from 1. */
   readonly rep?: number | undefined
+  /**
+   * Where the steady phase's pickup went (`FLEET_LEGS=1`, tickwork rows): the jobs inserted
+   * before the kill (3 processes) and from 1 s after it (2 processes), apart.
+   */
+  readonly legs?: { readonly three: LegReport; readonly two: LegReport } | undefined
+  /** Load average (1 min) at the row's start. */
+  readonly load: number
   readonly error?: string | undefined
 }
 
@@ -85,6 +106,8 @@ class Events {
   profiled = false
   /** Each worker's latest CPU reading (µs), in answer to SIGUSR1. */
   readonly cpu = new Map<number, number>()
+  /** Each worker's pickup-path timestamps (`FLEET_LEGS=1`). */
+  readonly traces = [new WorkerTrace(), new WorkerTrace(), new WorkerTrace()]
   line(w: number, line: string) {
     const [kind, k, at] = line.split(" ")
     if (k === undefined || at === undefined) return
@@ -132,7 +155,7 @@ const startWorker = async (
     if (line === "ready") ready = true
     else if (line === "profiled") events.profiled = true
     else if (line.startsWith("cpu ")) events.cpu.set(index, Number(line.slice(4)))
-    else events.line(index, line)
+    else if (!events.traces[index]?.line(line)) events.line(index, line)
   })
   const exited = new Promise<void>((resolve) => p.once("exit", () => resolve()))
   const end = Date.now() + 60_000
@@ -243,22 +266,48 @@ const burstOnly = (): boolean => process.env.FLEET_BURST_ONLY === "1"
 /** What a burst-only row says instead of its steady phase. */
 const BURST_ONLY = "burst only (FLEET_BURST_ONLY)"
 
-/** One row: one system at one setting, in a fresh database. */
+/** `FLEET_SPIN`: "0" leaves the spinning-process rows out, "only" runs just them. */
+const spinRows = (): "with" | "without" | "only" => {
+  const v = process.env.FLEET_SPIN
+  return v === "0" ? "without" : v === "only" ? "only" : "with"
+}
+
+/** The systems that get a spinning-process row (at their fast settings). */
+const SPIN_SYSTEMS: ReadonlyArray<System> = ["tickwork", "graphile-worker"]
+
+/** A row's settings as the tables print them. */
+const label = (r: { readonly settings: Settings; readonly spin: boolean }) =>
+  r.spin ? `${r.settings} + spin` : r.settings
+
+/** A process that spins one core until killed (part 3's competing load). */
+const spinner = (): Proc => {
+  const p = spawn(process.execPath, ["-e", "for(;;){}"], { stdio: "ignore" })
+  return { process: p, exited: new Promise<void>((resolve) => p.once("exit", () => resolve())) }
+}
+
+/**
+ * One row: one system at one setting, in a fresh database; with `spin`, one spinning process
+ * runs beside its steady phase.
+ */
 export const fleetRow = async (
   server: Server.Server,
   system: System,
   which: Settings,
   log: (line: string) => void,
+  spin = false,
 ): Promise<FleetRow> => {
   const began = Date.now()
+  const load = loadavg()[0] ?? Number.NaN
+  const name = `${system} (${label({ settings: which, spin })})`
   const db = await Server.freshDatabase(server)
   const events = new Events()
   const procs: Array<Proc> = []
+  let spinning: Proc | undefined
   let prod: Producer | undefined
   try {
     prod = await producer(system, which, db.url)
     for (let w = 0; w < 3; w++) procs.push(await startWorker(system, which, db.url, w, events))
-    log(`fleet: ${system} (${which}): 3 workers ready`)
+    log(`fleet: ${name}: 3 workers ready`)
     // 1. Burst: 10k no-op jobs due now, in bulk.
     const burst = Array.from({ length: 10_000 }, (_, k) => ({ k: `b${k}`, t: 0, ms: 0 }))
     const cpuBefore = await cpuNow(procs, events, server)
@@ -278,7 +327,7 @@ export const fleetRow = async (
     const workerCpuUs = (cpuAfter.workers - cpuBefore.workers) / events.ended
     const pgCpuUs = ((cpuAfter.pgMs - cpuBefore.pgMs) * 1000) / events.ended
     log(
-      `fleet: ${system} (${which}): burst ${int(burstJobsPerS)} jobs/s; CPU per job: workers ${int(workerCpuUs)} µs, PostgreSQL ${int(pgCpuUs)} µs`,
+      `fleet: ${name}: burst ${int(burstJobsPerS)} jobs/s; CPU per job: workers ${int(workerCpuUs)} µs, PostgreSQL ${int(pgCpuUs)} µs`,
     )
     if (process.env.FLEET_PROFILE !== undefined && process.env.FLEET_PROFILE !== "") {
       // The burst's profile of worker 1 (see worker.ts); the steady phase is not in it.
@@ -290,6 +339,8 @@ export const fleetRow = async (
       return {
         system,
         settings: which,
+        spin,
+        load,
         says: settings[system][which].says,
         burstJobsPerS,
         workerCpuUs,
@@ -310,10 +361,15 @@ export const fleetRow = async (
       }
     }
     // 2. Steady 1k/s for 10 s, 50 ms each; 3. SIGKILL of worker 0 at 5 s.
+    if (spin) spinning = spinner()
     const steadyFrom = Date.now()
+    const steadyFromHi = hiNow()
     let inserted = 0
     let killedAt = 0
     const insertTimes = new Map<string, number>()
+    // The same insert on the µs clock the workers' probes read, and when its call returned.
+    const sentHi = new Map<string, number>()
+    const answeredHi = new Map<string, number>()
     const pending: Array<Promise<void>> = []
     while (inserted < 10_000) {
       const due = Math.min(10_000, Math.floor(Date.now() - steadyFrom))
@@ -324,9 +380,18 @@ export const fleetRow = async (
           t: now,
           ms: 50,
         }))
-        for (const j of jobs) insertTimes.set(j.k, now)
+        const hi = hiNow()
+        for (const j of jobs) {
+          insertTimes.set(j.k, now)
+          sentHi.set(j.k, hi)
+        }
         inserted = due
-        pending.push(prod.add(jobs))
+        pending.push(
+          prod.add(jobs).then(() => {
+            const back = hiNow()
+            for (const j of jobs) answeredHi.set(j.k, back)
+          }),
+        )
       }
       if (killedAt === 0 && Date.now() - steadyFrom >= 5_000) {
         ;(procs[0] as Proc).process.kill("SIGKILL")
@@ -352,6 +417,12 @@ export const fleetRow = async (
       () => steadyKeys.every((k) => events.starts.has(k)) && mustRestart.every((k) => restarted(k)),
       20_000,
     )
+    const steadyToHi = hiNow()
+    if (spinning !== undefined) {
+      spinning.process.kill("SIGKILL")
+      await spinning.exited
+      spinning = undefined
+    }
     const failover = cutKeys
       .map((k) =>
         Math.min(
@@ -382,13 +453,35 @@ export const fleetRow = async (
     const beyond = all.filter((k) => (events.starts.get(k)?.length ?? 0) > 1 && !cutSet.has(k))
     for (const k of beyond.slice(0, 5)) {
       log(
-        `fleet: ${system} (${which}): ${k} started twice: ${JSON.stringify(events.starts.get(k))}, ends ${JSON.stringify(events.ends.get(k))}, kill at ${killedAt}`,
+        `fleet: ${name}: ${k} started twice: ${JSON.stringify(events.starts.get(k))}, ends ${JSON.stringify(events.ends.get(k))}, kill at ${killedAt}`,
       )
     }
     const beyondInFlight = beyond.length
+    const traced = events.traces.some((t) => t.claims.length > 0)
+    const legsOf = (keys: ReadonlyArray<string>, from: number, to: number) =>
+      legReport(keys, sentHi, answeredHi, events.traces, events.ends, from, to)
+    const killedAtHi = steadyFromHi + (killedAt - steadyFrom)
     return {
       system,
       settings: which,
+      spin,
+      load,
+      ...(traced
+        ? {
+            legs: {
+              three: legsOf(
+                steadyKeys.filter((k) => (insertTimes.get(k) ?? 0) < killedAt),
+                steadyFromHi,
+                killedAtHi,
+              ),
+              two: legsOf(
+                steadyKeys.filter((k) => (insertTimes.get(k) ?? 0) >= killedAt + 1_000),
+                killedAtHi + 1_000,
+                steadyToHi,
+              ),
+            },
+          }
+        : {}),
       says: settings[system][which].says,
       burstJobsPerS,
       workerCpuUs,
@@ -405,6 +498,7 @@ export const fleetRow = async (
       seconds: (Date.now() - began) / 1000,
     }
   } finally {
+    spinning?.process.kill("SIGKILL")
     for (const p of procs) p.process.kill("SIGKILL")
     await Promise.all(procs.map((p) => p.exited))
     await prod?.close().catch(() => {})
@@ -416,6 +510,8 @@ export const fleetRow = async (
 export const fleetTable = (rows: ReadonlyArray<FleetRow>): string =>
   table(
     [
+      { title: "rep", align: "right" },
+      { title: "load", align: "right" },
       { title: "system" },
       { title: "settings" },
       { title: "burst jobs/s", align: "right" },
@@ -428,8 +524,10 @@ export const fleetTable = (rows: ReadonlyArray<FleetRow>): string =>
       { title: "dup. beyond in-flight", align: "right" },
     ],
     rows.map((r) => [
+      String(r.rep ?? 1),
+      Number.isFinite(r.load) ? r.load.toFixed(1) : "–",
       r.system,
-      r.settings,
+      label(r),
       Number.isFinite(r.burstJobsPerS)
         ? `${int(r.burstJobsPerS)}${r.error === undefined || r.error === BURST_ONLY ? "" : " (unfinished)"}`
         : "error",
@@ -468,56 +566,93 @@ export const runFleet = async (
   // so that each rep's ratios compare rows measured minutes apart at most.
   const reps = Math.max(1, Number(process.env.FLEET_REPS ?? 1) || 1)
   try {
-    for (let rep = 0; rep < reps; rep++)
+    const spins = spinRows()
+    // Each rep's plain rows, then its spinning-process rows (fast only).
+    const plan: Array<{ system: System; which: Settings; spin: boolean }> = []
+    for (const spin of [false, true]) {
+      if (spin ? spins === "without" : spins === "only") continue
       for (const which of ["defaults", "fast"] as const) {
-        if (!only(process.env.FLEET_SETTINGS, which)) continue
+        if (!only(process.env.FLEET_SETTINGS, which) || (spin && which !== "fast")) continue
         for (const system of ["tickwork", "pg-boss", "graphile-worker"] as const) {
           if (!only(process.env.FLEET_SYSTEMS, system)) continue
-          try {
-            rows.push({ ...(await fleetRow(server, system, which, log)), rep: rep + 1 })
-          } catch (error) {
-            log(`fleet: ${system} (${which}) failed: ${String(error)}`)
-            rows.push({
-              system,
-              settings: which,
-              says: settings[system][which].says,
-              burstJobsPerS: Number.NaN,
-              workerCpuUs: Number.NaN,
-              pgCpuUs: Number.NaN,
-              pickupP50: Number.NaN,
-              pickupP99: Number.NaN,
-              pickupP99Three: Number.NaN,
-              pickupP99Two: Number.NaN,
-              cut: 0,
-              failover: [],
-              notRestarted: 0,
-              lost: Number.NaN,
-              beyondInFlight: Number.NaN,
-              seconds: 0,
-              rep: rep + 1,
-              error: String(error),
-            })
-          }
+          if (spin && !SPIN_SYSTEMS.includes(system)) continue
+          plan.push({ system, which, spin })
+        }
+      }
+    }
+    for (let rep = 0; rep < reps; rep++)
+      for (const { system, which, spin } of plan) {
+        try {
+          rows.push({ ...(await fleetRow(server, system, which, log, spin)), rep: rep + 1 })
+        } catch (error) {
+          log(`fleet: ${system} (${label({ settings: which, spin })}) failed: ${String(error)}`)
+          rows.push({
+            system,
+            settings: which,
+            spin,
+            load: Number.NaN,
+            says: settings[system][which].says,
+            burstJobsPerS: Number.NaN,
+            workerCpuUs: Number.NaN,
+            pgCpuUs: Number.NaN,
+            pickupP50: Number.NaN,
+            pickupP99: Number.NaN,
+            pickupP99Three: Number.NaN,
+            pickupP99Two: Number.NaN,
+            cut: 0,
+            failover: [],
+            notRestarted: 0,
+            lost: Number.NaN,
+            beyondInFlight: Number.NaN,
+            seconds: 0,
+            rep: rep + 1,
+            error: String(error),
+          })
         }
       }
   } finally {
     server.stop()
   }
-  const mine = rows.find((r) => r.system === "tickwork" && r.settings === "fast")
-  const summary =
+  const mine = rows.find((r) => r.system === "tickwork" && r.settings === "fast" && !r.spin)
+  const spun = rows.filter((r) => r.system === "tickwork" && r.spin)
+  const summary = `${
     mine === undefined
       ? "fleet: no tickwork row"
       : `fleet: failover p99 ${int(percentile(mine.failover, 99))} ms, pickup p99 ${int(mine.pickupP99)} ms (3 processes ${int(mine.pickupP99Three)}, 2 after the kill ${int(mine.pickupP99Two)}), lost ${mine.lost}, duplicates beyond in-flight ${mine.beyondInFlight}`
+  }${
+    spun.length === 0
+      ? ""
+      : `\nfleet: with a spinning process, pickup p99 ${spun.map((r) => `${int(r.pickupP99)} ms`).join(", ")} (graphile-worker fast: ${
+          rows
+            .filter((r) => r.system === "graphile-worker" && r.spin)
+            .map((r) => `${int(r.pickupP99)} ms`)
+            .join(", ") || "not run"
+        })`
+  }`
   const notes = rows.map((r) => `  ${r.system} ${r.settings}: ${r.says}`)
+  const legs = rows.flatMap((r) => {
+    if (r.legs === undefined) return []
+    const name = `${reps > 1 ? `rep ${r.rep} ` : ""}${label(r)}`
+    return [
+      { label: `${name}, 3 processes`, report: r.legs.three },
+      { label: `${name}, 2 processes`, report: r.legs.two },
+    ]
+  })
   // Per rep: tickwork's burst over each peer's at the same settings, measured in that rep.
   const ratios: Array<string> = []
   for (let rep = 1; rep <= reps; rep++) {
     for (const r of rows) {
       if (r.rep !== rep || r.system !== "tickwork") continue
       for (const peer of rows) {
-        if (peer.rep !== rep || peer.system === "tickwork" || peer.settings !== r.settings) continue
+        if (
+          peer.rep !== rep ||
+          peer.system === "tickwork" ||
+          peer.settings !== r.settings ||
+          peer.spin !== r.spin
+        )
+          continue
         ratios.push(
-          `  rep ${rep}: tickwork ${r.settings} burst / ${peer.system}'s = ${(r.burstJobsPerS / peer.burstJobsPerS).toFixed(2)}× (${int(r.burstJobsPerS)} / ${int(peer.burstJobsPerS)} jobs/s)`,
+          `  rep ${rep}: tickwork ${label(r)} burst / ${peer.system}'s = ${(r.burstJobsPerS / peer.burstJobsPerS).toFixed(2)}× (${int(r.burstJobsPerS)} / ${int(peer.burstJobsPerS)} jobs/s)`,
         )
       }
     }
@@ -526,8 +661,12 @@ export const runFleet = async (
     rows,
     table: `${fleetTable(rows)}\n${[...new Set(notes)].join("\n")}${rows
       .filter((r) => r.error !== undefined)
-      .map((r) => `\n  ${r.system} ${r.settings}: ${r.error}`)
-      .join("")}`,
+      .map((r) => `\n  ${r.system} ${label(r)}: ${r.error}`)
+      .join("")}${
+      legs.length === 0
+        ? ""
+        : `\n\nWhere tickwork's steady-phase pickup went (FLEET_LEGS=1):\n${legTable(legs)}`
+    }`,
     summary: ratios.length > 0 ? `${summary}\n${ratios.join("\n")}` : summary,
     server: server.origin,
   }

@@ -11,6 +11,11 @@
  * collected, V8 discards the optimised code that embedded its objects ("weak objects" in
  * `--trace-deopt`), and the trial's first ~100 ms then ran in unoptimised code while it was
  * compiled again (1M over 5 s: the runtime's p99 34–62 ms that way, 3.8–6.1 ms warmed).
+ *
+ * On Linux each trial also reads the main thread's scheduler counters (`src/lib/sched.ts`) when
+ * the window opens and when its last task starts: its CPU time per started task, and how long it
+ * was runnable but waiting for a CPU. A p99 far above the limit's with a long wait is the machine
+ * taking the CPU away; with a short wait, it is the contender's own work or its collector.
  */
 import type { RealtimeContender } from "../contenders/realtime.ts"
 import { Budget, progress } from "../lib/budget.ts"
@@ -18,6 +23,7 @@ import { epochNow, quiesce } from "../lib/env.ts"
 import { count, fixed, int, ms, spread, table } from "../lib/format.ts"
 import { startGcReading } from "../lib/gc.ts"
 import { seeded } from "../lib/random.ts"
+import { readThreadSched, type ThreadSched } from "../lib/sched.ts"
 import { quantile, type Summary, summarize } from "../lib/stats.ts"
 
 export interface LatenessConfig {
@@ -46,6 +52,16 @@ export interface LatenessTrial {
   readonly gcShare: number
   /** JS heap bytes allocated per started task from arming's end to the last start. */
   readonly bytesPerRun: number
+  /**
+   * The main thread's CPU time from the window's opening to the last start, per started task,
+   * in µs; NaN without Linux's schedstat.
+   */
+  readonly cpuUsPerRun: number
+  /**
+   * How long the main thread was runnable but waiting for a CPU from the window's opening to the
+   * last start, in ms; NaN without Linux's schedstat.
+   */
+  readonly cpuWaitMs: number
 }
 
 export interface LatenessRow {
@@ -140,13 +156,19 @@ const runTrial = async (
     finish = resolve
   })
   let warmed = 0
+  /** The main thread's counters when the window opened and when its last task started. */
+  let schedOpen: ThreadSched | undefined
+  let schedLast: ThreadSched | undefined
   const onStart = (k: number): void => {
     if (k >= n) {
       warmed++
       return
     }
     startedAt[k] = epochNow()
-    if (++started === n) finish()
+    if (++started === n) {
+      schedLast = readThreadSched()
+      finish()
+    }
   }
   const t0 = performance.now()
   const handle = c.start(slots, onStart)
@@ -155,6 +177,14 @@ const runTrial = async (
   const overrunMs = Math.max(0, epochNow() - warmFrom)
   const graceMs = graceFor(windowMs)
   const gc = startGcReading()
+  // Read on the main thread at the window's opening (a timer late by a few ms shifts the
+  // stretch, not its meaning); a window that never opened before the end reads nothing.
+  const openTimer = setTimeout(
+    () => {
+      schedOpen = readThreadSched()
+    },
+    Math.max(0, windowStart - epochNow()),
+  )
   let timer: ReturnType<typeof setTimeout> | undefined
   await Promise.race([
     done,
@@ -163,6 +193,9 @@ const runTrial = async (
     }),
   ])
   if (timer !== undefined) clearTimeout(timer)
+  clearTimeout(openTimer)
+  // Cut off before every task started: the stretch ends now.
+  if (schedLast === undefined) schedLast = readThreadSched()
   const reading = gc.stop()
   handle.stop()
   const lateness = new Float64Array(started)
@@ -192,8 +225,22 @@ const runTrial = async (
     gcShare: reading.gcShare,
     // The reading began when arming ended, so it includes the warm-up's runs.
     bytesPerRun: reading.allocatedBytes / Math.max(1, started + warmed),
+    ...schedStretch(schedOpen, schedLast, started),
   }
 }
+
+/** CPU time per started task (µs) and the wait for a CPU (ms) between two readings. */
+const schedStretch = (
+  open: ThreadSched | undefined,
+  last: ThreadSched | undefined,
+  started: number,
+): { cpuUsPerRun: number; cpuWaitMs: number } =>
+  open === undefined || last === undefined || started === 0
+    ? { cpuUsPerRun: Number.NaN, cpuWaitMs: Number.NaN }
+    : {
+        cpuUsPerRun: ((last.onCpuMs - open.onCpuMs) * 1000) / started,
+        cpuWaitMs: last.waitMs - open.waitMs,
+      }
 
 /** One contender at one size, with the reps the part budget still allows it. */
 interface Plan {
@@ -274,7 +321,7 @@ export const runLateness = async (config: LatenessConfig): Promise<Array<Latenes
         })
         p.row.trials.push(trial)
         progress(
-          `${count(n)} rep ${rep + 1} ${c.name}: p50 ${ms(trial.p50)} p99 ${ms(trial.p99)} max ${ms(trial.max)} ms, early ${int(trial.early)}, missed ${int(trial.missed)}, armed in ${ms(trial.armMs)} ms${trial.overrunMs > 0 ? `, the warm-up began ${ms(trial.overrunMs)} ms before arming ended` : ""} [${(p.lastMs / 1000).toFixed(1)} s]`,
+          `${count(n)} rep ${rep + 1} ${c.name}: p50 ${ms(trial.p50)} p99 ${ms(trial.p99)} max ${ms(trial.max)} ms, early ${int(trial.early)}, missed ${int(trial.missed)}, armed in ${ms(trial.armMs)} ms, CPU ${fixed(trial.cpuUsPerRun, 2)} µs/run, waited for a CPU ${ms(trial.cpuWaitMs)} ms${trial.overrunMs > 0 ? `, the warm-up began ${ms(trial.overrunMs)} ms before arming ended` : ""} [${(p.lastMs / 1000).toFixed(1)} s]`,
         )
       }
     }
@@ -303,6 +350,8 @@ export interface LatenessSummary {
   readonly armMs: Summary
   readonly gcShare: Summary
   readonly bytesPerRun: Summary
+  readonly cpuUsPerRun: Summary
+  readonly cpuWaitMs: Summary
   readonly missed: number
   readonly overruns: number
   readonly skipped?: string | undefined
@@ -325,6 +374,8 @@ export const summarizeLateness = (rows: ReadonlyArray<LatenessRow>): Array<Laten
       armMs: pick((t) => t.armMs),
       gcShare: pick((t) => t.gcShare),
       bytesPerRun: pick((t) => t.bytesPerRun),
+      cpuUsPerRun: pick((t) => t.cpuUsPerRun),
+      cpuWaitMs: pick((t) => t.cpuWaitMs),
       missed: r.trials.reduce((a, t) => a + t.missed, 0),
       overruns: r.trials.filter((t) => t.overrunMs > 0).length,
       skipped: r.skipped,
@@ -346,6 +397,8 @@ export const latenessTable = (summaries: ReadonlyArray<LatenessSummary>): string
       { title: "arm ms" },
       { title: "GC %" },
       { title: "B/run" },
+      { title: "CPU µs/run" },
+      { title: "CPU wait ms" },
       { title: "note", align: "left" },
     ],
     summaries.map((s) => {
@@ -366,6 +419,8 @@ export const latenessTable = (summaries: ReadonlyArray<LatenessSummary>): string
         has ? ms(s.armMs.median) : "–",
         has ? fixed(s.gcShare.median * 100, 1) : "–",
         has ? fixed(s.bytesPerRun.median, 0) : "–",
+        has ? fixed(s.cpuUsPerRun.median, 2) : "–",
+        has ? spread(s.cpuWaitMs, ms) : "–",
         notes.join("; "),
       ]
     }),

@@ -123,8 +123,9 @@ export const prepare = (
     tags: accepted.tags,
     windowMs: accepted.windowMs === Rules.NO_WINDOW ? null : accepted.windowMs,
     breaker,
-    ...(o.group === undefined ? {} : { group: o.group }),
-    ...(o.key === undefined ? {} : { key: o.key }),
+    // Absent options stay undefined properties, not spread in: one object per task, no copies.
+    group: o.group,
+    key: o.key,
     handler: handler.name,
     payload,
     seq: seq(),
@@ -136,6 +137,6 @@ export const prepare = (
     timeoutMs,
     slot: accepted.first,
     now,
-    ...(dedup === undefined ? {} : { dedup }),
+    dedup,
   }
 }

@@ -247,6 +247,126 @@ export const taskRecord = (t: NewTask) => ({
   dedup_window_ms: t.dedup?.windowMs ?? null,
 })
 
+/** The columns of a new task, in {@link taskRecord}'s order (its keys). */
+export const TASK_COLUMNS: ReadonlyArray<string> = [
+  "id",
+  "generation",
+  "handler",
+  "payload",
+  "schedule",
+  "priority",
+  "retry",
+  "missed_runs",
+  "pause_after",
+  "timeout_ms",
+  "state",
+  "slot",
+  "run_at",
+  "due_at",
+  "attempt",
+  "run_number",
+  "consecutive_failures",
+  "deliveries",
+  "fence",
+  "lease_owner",
+  "seq",
+  "created_at",
+  "updated_at",
+  "finished_at",
+  "last_error",
+  "paused_reason",
+  "resume_from",
+  "tags",
+  "window_ms",
+  "breaker",
+  "restart",
+  "revision",
+  "kept",
+  "task_group",
+  "task_key",
+  "wait_cause",
+  "wait_scope",
+  "wait_since",
+  "wait_until",
+  "dedup_key",
+  "dedup_mode",
+  "dedup_window_ms",
+]
+
+/**
+ * The columns every new task starts with the same value in, as SQL literals (each equal to
+ * {@link taskRecord}'s value): the SQLite insert writes them into its statement text instead of
+ * binding them per row. Binding fewer values is most of what a multi-row insert costs in the
+ * driver: 400-row upserts of 100k tasks took a third less CPU time with these 19 of the 42
+ * columns as literals (better-sqlite3 13, 2026-12-02).
+ */
+export const NEW_TASK_LITERALS: Readonly<Record<string, string>> = {
+  generation: "1",
+  state: "'scheduled'",
+  attempt: "1",
+  run_number: "0",
+  consecutive_failures: "0",
+  deliveries: "0",
+  fence: "0",
+  lease_owner: "NULL",
+  finished_at: "NULL",
+  last_error: "NULL",
+  paused_reason: "NULL",
+  resume_from: "-1",
+  restart: "NULL",
+  revision: "0",
+  kept: "NULL",
+  wait_cause: "NULL",
+  wait_scope: "NULL",
+  wait_since: "NULL",
+  wait_until: "NULL",
+}
+
+/** The columns a new task binds a value to: {@link TASK_COLUMNS} but the literals. */
+export const BOUND_TASK_COLUMNS: ReadonlyArray<string> = TASK_COLUMNS.filter(
+  (c) => !(c in NEW_TASK_LITERALS),
+)
+
+/** The retry policy `pushTaskValues` wrote last, and its text. */
+let lastRetry: { readonly policy: unknown; readonly text: string } = { policy: null, text: "null" }
+
+/**
+ * Appends `t`'s values of {@link BOUND_TASK_COLUMNS} to `out`, in that order: the values of
+ * {@link taskRecord}, laid out for a positional multi-row statement without building the record
+ * (in a profile of `scheduleAll` of 100k on SQLite, the records and their `Object.values` were
+ * a tenth of the JavaScript time). A test holds the two to the same columns and values.
+ */
+export const pushTaskValues = (t: NewTask, out: Array<unknown>): void => {
+  // Tasks without a retry option share one resolved policy object (never changed once
+  // resolved): its text is kept for the next task that has the same object.
+  if (t.retry !== lastRetry.policy) lastRetry = { policy: t.retry, text: JSON.stringify(t.retry) }
+  out.push(
+    t.id,
+    t.handler,
+    t.payload,
+    JSON.stringify(t.schedule),
+    t.priority,
+    lastRetry.text,
+    t.missedRuns,
+    t.pauseAfter,
+    t.timeoutMs,
+    t.slot,
+    t.slot,
+    t.slot,
+    t.seq,
+    t.now,
+    t.now,
+    JSON.stringify(t.tags ?? []),
+    t.windowMs ?? null,
+    t.breaker?.key ?? null,
+    t.group ?? null,
+    t.key ?? null,
+    t.dedup?.key ?? null,
+    t.dedup?.mode ?? null,
+    t.dedup?.windowMs ?? null,
+  )
+}
+
 /** The columns of a run. */
 export const runRecord = (r: RunEntry) => ({
   task_id: r.taskId,

@@ -22,6 +22,7 @@ import type {
   Decided,
   EventEntry,
 } from "./model.ts"
+import * as PgBatch from "./pgBatch.ts"
 import * as Settle from "./settle.ts"
 import * as Write from "./write.ts"
 
@@ -38,10 +39,15 @@ export const commitAll = (
   requested: ReadonlyArray<Change>,
   context: Context,
 ) => {
-  /** Applies a chunk of row updates in one statement; returns the `id:fence` keys applied. */
+  /**
+   * Applies a chunk of row updates in one statement; returns the `id:fence` keys applied. On
+   * PostgreSQL a statement of one text whatever the chunk's size (see `pgBatch.ts`).
+   */
   const updateChunk = (chunk: ReadonlyArray<Change>) =>
     Effect.map(
-      sql<Raw>`
+      dialect === "pg"
+        ? PgBatch.updateRows(sql, chunk)
+        : sql<Raw>`
         WITH v (id, fence, state, slot, run_at, due_at, attempt, run_number,
                 consecutive_failures, deliveries, lease_owner, finished_at, last_error, seq,
                 updated_at, paused_reason, resume_from, kept_cleared) AS (
@@ -104,9 +110,13 @@ export const commitAll = (
       const breakers = new Set<string>()
       for (const chunk of Arr.chunksOf(asking, 200)) {
         // Rows never updated, with no breaker and no pause asked for are not even returned.
-        const rows = yield* sql<Raw>`SELECT id, fence, paused_reason, breaker, revision
-          FROM tickwork_tasks WHERE state = 'running' AND id IN ${sql.in(chunk.map((c) => c.id))}
-            AND (paused_reason IS NOT NULL OR breaker IS NOT NULL OR revision <> 0)`
+        const ids = chunk.map((c) => c.id)
+        const rows =
+          dialect === "pg"
+            ? yield* PgBatch.changedRows(sql, ids)
+            : yield* sql<Raw>`SELECT id, fence, paused_reason, breaker, revision
+                FROM tickwork_tasks WHERE state = 'running' AND id IN ${sql.in(ids)}
+                  AND (paused_reason IS NOT NULL OR breaker IS NOT NULL OR revision <> 0)`
         const byKey = new Map(rows.map((r) => [`${String(r.id)}:${num(r.fence)}`, r]))
         for (const c of chunk) {
           const r = byKey.get(`${c.id}:${c.fence}`)
@@ -238,10 +248,12 @@ export const commitAll = (
     }
     for (const e of moved) events.push(e)
     for (const chunk of Arr.chunksOf(runs, CHUNK)) {
-      yield* sql`INSERT INTO tickwork_runs ${sql.insert(chunk)} ON CONFLICT DO NOTHING`
+      if (dialect === "pg") yield* PgBatch.insertRuns(sql, chunk)
+      else yield* sql`INSERT INTO tickwork_runs ${sql.insert(chunk)} ON CONFLICT DO NOTHING`
     }
     for (const chunk of Arr.chunksOf(events, CHUNK)) {
-      yield* sql`INSERT INTO tickwork_events ${sql.insert(eventRecords(chunk))}`
+      if (dialect === "pg") yield* PgBatch.insertEvents(sql, eventRecords(chunk))
+      else yield* sql`INSERT INTO tickwork_events ${sql.insert(eventRecords(chunk))}`
     }
     const out: Committed = { results, decided, events: moved }
     return out

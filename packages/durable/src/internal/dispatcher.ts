@@ -197,6 +197,8 @@ const dispatchLoop = (
     const { store, options, wakeup } = env
     /** When the earliest open breaker goes half-open (as last read), epoch ms. */
     let halfOpenAt = Number.NEGATIVE_INFINITY
+    /** When the store's next times were last read (`nextTimes`), epoch ms; -Infinity: never. */
+    let timesReadAt = Number.NEGATIVE_INFINITY
     for (;;) {
       if (stopping()) return
       // A run that ends while this pass works is seen by its next look at the free workers.
@@ -244,13 +246,25 @@ const dispatchLoop = (
       // commit: the held bound).
       const workerFree = claimable(env) > 0
       env.dispatch.wantsWorker = !workerFree
-      const next = yield* store.nextTimes(workerFree ? options.names : [])
-      // Due but not claimed: rows another process is claiming right now. Rows waiting on a limit
-      // are not in `due` (SPEC §20): a rate wait's end is (`until`), a concurrency wait is woken
-      // by a run of its scope ending (here, or another process's notice) or by the poll.
-      if (next.due !== undefined) wait = Math.max(1, next.due - t)
-      // An open breaker's half-open time is a due time too (SPEC §7): its probe runs then.
-      halfOpenAt = next.halfOpen ?? Number.POSITIVE_INFINITY
+      // With no worker free, the read would only tell the breakers' half-open time (nothing due
+      // can be claimed), and a run that ends meanwhile would wait for its round trip before its
+      // worker is given work: on a saturated shared store, one round trip more per run. So a
+      // process with a poll (a shared store) parks at once when it read the times less than a
+      // poll ago; a breaker opened since is seen at most a poll late, as one opened by another
+      // process is. An exclusive store has no poll and no round trip to save: it always reads.
+      const fresh =
+        !workerFree && Number.isFinite(options.pollMs) && t - timesReadAt < options.pollMs
+      if (!fresh) {
+        const next = yield* store.nextTimes(workerFree ? options.names : [])
+        timesReadAt = t
+        // Due but not claimed: rows another process is claiming right now. Rows waiting on a
+        // limit are not in `due` (SPEC §20): a rate wait's end is (`until`), a concurrency wait
+        // is woken by a run of its scope ending (here, or another process's notice) or by the
+        // poll.
+        if (next.due !== undefined) wait = Math.max(1, next.due - t)
+        // An open breaker's half-open time is a due time too (SPEC §7): its probe runs then.
+        halfOpenAt = next.halfOpen ?? Number.POSITIVE_INFINITY
+      }
       if (halfOpenAt < Number.POSITIVE_INFINITY) wait = Math.min(wait, Math.max(1, halfOpenAt - t))
       wait = Math.min(wait, options.pollMs)
       // A wake that came since it set +Infinity (on the way to nextTimes) returns at once. A wake

@@ -69,6 +69,13 @@ export class HeldRuns {
     return this.byKey.size
   }
 
+  /** Held runs inside their handler: started and not ended. O(held). */
+  get inHandler(): number {
+    let n = 0
+    for (const h of this.byKey.values()) if (h.started && !h.finished) n++
+    return n
+  }
+
   values(): IterableIterator<Held> {
     return this.byKey.values()
   }

@@ -48,22 +48,35 @@ export const lost = (
   value: unknown,
   path: ReadonlyArray<PropertyKey>,
 ): { readonly path: ReadonlyArray<PropertyKey>; readonly what: string } | undefined => {
+  const found = lostAt(value)
+  if (found === undefined) return undefined
+  return { path: [...path, ...found.path.reverse()], what: found.what }
+}
+
+/**
+ * `lost` below `value`, its path innermost key first: a path is built only for a value that is
+ * lost (every task's payload is walked when it is scheduled, and nearly all survive).
+ */
+const lostAt = (value: unknown): { path: Array<PropertyKey>; what: string } | undefined => {
   switch (typeof value) {
     case "string":
     case "boolean":
       return undefined
     case "number":
-      return Number.isFinite(value) ? undefined : { path, what: `${value} (stored as null)` }
+      return Number.isFinite(value) ? undefined : { path: [], what: `${value} (stored as null)` }
     case "object": {
       if (value === null) return undefined
       if (Array.isArray(value)) {
         for (let k = 0; k < value.length; k++) {
           const v = value[k]
           if (v === undefined || typeof v === "function" || typeof v === "symbol") {
-            return { path: [...path, k], what: `${typeof v} (stored as null)` }
+            return { path: [k], what: `${typeof v} (stored as null)` }
           }
-          const inner = lost(v, [...path, k])
-          if (inner !== undefined) return inner
+          const inner = lostAt(v)
+          if (inner !== undefined) {
+            inner.path.push(k)
+            return inner
+          }
         }
         return undefined
       }
@@ -71,28 +84,60 @@ export const lost = (
       if (proto !== Object.prototype && proto !== null) {
         const name = (value as { constructor?: { name?: unknown } }).constructor?.name
         return {
-          path,
+          path: [],
           what: `a ${typeof name === "string" && name !== "" ? name : "class instance"} (JSON keeps only its own fields, as a plain object${value instanceof Date ? "; a Date becomes a string" : ""})`,
         }
       }
-      for (const [key, v] of Object.entries(value)) {
+      // Own enumerable string keys, as JSON.stringify reads them (the prototype is a plain
+      // object's or none: nothing inherited is enumerable).
+      for (const key in value) {
+        if (!Object.hasOwn(value, key)) continue
+        const v = (value as Record<string, unknown>)[key]
         if (v === undefined) continue
         if (typeof v === "function" || typeof v === "symbol") {
-          return { path: [...path, key], what: `a ${typeof v} (dropped)` }
+          return { path: [key], what: `a ${typeof v} (dropped)` }
         }
-        const inner = lost(v, [...path, key])
-        if (inner !== undefined) return inner
+        const inner = lostAt(v)
+        if (inner !== undefined) {
+          inner.path.push(key)
+          return inner
+        }
       }
       return undefined
     }
     default:
-      return { path, what: `a ${typeof value}` }
+      return { path: [], what: `a ${typeof value}` }
   }
+}
+
+/**
+ * Each payload schema's encoder and decoder, made once: effect's `encodeUnknownResult(schema)`
+ * makes a new function, which compiles its parser again at its first call.
+ */
+const codecs = new WeakMap<
+  Handler.Any["payload"],
+  {
+    readonly encode: ReturnType<typeof Schema.encodeUnknownResult<Handler.Any["payload"]>>
+    readonly decode: ReturnType<typeof Schema.decodeUnknownResult<Handler.Any["payload"]>>
+  }
+>()
+
+const codecOf = (schema: Handler.Any["payload"]) => {
+  let codec = codecs.get(schema)
+  if (codec === undefined) {
+    codec = {
+      encode: Schema.encodeUnknownResult(schema),
+      decode: Schema.decodeUnknownResult(schema),
+    }
+    codecs.set(schema, codec)
+  }
+  return codec
 }
 
 /** The payload encoded by `handler`'s schema, as the JSON text a row keeps. */
 export const encode = (handler: Handler.Any, payload: unknown): string | InvalidPayload => {
-  const encoded = Schema.encodeUnknownResult(handler.payload)(payload)
+  const codec = codecOf(handler.payload)
+  const encoded = codec.encode(payload)
   if (Result.isFailure(encoded)) {
     const path = issuePath(encoded.failure.issue)
     const field = fieldOf(path)
@@ -122,8 +167,7 @@ export const encode = (handler: Handler.Any, payload: unknown): string | Invalid
   } catch {
     text = undefined
   }
-  const back =
-    text === undefined ? undefined : Schema.decodeUnknownResult(handler.payload)(JSON.parse(text))
+  const back = text === undefined ? undefined : codec.decode(JSON.parse(text))
   if (text === undefined || back === undefined || Result.isFailure(back)) {
     return new InvalidPayload({
       field: "payload",
@@ -157,7 +201,7 @@ export const decode = (
       }),
     )
   }
-  const decoded = Schema.decodeUnknownResult(handler.payload)(raw)
+  const decoded = codecOf(handler.payload).decode(raw)
   return Result.isSuccess(decoded)
     ? Effect.succeed(decoded.success)
     : Effect.fail(

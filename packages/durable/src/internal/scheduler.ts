@@ -467,6 +467,15 @@ export interface DurableSchedulerShape {
    * `TestClock.adjust`, only work woken by the clock).
    */
   readonly idle: Effect.Effect<boolean>
+  /**
+   * Whether this process waits on its handlers alone: the dispatcher waits and every run it
+   * holds is inside its handler (started, not ended), none between its claim and its start or
+   * between its end and its commit. With no run held it is `idle`. A handler that sleeps in
+   * virtual time waits for the clock, which only a test moves: `TestDurable.settle` stops here.
+   *
+   * @since 0.7.0
+   */
+  readonly waitsOnHandlers: Effect.Effect<boolean>
 }
 
 /**

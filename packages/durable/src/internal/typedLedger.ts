@@ -8,8 +8,15 @@ import { Errors as CoreErrors } from "@tickwork/core"
 import { Effect, Option } from "effect"
 import type { StoreError } from "../Errors.ts"
 import type * as Handler from "../Handler.ts"
+import type { TaskStoreShape } from "../TaskStore.ts"
+import * as Ledger from "./ledger.ts"
 import * as KeptResult from "./result.ts"
-import type { DurableOccurrence, DurableSchedulerShape, Ran } from "./scheduler.ts"
+import type {
+  DurableLedgerRead,
+  DurableOccurrence,
+  DurableSchedulerShape,
+  Ran,
+} from "./scheduler.ts"
 
 /**
  * A run of a typed ledger: `value` is its kept result decoded by the handler's `result` schema,
@@ -70,3 +77,45 @@ export const ledgerOf = <A, E, R, O>(
       return { ...o, value }
     })
   })
+
+/**
+ * `ledger` of the scheduler: task `id`'s runs and events merged in order (of one generation when
+ * asked), each kept result decoded by the schema of the handler registered under the task's
+ * handler name (`unknown`). A `generation` that is not a positive integer is an
+ * `InvalidOption` naming it, and nothing is read.
+ */
+export const read = (
+  store: TaskStoreShape,
+  handlers: ReadonlyMap<string, Handler.Any>,
+): DurableLedgerRead =>
+  ((id: string, given?: { readonly generation: number }) => {
+    // Only an object is a read option: `Effect.forEach(ids, d.ledger)` passes an index.
+    const read = typeof given === "object" && given !== null ? given : undefined
+    const generation = read?.generation
+    if (
+      read !== undefined &&
+      (typeof generation !== "number" || !Number.isSafeInteger(generation) || generation < 1)
+    ) {
+      return Effect.fail(
+        new CoreErrors.InvalidOption({
+          field: "generation",
+          value: generation,
+          message: `generation must be a positive integer, got ${String(generation)}`,
+        }),
+      )
+    }
+    return Effect.gen(function* () {
+      const [runs, events] = yield* Effect.all([store.runs(id), store.events(id)])
+      const all = Ledger.merge(runs, events)
+      const merged = generation === undefined ? all : all.filter((o) => o.generation === generation)
+      if (!runs.some((r) => typeof r.result === "string")) return merged
+      // Kept results decode by the schema of the task's handler, when registered here.
+      const row = yield* store.get(id)
+      const handler = Option.isSome(row) ? handlers.get(row.value.handler) : undefined
+      return merged.map((o) =>
+        o.kind === "ran" && typeof o.result === "string"
+          ? { ...o, value: KeptResult.decode(handler, o.result) }
+          : o,
+      )
+    })
+  }) as DurableLedgerRead
