@@ -104,7 +104,7 @@ describe("the durable layer's options", () => {
     })
     expect(r.breakers.get("payments")).toMatchObject({ failures: 3, coolDown: 1_000 })
     // No run timeout is the same as none given.
-    expect(ok({ runtime: { defaultTimeout: false } }).defaultTimeoutMs).toBe(0)
+    expect(ok({ runtime: { defaultTimeout: false as never } }).defaultTimeoutMs).toBe(0)
   })
 
   it("take the runtime's shutdown options when the layer gives none of its own", () => {
@@ -150,7 +150,7 @@ describe("the durable layer's options", () => {
     expect(message(false)).toMatch(/^lease must be a duration/)
     expect(message(0)).toMatch(/^lease must be positive/)
     // A takeover interval that is not a duration says so, not that it is too short.
-    const takeover = resolve({ takeoverInterval: "soon" }) as Error
+    const takeover = resolve({ takeoverInterval: "soon" as never }) as Error
     expect(takeover.message).toMatch(/^takeoverInterval /)
     expect(takeover.message).not.toMatch(/at least 1 ms/)
   })
