@@ -229,6 +229,31 @@ describe("a row's updates", () => {
     expect(Rows.resumed(paused, r(-1), 5_000, 42).resumeFrom).toBe(700)
   })
 
+  it("resume with no manual run waiting: as Rules.resume decides, in a new push (SPEC §15)", () => {
+    // A paused retry of a one-shot keeps its due time; the failures count starts again.
+    const paused = base({
+      state: "paused",
+      pausedReason: "manual",
+      plan: undefined,
+      windowMs: null,
+    })
+    const r = Rules.resume(Rows.view(paused, 60_000), 5_000)
+    expect([r.slot, r.dueAt, r.consecutiveFailures]).toEqual([1_000, 1_200, 0])
+    const got = Rows.resume(paused, 60_000, 5_000, 42)
+    expect(got).toStrictEqual({
+      update: Rows.resumed(paused, r, 5_000, 42),
+      skipped: r.skipped,
+      slot: 1_000,
+      nextSlot: 1_200,
+    })
+    expect(got.update).toMatchObject({
+      state: "scheduled",
+      runAt: 1_200,
+      seq: 42,
+      pausedReason: null,
+    })
+  })
+
   it("expired: failed, not delivered, saying its deadline", () => {
     expect(Rows.expired(base({ windowMs: 100, deliveries: 0 }), 5_000, 1_100)).toStrictEqual({
       ...kept,
