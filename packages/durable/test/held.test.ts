@@ -60,6 +60,21 @@ describe("HeldRuns", () => {
       }),
   )
 
+  it.effect("counts the runs inside their handler: started and not yet ended", () =>
+    Effect.gen(function* () {
+      const held = yield* Held.make(counters())
+      const queued = held.add(row("a", 1), 1, 0)
+      const running = held.add(row("b", 1), 1, 0)
+      const done = held.add(row("c", 1), 1, 0)
+      running.started = true
+      done.started = true
+      done.finished = true
+      expect(held.inHandler).toBe(1)
+      queued.started = true
+      expect(held.inHandler).toBe(2)
+    }),
+  )
+
   it.effect("forgets a claim once: a second forget changes no count", () =>
     Effect.gen(function* () {
       const c = counters()
