@@ -5,21 +5,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
+import { counters } from "../src/internal/env.ts"
 import * as Held from "../src/internal/held.ts"
 import type { TaskRow } from "../src/internal/model.ts"
-
-const counters = (): Held.Counters => ({
-  claimed: 0,
-  completed: 0,
-  fencedOut: 0,
-  released: 0,
-  recovered: 0,
-  leasesLost: 0,
-  uncommitted: 0,
-  storeFailures: 0,
-  takenOver: 0,
-  sessionsLost: 0,
-})
 
 /** Only the fields the table reads. */
 const row = (id: string, fence: number): TaskRow => ({ id, fence, slot: 0 }) as unknown as TaskRow
