@@ -4,7 +4,12 @@
 // tested against the original sources. Results: reports/mutation/ (git-ignored).
 // Equivalent mutants (no test can tell them apart) are listed here, each with its reason, and
 // disabled at their line with a `// Stryker disable next-line <Mutator>: equivalent, <reason>`.
-// Equivalent mutants: none named yet.
+// Equivalent mutants, left enabled (their line holds killed mutants of the same mutator):
+// - src/internal/options.ts, resolve(): `health === null` and `given === null` (the breakers)
+//   forced false: both are read through `?? {}`, so null never reaches the test.
+// - src/internal/held.ts, `drained`'s finalizer emptied or its `drainedWaiter === resume` test
+//   forced false: a waiter left behind is an interrupted fiber's callback, and resuming it
+//   does nothing; a later waiter replaces it anyway.
 import { base } from "../testkit/stryker.base.mjs"
 
 /** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */

@@ -8,17 +8,15 @@ import { Retry } from "@tickwork/core"
 import { Effect, type Layer, Option, Tracer } from "effect"
 import { Postgres, Sqlite, TaskStore } from "../src/index.ts"
 import { tempDir } from "./helpers.ts"
-import { freshDatabase } from "./pg.ts"
+import { databasePerTest } from "./pg.ts"
 
-let db: { url: string; drop: () => Promise<void> }
+const db = databasePerTest()
 let files: ReturnType<typeof tempDir>
-beforeEach(async () => {
-  db = await freshDatabase()
+beforeEach(() => {
   files = tempDir()
 })
-afterEach(async () => {
+afterEach(() => {
   files.cleanup()
-  await db.drop()
 })
 
 const LEASE = 1_000

@@ -4,12 +4,12 @@
  * store keeps, are stored as U+FFFD on both stores, and the run's failure, ledger entry and
  * `lastError` are there.
  */
-import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Schedule } from "@tickwork/core"
 import { Effect, type Layer, Option, Schema } from "effect"
 import { type DurableScheduler, Handler, Postgres, type TaskStore } from "../src/index.ts"
 import { advance, sqlite, tempDir, withScheduler } from "./helpers.ts"
-import { freshDatabase } from "./pg.ts"
+import { databasePerTest } from "./pg.ts"
 
 const MESSAGE = "bad\u0000byte \ud800 and \udc00 end"
 const STORED = "bad\uFFFDbyte \uFFFD and \uFFFD end"
@@ -48,13 +48,7 @@ describe("a failure's text with NUL or lone surrogates (SPEC §6.3)", () => {
   )
 
   describe("PostgreSQL", () => {
-    let db: { url: string; drop: () => Promise<void> }
-    beforeEach(async () => {
-      db = await freshDatabase()
-    })
-    afterEach(async () => {
-      await db.drop()
-    })
+    const db = databasePerTest()
     it.live(
       "the failure is recorded, its text made storable (a NUL would fail every commit)",
       () =>

@@ -12,6 +12,7 @@ import { Schedule } from "@tickwork/core"
 import { Deferred, Effect, Layer, Option, Schema } from "effect"
 import { Errors, Handler, TaskStore } from "../src/index.ts"
 import { advance, inFile, settle, sqlite, withScheduler } from "./helpers.ts"
+import { due } from "./limits-fixtures.ts"
 
 describe("a claim after runs end decides on their committed ends (SPEC §20.1, §4)", () => {
   it.effect("runs that end together free their places before the next claim", () =>
@@ -79,26 +80,9 @@ describe("a claim after runs end decides on their committed ends (SPEC §20.1, �
           (d) =>
             Effect.gen(function* () {
               // a holds g and the only worker until 200; b (g) is due at 100, c (no group) at 150.
-              yield* d.schedule({
-                id: "a",
-                handler,
-                payload: { ms: 200 },
-                schedule: Schedule.once(0),
-                group: "g",
-              })
-              yield* d.schedule({
-                id: "b",
-                handler,
-                payload: { ms: 10 },
-                schedule: Schedule.once(100),
-                group: "g",
-              })
-              yield* d.schedule({
-                id: "c",
-                handler,
-                payload: { ms: 10 },
-                schedule: Schedule.once(150),
-              })
+              yield* due(d, handler, "a", 200, 0, { group: "g" })
+              yield* due(d, handler, "b", 10, 100, { group: "g" })
+              yield* due(d, handler, "c", 10, 150)
               yield* settle(d)
               for (let k = 0; k < 4; k++) yield* advance(d, 100)
             }),
@@ -152,19 +136,8 @@ describe("a claim after runs end decides on their committed ends (SPEC §20.1, �
             },
             (d) =>
               Effect.gen(function* () {
-                yield* d.schedule({
-                  id: "stuck",
-                  handler,
-                  payload: { ms: 10 },
-                  schedule: Schedule.once(0),
-                  group: "g",
-                })
-                yield* d.schedule({
-                  id: "other",
-                  handler,
-                  payload: { ms: 0 },
-                  schedule: Schedule.once(20),
-                })
+                yield* due(d, handler, "stuck", 10, 0, { group: "g" })
+                yield* due(d, handler, "other", 0, 20)
                 yield* settle(d)
                 for (let k = 0; k < 12; k++) yield* advance(d, 100)
                 // stuck ended at 10 and its commit fails: claims wait for it until its lease

@@ -1,4 +1,22 @@
-/** Shared by the flow-control tests (SPEC §20): counting runs at once from an effects log. */
+/**
+ * Shared by the flow-control tests (SPEC §20): scheduling a run of given length in a scope, and
+ * counting runs at once from an effects log.
+ */
+import { Schedule, type Task } from "@tickwork/core"
+import type { DurableScheduler, Handler } from "../src/index.ts"
+
+/**
+ * Schedules `id` of `handler` (whose payload is `{ ms }`: how long its run takes, virtual ms) due
+ * at `at`, with `more` options: its group, key or priority.
+ */
+export const due = (
+  d: DurableScheduler.DurableSchedulerShape,
+  handler: Handler.Any,
+  id: string,
+  ms: number,
+  at = 0,
+  more: { readonly group?: string; readonly key?: string; readonly priority?: Task.Priority } = {},
+) => d.schedule({ id, handler, payload: { ms }, schedule: Schedule.once(at), ...more })
 
 /** One line of an effects log: a run's start or end. */
 export interface Effect_ {

@@ -5,13 +5,13 @@
  * writes `start`/`end` to an effects log, from which concurrency is counted.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Errors as CoreErrors, Schedule, type Task } from "@tickwork/core"
+import { Errors as CoreErrors, Schedule } from "@tickwork/core"
 import { Metrics } from "@tickwork/runtime"
 import Database from "better-sqlite3"
 import { Clock, Effect, Metric, Option, Schema } from "effect"
 import { type DurableScheduler, Handler, StoreAdmin } from "../src/index.ts"
 import { advance, inFile, settle, sqlite, withScheduler } from "./helpers.ts"
-import { type Effect_, peak } from "./limits-fixtures.ts"
+import { due, type Effect_, peak } from "./limits-fixtures.ts"
 
 /** A handler `name` whose runs take `p.ms` (virtual) and log their start and end. */
 const logged = (name = "work") => {
@@ -25,16 +25,6 @@ const logged = (name = "work") => {
   )
   return { log, handler }
 }
-type Work = ReturnType<typeof logged>["handler"]
-
-/** Schedules `id` of `handler` due at 0, its run taking `ms` virtual ms, with `more` options. */
-const once = (
-  d: DurableScheduler.DurableSchedulerShape,
-  handler: Work,
-  id: string,
-  ms: number,
-  more: { readonly group?: string; readonly key?: string; readonly priority?: Task.Priority } = {},
-) => d.schedule({ id, handler, payload: { ms }, schedule: Schedule.once(0), ...more })
 
 const startsOf = (log: ReadonlyArray<Effect_>) =>
   log.filter((e) => e.kind === "start").map((e) => [e.id, e.at] as const)
@@ -98,10 +88,10 @@ describe("concurrency limits on SQLite (SPEC §20.1)", () => {
             Effect.gen(function* () {
               // Ten runs of key a are due first; b's and the unkeyed one come after them.
               for (let k = 0; k < 10; k++) {
-                yield* once(d, handler, `a${k}`, 100, { key: "a" })
+                yield* due(d, handler, `a${k}`, 100, 0, { key: "a" })
               }
-              yield* once(d, handler, "b0", 100, { key: "b" })
-              yield* once(d, handler, "free", 100)
+              yield* due(d, handler, "b0", 100, 0, { key: "b" })
+              yield* due(d, handler, "free", 100, 0)
               yield* settle(d)
               expect(startsOf(log).sort()).toEqual([
                 ["a0", 0],
@@ -135,8 +125,8 @@ describe("concurrency limits on SQLite (SPEC §20.1)", () => {
           (d) =>
             Effect.gen(function* () {
               for (let k = 0; k < 3; k++) {
-                yield* once(d, handler, `s${k}`, 50)
-                yield* once(d, other.handler, `f${k}`, 50)
+                yield* due(d, handler, `s${k}`, 50, 0)
+                yield* due(d, other.handler, `f${k}`, 50, 0)
               }
               yield* settle(d)
               expect(Option.getOrThrow(yield* d.info("s2")).waiting?.scope).toBe("handler:slow")
@@ -174,8 +164,8 @@ describe("waits are visible (SPEC §20.4)", () => {
           (d) =>
             Effect.gen(function* () {
               for (let k = 0; k < 3; k++) {
-                yield* once(d, handler, `c${k}`, 60_000, { group: "one" })
-                yield* once(d, handler, `r${k}`, 0, { group: "api" })
+                yield* due(d, handler, `c${k}`, 60_000, 0, { group: "one" })
+                yield* due(d, handler, `r${k}`, 0, 0, { group: "api" })
               }
               yield* settle(d)
               expect((yield* d.stats).waiting).toEqual({ concurrency: 2, "rate-limited": 2 })
@@ -218,7 +208,7 @@ describe("rate limits on SQLite (SPEC §20.2)", () => {
             (d) =>
               Effect.gen(function* () {
                 for (let k = 0; k < 5; k++) {
-                  yield* once(d, handler, `r${k}`, 0, { group: "api" })
+                  yield* due(d, handler, `r${k}`, 0, 0, { group: "api" })
                 }
                 yield* settle(d)
                 expect(Option.getOrThrow(yield* d.info("r2")).waiting).toEqual({
@@ -275,11 +265,11 @@ describe("recorded starts are pruned (SPEC §20.2)", () => {
           },
           (d) =>
             Effect.gen(function* () {
-              yield* once(d, handler, "one-off", 0, { key: "customer-1" })
-              yield* once(d, handler, "api", 0, { group: "api" })
+              yield* due(d, handler, "one-off", 0, 0, { key: "customer-1" })
+              yield* due(d, handler, "api", 0, 0, { group: "api" })
               // Past the retention and pruner passes, the group's start still holds its window.
               for (let k = 0; k < 3; k++) yield* advance(d, 60_000)
-              yield* once(d, handler, "api-2", 0, { group: "api" })
+              yield* due(d, handler, "api-2", 0, 0, { group: "api" })
               yield* settle(d)
               expect(Option.getOrThrow(yield* d.info("api-2")).waiting).toMatchObject({
                 cause: "rate-limited",
@@ -379,10 +369,10 @@ describe("typed errors (SPEC §20.2)", () => {
             { handlers: [handler], limits: { groups: { mail: { concurrency: 1 } } } },
             (d) =>
               Effect.gen(function* () {
-                const group = yield* Effect.flip(once(d, handler, "x", 0, { group: "sms" }))
+                const group = yield* Effect.flip(due(d, handler, "x", 0, 0, { group: "sms" }))
                 expect(group).toBeInstanceOf(CoreErrors.InvalidOption)
                 expect(group).toMatchObject({ field: "group", value: "sms" })
-                const key = yield* Effect.flip(once(d, handler, "x", 0, { key: "k" }))
+                const key = yield* Effect.flip(due(d, handler, "x", 0, 0, { key: "k" }))
                 expect(key).toMatchObject({ _tag: "InvalidOption", field: "key", value: "k" })
                 expect(Option.isNone(yield* d.info("x"))).toBe(true)
                 // Fixed once scheduled (SPEC §20.1): update refuses group, and changes nothing.

@@ -327,10 +327,13 @@ export class Store {
     if (
       named ||
       record.outcome !== Task.succeeded ||
+      // Stryker disable next-line ConditionalExpression,EqualityOperator,StringLiteral: equivalent, a retried run has failed, and columns rebuild the kind from the continuation
       record.kind !== "ran" ||
       record.dropped !== undefined ||
       record.merged !== undefined ||
-      record.pausedReason !== undefined
+      record.pausedReason !== undefined ||
+      // The columns do not keep the mark of a manual run (SPEC §19.1).
+      record.manual === true
     ) {
       this.add(row, Rules.copyRecord(record), record.continuation === "final")
       return
@@ -489,7 +492,9 @@ export class Store {
     const r = row * ROW
     for (let p = c[r + OLDEST] as number; p >= 0; p = this.ring.next[p] as number) this.drop(p)
     c[r + COUNT] = 0
+    // Stryker disable next-line UnaryOperator: equivalent, a row's OLDEST is read only while it holds records
     c[r + OLDEST] = -1
+    // Stryker disable next-line UnaryOperator: equivalent, a row's NEWEST is read only while it holds records
     c[r + NEWEST] = -1
   }
 
@@ -535,6 +540,7 @@ export class Store {
       moved = new Int32Array(old.size)
       this.moved = moved
     }
+    // Stryker disable next-line UnaryOperator: equivalent, only held positions' entries are read
     moved.fill(-1)
     let q = 0
     for (let k = 0; k < this.used; k++) {
@@ -572,6 +578,7 @@ export class Store {
     }
     // The old arrays hold no objects for the collector to keep, whether reused or not.
     old.objects.fill(undefined)
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent, a spare is used only at its own size
     this.spare = old.size === size ? old : undefined
     this.ring = ring
     this.head = 0
@@ -590,6 +597,7 @@ export class Store {
     const grown = new Int32Array(Math.max(rows, have * 2) * ROW)
     grown.set(this.rowData)
     // Zeros already; the writes fault the pages in now.
+    // Stryker disable next-line CallExpression: equivalent, the array is zeros already
     grown.fill(0, this.rowData.length)
     this.rowData = grown
   }

@@ -57,6 +57,24 @@ describe("trigger (SPEC §19.1)", () => {
     ),
   )
 
+  it.effect("a task with a generated id keeps its manual run marked in the ledger", () =>
+    isolated(
+      Effect.gen(function* () {
+        const s = yield* Scheduler.make()
+        const id = yield* s.schedule({
+          schedule: Schedule.fixedRate(1_000, { delay: 1_000 }),
+          job: Effect.void,
+        })
+        yield* s.trigger(id)
+        yield* TestClock.adjust(1_000)
+        expect(runs(yield* s.ledger(id)).map(([slot, , , manual]) => [slot, manual])).toEqual([
+          [0, true],
+          [1_000, false],
+        ])
+      }),
+    ),
+  )
+
   it.effect("is refused for a running, paused or unknown task, with the id and state", () =>
     Effect.gen(function* () {
       const s = yield* Scheduler.make()
