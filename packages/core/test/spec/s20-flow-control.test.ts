@@ -444,7 +444,8 @@ describe("SPEC §20.1 a scope lets go exactly as many waiters as it has room for
 
   it("a waiter let go, paused and resumed no longer counts as let go: taken, it frees no other's place", () => {
     const k = kernel({ groups: { g: { concurrency: 2 } } })
-    for (const id of ["r1", "r2", "p"]) k.schedule({ id, job: id, schedule: once(0), group: "g" }, 0)
+    for (const id of ["r1", "r2", "p"])
+      k.schedule({ id, job: id, schedule: once(0), group: "g" }, 0)
     for (const id of ["x", "y"]) k.schedule({ id, job: id, schedule: once(1), group: "g" }, 0)
     const [r1, r2] = take(k, 1)
     k.complete(r1 as Kernel.Run<string>, Task.succeeded, 2, false) // lets p go
@@ -947,7 +948,8 @@ describe("SPEC §20.1, §20.2 flow control's bookkeeping, seen from outside", ()
 
   it("a rate window lets one waiter go at a time: the others keep their wait and its since", () => {
     const k = kernel({ groups: { g: { concurrency: 5, rate: { max: 1, per: 100 } } } })
-    for (const id of ["a", "b", "c", "d"]) k.schedule({ id, job: id, schedule: once(0), group: "g" }, 0)
+    for (const id of ["a", "b", "c", "d"])
+      k.schedule({ id, job: id, schedule: once(0), group: "g" }, 0)
     const [a] = take(k, 0)
     expect(k.info("c")?.waiting).toMatchObject({ cause: "rate-limited", since: 0, until: 100 })
     // The window opens at 100: b alone goes back to the heap (SPEC §20.2, one start a window).
