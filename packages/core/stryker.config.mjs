@@ -98,6 +98,10 @@
 //   then <= 0 and `prune` drops the stale entries first; a rate cell prunes whenever its list is
 //   not empty. (Removing a live entry, `list[k] !== i` as `false` or `list[k] = last` removed, is
 //   killed.)
+// - internal/limits.ts, `release`'s prune test `(room <= 0 || rated) && cell.letGo.length > 0` as
+//   `true`, `||`, `(true) && …` or `length >= 0`, and `settle`'s `cell.letGo.length > 0` before
+//   its `prune` as `true` or `>= 0`: each prunes more often, and `prune` drops only stale
+//   entries, which (see `taken` above) never cost a place; on an empty list it returns 0.
 // - internal/shift.ts: `delta === 0` as `false` (a zero shift adds 0 to every time and rebuilds
 //   each fixed-rate grid as it was) and `i < rows.top` as `<=` (the row at the top is not in use: it
 //   has no extras, and its slot, moved or not, is written when a task takes the row). Left enabled: their lines hold killed mutants

@@ -549,6 +549,17 @@ describe("SPEC §20.5 flow-control state is bounded", () => {
     expect(k.stats().scopes).toBe(1)
   })
 
+  it("a key whose only waiter was let go and then cancelled is dropped at once", () => {
+    const k = kernel({ keys: { concurrency: 1 } })
+    for (const id of ["a", "b"]) k.schedule({ id, job: id, schedule: once(0), key: "k" }, 0)
+    const [a] = take(k, 0)
+    k.complete(a as Kernel.Run<string>, Task.succeeded, 1, false) // lets b go
+    expect(k.stats().scopes).toBe(1)
+    k.cancel("b", 2)
+    expect(k.stats().scopes).toBe(0)
+    k.checkInvariants()
+  })
+
   it("a key started again inside its window is kept until its newest start leaves it", () => {
     const k = kernel({ keys: { rate: { max: 2, per: 100 } } })
     k.schedule({ id: "a", job: "a", schedule: once(0), key: "x" }, 0)
