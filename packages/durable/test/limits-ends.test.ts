@@ -12,7 +12,7 @@ import { Schedule } from "@tickwork/core"
 import { Deferred, Effect, Layer, Option, Schema } from "effect"
 import { Errors, Handler, TaskStore } from "../src/index.ts"
 import { advance, inFile, settle, sqlite, withScheduler } from "./helpers.ts"
-import { due } from "./limits-fixtures.ts"
+import { due, timed } from "./limits-fixtures.ts"
 
 describe("a claim after runs end decides on their committed ends (SPEC §20.1, §4)", () => {
   it.effect("runs that end together free their places before the next claim", () =>
@@ -67,13 +67,7 @@ describe("a claim after runs end decides on their committed ends (SPEC §20.1, �
   it.effect("a worker freed by an end goes to the ended run's scope waiter due first", () =>
     inFile((file) =>
       Effect.gen(function* () {
-        const starts: Array<string> = []
-        const handler = Handler.make("h", Schema.Struct({ ms: Schema.Number }), (p, run) =>
-          Effect.suspend(() => {
-            starts.push(`${run.id}@${run.startedAt}`)
-            return Effect.sleep(p.ms)
-          }),
-        )
+        const { starts, handler } = timed()
         yield* withScheduler(
           sqlite(file),
           { handlers: [handler], workers: 1, limits: { groups: { g: { concurrency: 1 } } } },
@@ -98,13 +92,7 @@ describe("a claim after runs end decides on their committed ends (SPEC §20.1, �
     () =>
       inFile((file) =>
         Effect.gen(function* () {
-          const starts: Array<string> = []
-          const handler = Handler.make("h", Schema.Struct({ ms: Schema.Number }), (p, run) =>
-            Effect.suspend(() => {
-              starts.push(`${run.id}@${run.startedAt}`)
-              return Effect.sleep(p.ms)
-            }),
-          )
+          const { starts, handler } = timed()
           let failing = true
           const broken = new Errors.StoreError({
             operation: "commit",
@@ -160,13 +148,7 @@ describe("a claim records each wait once all its admissions count (SPEC §20.2)"
   it.effect("a row passed over before a later row takes its group's place waits on the group", () =>
     inFile((file) =>
       Effect.gen(function* () {
-        const starts: Array<string> = []
-        const handler = Handler.make("h", Schema.Struct({ ms: Schema.Number }), (p, run) =>
-          Effect.suspend(() => {
-            starts.push(`${run.id}@${run.startedAt}`)
-            return Effect.sleep(p.ms)
-          }),
-        )
+        const { starts, handler } = timed()
         yield* withScheduler(
           sqlite(file),
           {

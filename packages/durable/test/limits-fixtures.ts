@@ -3,7 +3,8 @@
  * counting runs at once from an effects log.
  */
 import { Schedule, type Task } from "@tickwork/core"
-import type { DurableScheduler, Handler } from "../src/index.ts"
+import { Effect, Schema } from "effect"
+import { type DurableScheduler, Handler } from "../src/index.ts"
 
 /**
  * Schedules `id` of `handler` (whose payload is `{ ms }`: how long its run takes, virtual ms) due
@@ -17,6 +18,21 @@ export const due = (
   at = 0,
   more: { readonly group?: string; readonly key?: string; readonly priority?: Task.Priority } = {},
 ) => d.schedule({ id, handler, payload: { ms }, schedule: Schedule.once(at), ...more })
+
+/**
+ * A handler `h` whose runs take `p.ms` (virtual) and note their starts in `starts`, as
+ * `id@startedAt`.
+ */
+export const timed = () => {
+  const starts: Array<string> = []
+  const handler = Handler.make("h", Schema.Struct({ ms: Schema.Number }), (p, run) =>
+    Effect.suspend(() => {
+      starts.push(`${run.id}@${run.startedAt}`)
+      return Effect.sleep(p.ms)
+    }),
+  )
+  return { starts, handler }
+}
 
 /** One line of an effects log: a run's start or end. */
 export interface Effect_ {
