@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { Retry } from "@tickwork/core"
 import { Effect, type Layer, Option, Tracer } from "effect"
 import { Postgres, Sqlite, TaskStore } from "../src/index.ts"
+import * as Events from "../src/internal/events.ts"
 import { tempDir } from "./helpers.ts"
 import { databasePerTest } from "./pg.ts"
 
@@ -96,35 +97,14 @@ const change = (row: TaskStore.TaskRow, at: number, failed: boolean): TaskStore.
   },
   events: failed
     ? [
-        {
-          taskId: row.id,
-          generation: row.generation,
-          kind: "released",
-          firstSlot: row.slot,
-          lastSlot: row.slot,
-          count: 1,
+        Events.make("released", row, at, "A", {
           cause: "interrupted",
-          at,
-          fence: row.fence,
-          owner: "A",
           detail: ERROR,
           origin: "tool 'x'",
-        },
+        }),
       ]
     : [],
-  fencedOut: {
-    taskId: row.id,
-    generation: row.generation,
-    kind: "fenced-out",
-    firstSlot: row.slot,
-    lastSlot: row.slot,
-    count: 1,
-    cause: null,
-    at,
-    fence: row.fence,
-    owner: "A",
-    detail: null,
-  },
+  fencedOut: Events.make("fenced-out", row, at, "A"),
 })
 
 /** A tracer that keeps the text of every statement whose span ends. */
