@@ -2,7 +2,7 @@
  * A stored row read in the core's terms, and the row updates that store the core's decisions
  * (`src/internal/rows.ts`), on their own: what each update keeps of the row, and what it changes.
  */
-import { Rules, type Schedule } from "@tickwork/core"
+import { Rules, Schedule } from "@tickwork/core"
 import { describe, expect, it } from "vitest"
 import type { TaskRow } from "../src/internal/model.ts"
 import * as Rows from "../src/internal/rows.ts"
@@ -289,5 +289,59 @@ describe("a row's updates", () => {
       define,
     })
     expect(Rows.updated(scheduled, 5_000, {}, define).claimableAt).toBe(1_200)
+  })
+})
+
+describe("resume with a manual run waiting (SPEC §19.1)", () => {
+  /** Slots every 1_000 ms from 0. */
+  const grid = (Schedule.resolve(Schedule.fixedRate(1_000), 0) as Schedule.Resolved).plan
+  /** The run a manual trigger set aside: a retry of slot 1_000, due at 1_200. */
+  const setAside = { slot: 1_000, dueAt: 1_200, attempt: 2, deliveries: 1, seq: 9, resumeFrom: 700 }
+  /** Held by its breaker with the manual run (slot 4_000) waiting. */
+  const held = (fields: Partial<TaskRow> = {}) =>
+    base({
+      state: "paused",
+      pausedReason: "breaker",
+      plan: grid,
+      slot: 4_000,
+      runAt: 4_000,
+      claimableAt: 4_000,
+      attempt: 1,
+      kept: setAside,
+      ...fields,
+    })
+
+  it("moves the run set aside as Rules.resumeManual says; the manual run stays due as it was", () => {
+    const row = held()
+    const m = Rules.resumeManual(Rows.view(row, 60_000), setAside, 5_000)
+    // A held retry keeps its due time; the grid slots 2_000..4_000 that passed are skipped.
+    expect([m.resume.slot, m.resume.dueAt, m.resume.resumeFrom]).toEqual([1_000, 1_200, 5_000])
+    expect(Rows.resume(row, 60_000, 5_000, 42)).toStrictEqual({
+      update: {
+        ...kept,
+        state: "scheduled",
+        slot: 4_000,
+        runAt: 4_000,
+        claimableAt: 4_000,
+        attempt: 1,
+        consecutiveFailures: 0,
+        seq: 42,
+        pausedReason: null,
+        kept: { ...setAside, resumeFrom: 5_000 },
+      },
+      skipped: m.resume.skipped,
+      slot: 4_000,
+      nextSlot: 1_200,
+    })
+    expect(m.resume.skipped).toBeDefined()
+  })
+
+  it("keeps the set-aside run's skip point when the resume gives none", () => {
+    // Not a retry, due after now: nothing skipped, no new skip point.
+    const later = { ...setAside, slot: 6_000, dueAt: 6_000, attempt: 1 }
+    const got = Rows.resume(held({ kept: later }), 60_000, 5_000, 42)
+    expect(got.skipped).toBeUndefined()
+    expect(got.nextSlot).toBe(6_000)
+    expect(got.update.kept).toStrictEqual(later)
   })
 })
