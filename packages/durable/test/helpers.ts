@@ -106,3 +106,16 @@ export const inFile = <A>(body: (file: string) => Effect.Effect<A, unknown>) =>
       t.cleanup()
     }
   })
+
+/** A handler named `name` that records `<id>@<startedAt>` and fails for the ids in `failing`. */
+export const failingMail = (name = "mail") => {
+  const runs: Array<string> = []
+  const failing = new Set<string>()
+  const handler = Handler.make(name, Schema.Struct({}), (_, run) =>
+    Effect.suspend(() => {
+      runs.push(`${run.id}@${run.startedAt}`)
+      return failing.has(run.id) ? Effect.fail("smtp down") : Effect.void
+    }),
+  )
+  return { runs, failing, handler }
+}
