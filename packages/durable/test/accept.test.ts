@@ -155,7 +155,14 @@ describe("a durable task accepted", () => {
       groups: new Map([["mail", { concurrency: 1 } as never]]),
       keys: { concurrency: 1 } as never,
     }
-    const o = task({ handler: sms, payload: {}, window: 250, group: "mail", key: "k", dedup: { key: "d" } })
+    const o = task({
+      handler: sms,
+      payload: {},
+      window: 250,
+      group: "mail",
+      key: "k",
+      dedup: { key: "d" },
+    })
     const { row } = prepare(o, handlers, limits)
     expect(row).toMatchObject({
       handler: "sms",

@@ -193,9 +193,7 @@ describe("a finished run's change (load row → Rules.settle → store row)", ()
   it("says when the lease was lost; a final run's continuation is final", () => {
     const last = held({ lost: true }, claimed({ plan: undefined, attempt: 1 }))
     const { change, continuation } = Completion.toChange(envOf(), finished(last, Task.succeeded))
-    expect(change.fencedOut.detail).toBe(
-      "attempt 1, delivery 3, outcome succeeded (lease lost)",
-    )
+    expect(change.fencedOut.detail).toBe("attempt 1, delivery 3, outcome succeeded (lease lost)")
     expect(continuation).toBe("final")
   })
 })

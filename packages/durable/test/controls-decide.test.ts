@@ -162,9 +162,7 @@ describe("pause by hand, on one row (SPEC §5)", () => {
     const running = row({ state: "running", pausedReason: "breaker", claimableAt: 9_000 })
     const env2 = envOf(running)
     expect(run(Controls.pause(env2, "t"))).toStrictEqual(Exit.succeed(false))
-    expect(env2.written.decided[0]?.update).toStrictEqual(
-      Rows.requested(running, "manual", 5_000),
-    )
+    expect(env2.written.decided[0]?.update).toStrictEqual(Rows.requested(running, "manual", 5_000))
   })
 
   it("drops a manual run waiting with a held task; the run it set aside is the task's again (SPEC §19.1)", () => {

@@ -145,36 +145,39 @@ describe("the lease guard (SPEC §5.5)", () => {
     }),
   )
 
-  it.effect("reports a finished run not committed within a lease once, waking the dispatcher", () => {
-    const log = capture()
-    return Effect.gen(function* () {
-      const s = yield* setup(() => Effect.succeed(new Set()))
-      const counter = Metric.counter("tickwork_durable_uncommitted_runs_total", {
-        description:
-          "runs that finished but were not committed within a lease (the store did not answer)",
-      })
-      const before = (yield* Metric.value(counter)).count
-      const guard = yield* Effect.forkChild(Leases.guard(s.env))
-      const a = running(s.held, "a", 0)
-      s.held.finish(a, 100)
-      yield* turns
-      s.clock.mono = 100 + LEASE - 1
-      yield* TestClock.adjust(LEASE / 10)
-      expect(s.c.uncommitted).toBe(0)
-      s.clock.mono = 100 + LEASE
-      yield* TestClock.adjust(LEASE / 10)
-      expect([s.c.uncommitted, a.overdue, s.wakes()]).toEqual([1, true, 1])
-      expect((yield* Metric.value(counter)).count - before).toBe(1)
-      yield* TestClock.adjust(LEASE)
-      expect(s.c.uncommitted).toBe(1)
-      expect(log.warnings).toEqual([
-        "tickwork durable: 1 finished run(s) not committed after 300 ms (the store does not answer; retrying): a@1000",
-      ])
-      // A finished run is not interrupted: only its commit is late.
-      expect(s.interrupted).toEqual([])
-      yield* Fiber.interrupt(guard)
-    }).pipe(Effect.provide(log.layer))
-  })
+  it.effect(
+    "reports a finished run not committed within a lease once, waking the dispatcher",
+    () => {
+      const log = capture()
+      return Effect.gen(function* () {
+        const s = yield* setup(() => Effect.succeed(new Set()))
+        const counter = Metric.counter("tickwork_durable_uncommitted_runs_total", {
+          description:
+            "runs that finished but were not committed within a lease (the store did not answer)",
+        })
+        const before = (yield* Metric.value(counter)).count
+        const guard = yield* Effect.forkChild(Leases.guard(s.env))
+        const a = running(s.held, "a", 0)
+        s.held.finish(a, 100)
+        yield* turns
+        s.clock.mono = 100 + LEASE - 1
+        yield* TestClock.adjust(LEASE / 10)
+        expect(s.c.uncommitted).toBe(0)
+        s.clock.mono = 100 + LEASE
+        yield* TestClock.adjust(LEASE / 10)
+        expect([s.c.uncommitted, a.overdue, s.wakes()]).toEqual([1, true, 1])
+        expect((yield* Metric.value(counter)).count - before).toBe(1)
+        yield* TestClock.adjust(LEASE)
+        expect(s.c.uncommitted).toBe(1)
+        expect(log.warnings).toEqual([
+          "tickwork durable: 1 finished run(s) not committed after 300 ms (the store does not answer; retrying): a@1000",
+        ])
+        // A finished run is not interrupted: only its commit is late.
+        expect(s.interrupted).toEqual([])
+        yield* Fiber.interrupt(guard)
+      }).pipe(Effect.provide(log.layer))
+    },
+  )
 
   it.effect("names at most five late runs", () => {
     const log = capture()

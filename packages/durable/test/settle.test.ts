@@ -64,9 +64,7 @@ describe("a run's outcome as the ledger keeps it (SPEC §6.3)", () => {
   it("a success is no error; each other outcome says what it was", () => {
     expect(Settle.renderOutcome(Task.succeeded)).toBeNull()
     expect(Settle.renderOutcome({ kind: "interrupted" })).toBe("interrupted")
-    expect(Settle.renderOutcome({ kind: "timed-out", afterMs: 250 })).toBe(
-      "timed out after 250 ms",
-    )
+    expect(Settle.renderOutcome({ kind: "timed-out", afterMs: 250 })).toBe("timed out after 250 ms")
     expect(Settle.renderOutcome({ kind: "defect", defect: "boom" })).toBe('defect: "boom"')
   })
 
@@ -80,9 +78,7 @@ describe("a run's outcome as the ledger keeps it (SPEC §6.3)", () => {
     expect(failed({ _tag: 7, message: 8 })).toBe('{"_tag":7,"message":8}')
     expect(failed(null)).toBe("null")
     expect(failed("smtp down")).toBe('"smtp down"')
-    expect(Settle.renderOutcome({ kind: "defect", defect: new Error("bad") })).toBe(
-      "defect: bad",
-    )
+    expect(Settle.renderOutcome({ kind: "defect", defect: new Error("bad") })).toBe("defect: bad")
   })
 
   it("NUL and lone surrogates, which no store keeps, become U+FFFD; pairs stay", () => {
@@ -198,12 +194,7 @@ describe("a slot's run decided (load row → Rules.settle → row update)", () =
     expect(Result.isSuccess(encoded)).toBe(true)
     expect(got.update.schedule).toStrictEqual(Result.getOrThrow(encoded))
     // Retried instead, the slot is not consumed: the change still waits.
-    const retried = Settle.decide(
-      running({ restart }),
-      again(Task.failed("x")),
-      half,
-      undefined,
-    )
+    const retried = Settle.decide(running({ restart }), again(Task.failed("x")), half, undefined)
     expect(retried.update.schedule).toBeUndefined()
     expect(Settle.decide(running(), again(Task.succeeded), half, undefined).update.schedule).toBe(
       undefined,
