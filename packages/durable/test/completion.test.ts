@@ -3,12 +3,20 @@
  * outcome, or cut off by closing) and a run settled by the rules, each with the event recorded
  * instead when its claim was lost (SPEC §5.5, §6).
  */
+import { describe, expect, it } from "@effect/vitest"
 import { Schedule, Task } from "@tickwork/core"
-import { describe, expect, it } from "vitest"
+import { Effect, Fiber, Logger, Queue } from "effect"
 import * as Completion from "../src/internal/completion.ts"
-import type { Env, Finished } from "../src/internal/env.ts"
+import { counters, type Env, type Finished } from "../src/internal/env.ts"
 import type { Held } from "../src/internal/held.ts"
-import type { TaskRow } from "../src/internal/model.ts"
+import type {
+  Change,
+  ChangeResult,
+  Committed,
+  EventEntry,
+  RunEntry,
+  TaskRow,
+} from "../src/internal/model.ts"
 import * as Rows from "../src/internal/rows.ts"
 import * as Settle from "../src/internal/settle.ts"
 
@@ -195,5 +203,268 @@ describe("a finished run's change (load row → Rules.settle → store row)", ()
     const { change, continuation } = Completion.toChange(envOf(), finished(last, Task.succeeded))
     expect(change.fencedOut.detail).toBe("attempt 1, delivery 3, outcome succeeded (lease lost)")
     expect(continuation).toBe("final")
+  })
+})
+
+describe("the completer: a batch of finished runs, committed and reported", () => {
+  interface Seen {
+    readonly published: Array<string>
+    readonly forgotten: Array<string>
+    readonly retried: Array<string>
+    notified: number
+    wakes: number
+    readonly batches: Array<ReadonlyArray<string>>
+  }
+
+  /**
+   * A process whose commit answers `answer` for each batch (by change, in order), its store
+   * notifying others when `signal`, its options `pollMs` and `limits`.
+   */
+  const completerEnv = (
+    answer: (changes: ReadonlyArray<Change>) => Committed,
+    options: { signal?: boolean; pollMs?: number; limits?: unknown } = {},
+  ) =>
+    Effect.gen(function* () {
+      const finished = yield* Queue.unbounded<Finished>()
+      const seen: Seen = {
+        published: [],
+        forgotten: [],
+        retried: [],
+        notified: 0,
+        wakes: 0,
+        batches: [],
+      }
+      const c = counters()
+      const env = {
+        ...(envOf() as object),
+        finished,
+        counters: c,
+        held: { forget: (h: Held) => seen.forgotten.push(h.row.id) },
+        outage: {
+          commit: (changes: ReadonlyArray<Change>) =>
+            Effect.sync(() => {
+              seen.batches.push(changes.map((x) => x.id))
+              return answer(changes)
+            }),
+        },
+        publish: (e: EventEntry | RunEntry, handler?: string) =>
+          seen.published.push(
+            [
+              "kind" in e ? e.kind : "event",
+              e.taskId,
+              "state" in e ? e.state : undefined,
+              handler ?? "-",
+            ]
+              .filter((part) => part !== undefined)
+              .join(" "),
+          ),
+        runSeries: (handler: string) => ({ retried: () => seen.retried.push(handler) }),
+        wakeup: { wake: () => seen.wakes++ },
+        store: {
+          signal: options.signal
+            ? {
+                notify: Effect.sync(() => {
+                  seen.notified++
+                }),
+              }
+            : undefined,
+        },
+        options: {
+          windowMs: 60_000,
+          pollMs: options.pollMs ?? 1_000,
+          limits: options.limits,
+        },
+      } as unknown as Env
+      return { env, finished, seen, c }
+    })
+
+  /** Runs the completer until `n` runs are let go, then stops it. */
+  const complete = (env: Env, seen: Seen, n: number) =>
+    Effect.gen(function* () {
+      const fiber = yield* Effect.forkChild(Completion.completer(env))
+      for (let k = 0; k < 10_000 && seen.forgotten.length < n; k++) yield* Effect.yieldNow
+      yield* Fiber.interrupt(fiber)
+      expect(seen.forgotten).toHaveLength(n)
+    })
+
+  const row = (id: string, fields: Partial<TaskRow> = {}) =>
+    claimed({ id, handler: `h-${id}`, ...fields })
+  const done = (id: string, outcome: Task.Outcome | undefined, fields: Partial<TaskRow> = {}) =>
+    finished(held({}, row(id, fields)), outcome)
+
+  it.effect(
+    "reports each run as its commit went: completed, fenced out, handed back, cancelled",
+    () =>
+      Effect.gen(function* () {
+        const results: Array<ChangeResult> = [
+          "applied",
+          "fenced-out",
+          "applied",
+          "cancelled",
+          "held",
+        ]
+        const breakerEvent = { kind: "breaker", taskId: "x" } as unknown as EventEntry
+        const {
+          env,
+          finished: queue,
+          seen,
+          c,
+        } = yield* completerEnv(() => ({
+          results,
+          decided: [],
+          events: [breakerEvent],
+        }))
+        yield* Queue.offerAll(queue, [
+          done("a", Task.failed("smtp down")),
+          done("b", Task.succeeded),
+          done("c", undefined),
+          done("d", Task.succeeded),
+          done("e", Task.failed("smtp down")),
+        ])
+        yield* complete(env, seen, 5)
+        expect(seen.batches).toEqual([["a", "b", "c", "d", "e"]])
+        expect(seen.published).toEqual([
+          "ran a scheduled h-a",
+          "fenced-out b h-b",
+          "released c h-c",
+          "ran d cancelled h-d",
+          "ran e scheduled h-e",
+          "breaker x -",
+        ])
+        expect(seen.forgotten).toEqual(["a", "b", "c", "d", "e"])
+        // Retries counted for the applied and held ones only, by handler.
+        expect(seen.retried).toEqual(["h-a", "h-e"])
+        expect([c.completed, c.fencedOut, c.released]).toEqual([3, 1, 1])
+        expect(seen.wakes).toBe(1)
+        // No signal on this store: nothing to notify.
+        expect(seen.notified).toBe(0)
+      }),
+  )
+
+  it.effect("the record says what the commit decided again, with its events", () =>
+    Effect.gen(function* () {
+      const redecided = Settle.decide(
+        claimed({ id: "a", pausedReason: "manual" }),
+        {
+          outcome: Task.failed("smtp down"),
+          startedAt: 1_010,
+          finishedAt: 1_500,
+          runNumber: 5,
+          seq: 40,
+          windowMs: 60_000,
+          owner: "p1",
+          draws: [0.25],
+        },
+        { next: () => 0.25 },
+        undefined,
+      )
+      const missed = { kind: "skipped", taskId: "a" } as unknown as EventEntry
+      const {
+        env,
+        finished: queue,
+        seen,
+      } = yield* completerEnv(() => ({
+        results: ["applied"],
+        decided: [{ ...redecided, continuation: "final", events: [missed] }],
+        events: [],
+      }))
+      yield* Queue.offer(queue, done("a", Task.failed("smtp down")))
+      yield* complete(env, seen, 1)
+      expect(seen.published).toEqual(["ran a paused h-a", "skipped a h-a"])
+      // The decision made again ends the task's retries: none counted.
+      expect(seen.retried).toEqual([])
+    }),
+  )
+
+  it.effect("a row that cannot be read back ends failed, not handed back", () =>
+    Effect.gen(function* () {
+      const {
+        env,
+        finished: queue,
+        seen,
+        c,
+      } = yield* completerEnv((changes) => {
+        expect(changes[0]?.update).toMatchObject({ state: "failed" })
+        expect(changes[0]?.update.lastError).toMatch(/^the stored task cannot be completed: /)
+        expect(changes[0]?.fencedOut.detail).toBe("failed unreadable task")
+        return { results: ["applied"], decided: [], events: [] }
+      })
+      yield* Queue.offer(queue, done("u", Task.succeeded, { retry: undefined as never }))
+      yield* complete(env, seen, 1)
+      expect(seen.published).toEqual([])
+      expect([c.completed, c.released]).toEqual([0, 0])
+    }),
+  )
+
+  it.effect("tells other processes of work due within a poll, and of room under flow control", () =>
+    Effect.gen(function* () {
+      const batch = (
+        items: ReadonlyArray<Finished>,
+        results: Array<ChangeResult>,
+        options: { pollMs?: number; limits?: unknown },
+      ) =>
+        Effect.gen(function* () {
+          const s = yield* completerEnv(() => ({ results, decided: [], events: [] }), {
+            signal: true,
+            ...options,
+          })
+          yield* Queue.offerAll(s.finished, items)
+          yield* complete(s.env, s.seen, items.length)
+          return s.seen.notified
+        })
+      // A retry due at 1_600 (now 2_000): due within a poll.
+      const retry = () => done("a", Task.failed("x"))
+      expect(yield* batch([retry()], ["applied"], {})).toBe(1)
+      // Fenced out or cancelled: nothing of it is due.
+      expect(yield* batch([retry()], ["fenced-out"], {})).toBe(0)
+      expect(yield* batch([retry()], ["cancelled"], {})).toBe(0)
+      // Due after the next poll (slot 3_000, now 2_000, a poll of 500 ms): not yet.
+      const next = () => done("b", Task.succeeded, { attempt: 1, slot: 2_000, runAt: 2_000 })
+      expect(yield* batch([next()], ["applied"], { pollMs: 500 })).toBe(0)
+      expect(yield* batch([next()], ["applied"], { pollMs: 1_000 })).toBe(1)
+      // No polling at all: nothing to hurry.
+      expect(yield* batch([retry()], ["applied"], { pollMs: Number.POSITIVE_INFINITY })).toBe(0)
+      // Under flow control a run that ended frees its scope, whenever it is due next.
+      const limits = { groups: new Map([["g", {}]]), keys: undefined }
+      expect(yield* batch([next()], ["applied"], { pollMs: 500, limits })).toBe(1)
+      expect(yield* batch([next()], ["fenced-out"], { pollMs: 500, limits })).toBe(0)
+      expect(
+        yield* batch([next()], ["applied"], {
+          pollMs: 500,
+          limits: { groups: new Map(), keys: undefined },
+        }),
+      ).toBe(0)
+    }),
+  )
+
+  it.effect("a batch that fails is logged, and the next one is completed", () => {
+    const warnings: Array<string> = []
+    const logger = Logger.make((o) => {
+      if (o.logLevel !== "Warn") return
+      const parts = Array.isArray(o.message) ? o.message : [o.message]
+      warnings.push(String(parts[0]))
+    })
+    return Effect.gen(function* () {
+      let first = true
+      const {
+        env,
+        finished: queue,
+        seen,
+      } = yield* completerEnv(() => {
+        if (first) {
+          first = false
+          throw new Error("bug")
+        }
+        return { results: ["applied"], decided: [], events: [] }
+      })
+      const fiber = yield* Effect.forkChild(Completion.completer(env))
+      yield* Queue.offer(queue, done("a", Task.succeeded))
+      for (let k = 0; k < 10_000 && warnings.length === 0; k++) yield* Effect.yieldNow
+      expect(warnings).toEqual(["tickwork durable: completing runs failed"])
+      yield* Queue.offer(queue, done("b", Task.succeeded))
+      for (let k = 0; k < 10_000 && seen.forgotten.length === 0; k++) yield* Effect.yieldNow
+      yield* Fiber.interrupt(fiber)
+      expect(seen.forgotten).toEqual(["b"])
+    }).pipe(Effect.provide(Logger.layer([logger])))
   })
 })
