@@ -4,7 +4,7 @@
  * refuse is read directly (SPEC §5, §15, §19.1).
  */
 import { Breaker, Rules, Schedule } from "@tickwork/core"
-import { Effect, Exit, Result, Schema } from "effect"
+import { Cron, Effect, Exit, Result, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { Handler } from "../src/index.ts"
 import * as Controls from "../src/internal/controls.ts"
@@ -433,5 +433,91 @@ describe("a bulk control (SPEC §5)", () => {
     )
     expect(asked).toEqual([undefined, "t0499", "t0999"])
     expect(changed).toEqual(ids.filter((id) => id.endsWith("7")))
+  })
+})
+
+describe("the controls' decisions, in full", () => {
+  /** The update of `stored` with `changes` at 5_000, or its error. */
+  const decide = (stored: TaskRow, changes: Controls.Changes) =>
+    Controls.decideUpdate(envOf(stored), stored, changes, 5_000)
+  /** The typed error `update` fails with (a defect would throw here). */
+  const failure = (stored: TaskRow, changes: unknown) =>
+    Effect.runSync(Effect.flip(Controls.update(envOf(stored), "t", changes as never))) as {
+      readonly _tag: string
+      readonly field: string
+      readonly message: string
+    }
+
+  it("a running task outranked by hand records no event yet", () => {
+    const running = row({ state: "running", pausedReason: "failures", claimableAt: 9_000 })
+    const env = envOf(running)
+    expect(run(Controls.pause(env, "t"))).toStrictEqual(Exit.succeed(false))
+    expect(env.written.decided).toStrictEqual([
+      { update: Rows.requested(running, "manual", 5_000), events: [] },
+    ])
+  })
+
+  it("events of other tasks a resume wrote (its breaker's) carry no handler of this task", () => {
+    const paused = row({ state: "paused", pausedReason: "manual", slot: 6_000, runAt: 6_000 })
+    const env = envOf(paused)
+    const other = { taskId: "other", kind: "resumed" } as unknown as EventEntry
+    const modify = env.store.modify
+    Object.assign(env.store, {
+      modify: (id: string, f: never, committed?: (e: EventEntry) => void) =>
+        Effect.tap(modify(id, f, committed), () => Effect.sync(() => committed?.(other))),
+    })
+    run(Controls.resume(env, "t"))
+    expect(env.written.published.map((p) => [p.event.taskId, p.handler])).toEqual([
+      ["t", "mail"],
+      ["other", undefined],
+    ])
+  })
+
+  it("a new schedule is checked against the task's own window (none on a fixed delay)", () => {
+    const windowed = row({ windowMs: 300 })
+    expect(decide(windowed, { schedule: Schedule.fixedDelay(100) })).toMatchObject({
+      rejected: { field: "window", value: 300 },
+    })
+    expect(decide(row(), { schedule: Schedule.fixedDelay(100) })).not.toHaveProperty("rejected")
+  })
+
+  it("a schedule with no stored form is refused: a parsed Cron object", () => {
+    const parsed = Schedule.cron(Cron.parseUnsafe("0 * * * *"))
+    expect(decide(row(), { schedule: parsed })).toMatchObject({
+      rejected: { _tag: "NotDurable", field: "schedule", value: parsed },
+    })
+    expect((decide(row(), { schedule: parsed }) as { rejected: Error }).rejected.message).toContain(
+      "a parsed Cron object cannot be stored",
+    )
+  })
+
+  it("a payload given as undefined is no change", () => {
+    const m = decide(row(), { payload: undefined }) as Modification
+    expect(m.update.define?.payload).toBe('{"to":"a"}')
+  })
+
+  it("keeps the task's breaker when none is given; removing none moves nothing", () => {
+    const inSmtp = row({ breaker: "shared:smtp" })
+    const kept = decide(inSmtp, { priority: "high" }) as Modification
+    expect(kept.update.define?.breaker).toBe("shared:smtp")
+    expect(kept.breaker).toBeUndefined()
+    expect((decide(row(), { breaker: null }) as Modification).breaker).toBeUndefined()
+  })
+
+  it("says why: changes not an object, a handler not registered", () => {
+    expect(failure(row(), null)).toMatchObject({
+      _tag: "InvalidOption",
+      field: "changes",
+      message: "changes must be an object, got null",
+    })
+    expect(failure(row({ handler: "fax" }), { payload: {} })).toMatchObject({
+      _tag: "UnknownHandler",
+      message:
+        'handler "fax" is not registered with this scheduler, so its payload cannot be checked',
+    })
+    expect(failure(row(), { timeout: -1 })).toMatchObject({
+      _tag: "InvalidOption",
+      field: "timeout",
+    })
   })
 })
