@@ -255,3 +255,97 @@ describe("the lease renewer", () => {
     }),
   )
 })
+
+describe("leases, in full", () => {
+  it.effect("the warning says how long the lease went unrenewed since its last renewal", () => {
+    const log = capture()
+    return Effect.gen(function* () {
+      const s = yield* setup(() => Effect.succeed(new Set()))
+      running(s.held, "a", 40)
+      s.clock.mono = 40 + LEASE + 5
+      yield* Leases.dropLapsed(s.env)
+      expect(log.warnings[0]).toContain("was not renewed for 305 ms")
+    }).pipe(Effect.provide(log.layer))
+  })
+
+  it.effect("the guard looks every tenth of a lease, not sooner", () =>
+    Effect.gen(function* () {
+      const s = yield* setup(() => Effect.succeed(new Set()))
+      const guard = yield* Effect.forkChild(Leases.guard(s.env))
+      running(s.held, "a", 0)
+      yield* turns
+      s.clock.mono = LEASE
+      yield* TestClock.adjust(LEASE / 10 - 1)
+      expect(s.interrupted).toEqual([])
+      yield* TestClock.adjust(1)
+      expect(s.interrupted).toEqual(["a"])
+      yield* Fiber.interrupt(guard)
+    }),
+  )
+
+  it.effect("a run still going is not a late commit; five late runs are all named", () => {
+    const log = capture()
+    return Effect.gen(function* () {
+      const s = yield* setup(() => Effect.succeed(new Set()))
+      const guard = yield* Effect.forkChild(Leases.guard(s.env))
+      // Renewed just now: going, its lease good.
+      running(s.held, "going", 10 * LEASE - 1)
+      for (const id of ["a", "b", "c", "d", "e"]) s.held.finish(running(s.held, id, 0), 0)
+      yield* turns
+      s.clock.mono = 10 * LEASE
+      yield* TestClock.adjust(LEASE / 10)
+      expect(s.c.uncommitted).toBe(5)
+      expect(log.warnings).toEqual([
+        "tickwork durable: 5 finished run(s) not committed after 300 ms (the store does not answer; retrying): a@1000, b@1000, c@1000, d@1000, e@1000",
+      ])
+      yield* Fiber.interrupt(guard)
+    }).pipe(Effect.provide(log.layer))
+  })
+
+  it.effect("the renewer goes on after a failed renewal", () =>
+    Effect.gen(function* () {
+      let fail = true
+      const s = yield* setup((ids) => (fail ? Effect.fail("down") : Effect.succeed(new Set(ids))))
+      const renewer = yield* Effect.forkChild(Leases.renewer(s.env))
+      const a = running(s.held, "a", 0)
+      yield* turns
+      s.clock.mono = 90
+      yield* TestClock.adjust(LEASE / 3)
+      expect(s.outage).toEqual(["failed: down"])
+      fail = false
+      s.clock.mono = 190
+      yield* TestClock.adjust(LEASE / 3)
+      expect(s.outage).toEqual(["failed: down", "worked"])
+      expect(a.renewedAt).toBe(190)
+      yield* Fiber.interrupt(renewer)
+    }),
+  )
+
+  it.effect(
+    "a run that ended, or was found lost, while its renewal was sent is not lost again",
+    () => {
+      const log = capture()
+      return Effect.gen(function* () {
+        const ended: Array<Held.Held> = []
+        const s = yield* setup(() =>
+          Effect.sync(() => {
+            const [a, b] = ended
+            if (a !== undefined) s.held.finish(a, 95)
+            if (b !== undefined) b.lost = true
+            return new Set<string>()
+          }),
+        )
+        const renewer = yield* Effect.forkChild(Leases.renewer(s.env))
+        ended.push(running(s.held, "a", 0), running(s.held, "b", 0))
+        yield* turns
+        s.clock.mono = 90
+        yield* TestClock.adjust(LEASE / 3)
+        expect(s.renewals).toHaveLength(1)
+        expect(ended.map((h) => h.lost)).toEqual([false, true])
+        expect(s.interrupted).toEqual([])
+        expect(log.warnings).toEqual([])
+        yield* Fiber.interrupt(renewer)
+      }).pipe(Effect.provide(log.layer))
+    },
+  )
+})
