@@ -3,7 +3,7 @@
  * (naming the field and the value), and the row an accepted task becomes.
  */
 import { Breaker, Errors, Rules, Schedule } from "@tickwork/core"
-import { Effect, Result, Schema } from "effect"
+import { Cron, Effect, Result, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { Handler } from "../src/index.ts"
 import * as Accept from "../src/internal/accept.ts"
@@ -191,5 +191,36 @@ describe("a durable task accepted", () => {
       breaker: { key: "task:t1", name: "t1", policy: Breaker.resolve(own) },
     })
     expect(Accept.breakerOf("nope", "t1", shared)).toBeInstanceOf(Errors.InvalidOption)
+  })
+})
+
+describe("a durable task's options refused, in order and in full", () => {
+  it("says what is wrong with options that are not an object", () => {
+    expect(refusal(null).message).toBe("options must be an object, got null")
+  })
+
+  it("an unknown option is named before a handler is looked up", () => {
+    expect(refusal(task({ handler: "fax", colour: 1 }))).toMatchObject({
+      tag: "InvalidOption",
+      field: "colour",
+    })
+  })
+
+  it("a handler given by value is named by its name", () => {
+    const fax = Handler.make("fax", Schema.Struct({}), () => Effect.void)
+    expect(refusal(task({ handler: fax })).message).toBe(
+      'handler "fax" is not registered with this scheduler (registered: "mail", "sms")',
+    )
+  })
+
+  it("a missing schedule is the rules' typed error, not a crash", () => {
+    expect(refusal(task({ schedule: undefined }))).toMatchObject({ field: "schedule" })
+  })
+
+  it("a cron schedule given as a parsed Cron object has no stored form", () => {
+    const parsed = Schedule.cron(Cron.parseUnsafe("0 * * * *"))
+    const e = refusal(task({ schedule: parsed }))
+    expect(e).toMatchObject({ tag: "NotDurable", field: "schedule", value: parsed })
+    expect(e.message).toContain("a parsed Cron object cannot be stored")
   })
 })

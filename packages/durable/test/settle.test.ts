@@ -322,3 +322,26 @@ describe("a manual run's end (SPEC §19.1)", () => {
     })
   })
 })
+
+describe("a run's outcome rendered, in full", () => {
+  it("a function failed with is shown as one, whatever properties it has", () => {
+    const fn = Object.assign(() => {}, { _tag: "Tagged", message: "hidden" })
+    expect(Settle.renderOutcome(Task.failed(fn))).toBe("a function")
+  })
+})
+
+describe("slots dropped, in full", () => {
+  it("a run that started after later slots were due dropped them as late, not as overlap", () => {
+    const late = { ...again(Task.succeeded, 3_600), startedAt: 3_500 }
+    const got = Settle.decide(running(), late, half, undefined)
+    expect(got.events[0]).toMatchObject({
+      kind: "skipped",
+      firstSlot: 2_000,
+      lastSlot: 3_000,
+      count: 2,
+      cause: "late",
+    })
+    const overlap = Settle.decide(running(), again(Task.succeeded, 4_500), half, undefined)
+    expect(overlap.events[0]).toMatchObject({ cause: "overlap" })
+  })
+})
