@@ -322,3 +322,34 @@ describe("a breaker's rows, step by step (SPEC §7)", () => {
       ),
   )
 })
+
+describe("a half-open breaker's probe, in full (SPEC §7)", () => {
+  it.effect(
+    "only the probe's own failure reopens it; its generation and the opening time are kept",
+    () =>
+      withStore(["a", "b", "c", "r"], (f) =>
+        Effect.gen(function* () {
+          yield* f.set("r", "running", null)
+          yield* fail(f, "a", 1_000)
+          yield* fail(f, "a", 1_010)
+          yield* Breakers.halfOpen(f.tx, 1_110)
+          const b = yield* f.row("b")
+          const c = yield* f.row("c")
+          // Same generation, another id: not the probe.
+          expect(c.generation).toBe(b.generation)
+          const half = yield* smtp(f)
+          expect(Breakers.opensOnFailure(half, b)).toBe(true)
+          expect(Breakers.opensOnFailure(half, c)).toBe(false)
+          expect(half).toMatchObject({ state: "half-open", openedAt: 1_010 })
+          // A run that went on while it was open ends: the probe stays, generation and all.
+          yield* Breakers.afterSlot(f.tx, half, yield* f.row("r"), false, 1_150)
+          expect(yield* smtp(f)).toMatchObject({
+            state: "half-open",
+            probe: "b",
+            probeGeneration: b.generation,
+            openedAt: 1_010,
+          })
+        }),
+      ),
+  )
+})
