@@ -235,14 +235,16 @@ describe("the completer: a batch of finished runs, committed and reported", () =
         batches: [],
       }
       const c = counters()
+      const contexts: Array<unknown> = []
       const env = {
         ...(envOf() as object),
         finished,
         counters: c,
         held: { forget: (h: Held) => seen.forgotten.push(h.row.id) },
         outage: {
-          commit: (changes: ReadonlyArray<Change>) =>
+          commit: (changes: ReadonlyArray<Change>, context: unknown) =>
             Effect.sync(() => {
+              contexts.push(context)
               seen.batches.push(changes.map((x) => x.id))
               return answer(changes)
             }),
@@ -275,7 +277,7 @@ describe("the completer: a batch of finished runs, committed and reported", () =
           limits: options.limits,
         },
       } as unknown as Env
-      return { env, finished, seen, c }
+      return { env, finished, seen, c, contexts }
     })
 
   /** Runs the completer until `n` runs are let go, then stops it. */
@@ -309,6 +311,7 @@ describe("the completer: a batch of finished runs, committed and reported", () =
           finished: queue,
           seen,
           c,
+          contexts,
         } = yield* completerEnv(() => ({
           results,
           decided: [],
@@ -318,11 +321,14 @@ describe("the completer: a batch of finished runs, committed and reported", () =
           done("a", Task.failed("smtp down")),
           done("b", Task.succeeded),
           done("c", undefined),
-          done("d", Task.succeeded),
+          // Would be retried, but its task was cancelled while it ran: no retry counted.
+          done("d", Task.failed("smtp down")),
           done("e", Task.failed("smtp down")),
         ])
         yield* complete(env, seen, 5)
         expect(seen.batches).toEqual([["a", "b", "c", "d", "e"]])
+        // The commit decides again with this process's push order, name and jitter.
+        expect(contexts).toEqual([{ seq: env.nextSeq, owner: "p1", random: env.random }])
         expect(seen.published).toEqual([
           "ran a scheduled h-a",
           "fenced-out b h-b",
@@ -422,12 +428,19 @@ describe("the completer: a batch of finished runs, committed and reported", () =
       const next = () => done("b", Task.succeeded, { attempt: 1, slot: 2_000, runAt: 2_000 })
       expect(yield* batch([next()], ["applied"], { pollMs: 500 })).toBe(0)
       expect(yield* batch([next()], ["applied"], { pollMs: 1_000 })).toBe(1)
+      // One of two due is enough; a run that ended its task is not due.
+      const last = () => done("l", Task.succeeded, { plan: undefined })
+      expect(yield* batch([next(), retry()], ["applied", "applied"], { pollMs: 500 })).toBe(1)
+      expect(yield* batch([last()], ["applied"], { pollMs: 5_000 })).toBe(0)
       // No polling at all: nothing to hurry.
       expect(yield* batch([retry()], ["applied"], { pollMs: Number.POSITIVE_INFINITY })).toBe(0)
       // Under flow control a run that ended frees its scope, whenever it is due next.
       const limits = { groups: new Map([["g", {}]]), keys: undefined }
       expect(yield* batch([next()], ["applied"], { pollMs: 500, limits })).toBe(1)
       expect(yield* batch([next()], ["fenced-out"], { pollMs: 500, limits })).toBe(0)
+      expect(
+        yield* batch([next(), next()], ["fenced-out", "applied"], { pollMs: 500, limits }),
+      ).toBe(1)
       expect(
         yield* batch([next()], ["applied"], {
           pollMs: 500,
@@ -463,8 +476,11 @@ describe("the completer: a batch of finished runs, committed and reported", () =
       expect(warnings).toEqual(["tickwork durable: completing runs failed"])
       yield* Queue.offer(queue, done("b", Task.succeeded))
       for (let k = 0; k < 10_000 && seen.forgotten.length === 0; k++) yield* Effect.yieldNow
+      for (let k = 0; k < 100; k++) yield* Effect.yieldNow
       yield* Fiber.interrupt(fiber)
       expect(seen.forgotten).toEqual(["b"])
+      // A batch that went well, and the completer's own interruption, are not warned of.
+      expect(warnings).toEqual(["tickwork durable: completing runs failed"])
     }).pipe(Effect.provide(Logger.layer([logger])))
   })
 })
