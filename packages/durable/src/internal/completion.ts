@@ -96,6 +96,7 @@ export const toChange = (
       ),
     },
     ran: { kind: "ran", ...decided.run },
+    // Stryker disable next-line StringLiteral: equivalent, a settled run always has a continuation (Rules.settle gives one)
     continuation: decided.continuation ?? "final",
   }
 }
@@ -149,6 +150,7 @@ const completeBatch = (env: Env): Effect.Effect<void> =>
           // As the runtime's recorder counts a retry (one rule, in Metrics).
           Metrics.countRetry(
             env.runSeries(handler),
+            // Stryker disable next-line StringLiteral: equivalent, a settled run always has a continuation (Rules.settle gives one)
             decided?.continuation ?? p.continuation ?? "final",
           )
           for (const e of decided?.events ?? change.events) env.publish(e, handler)

@@ -187,6 +187,7 @@ export const decideUpdate = (
         breakerChange === undefined || (breakerChange?.key === row.breaker && !own)
           ? "keep"
           : breakerChange === null
+            // Stryker disable next-line StringLiteral: equivalent, Rules.updateStep reads only "keep" and "change": any other word leaves and joins nothing, as "remove"
             ? "remove"
             : "change",
     },
@@ -290,6 +291,7 @@ export const update = (
       (row) => {
         const m = decideUpdate(env, row, changes, now)
         if ("rejected" in m) return m
+        // Stryker disable next-line LogicalOperator: equivalent, an update's row update always has its slot
         const event = Events.updated(row, now, env.owner, change, m.update.slot ?? row.slot)
         return { ...m, events: [...m.events, event] }
       },
