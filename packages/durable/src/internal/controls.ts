@@ -187,8 +187,8 @@ export const decideUpdate = (
         breakerChange === undefined || (breakerChange?.key === row.breaker && !own)
           ? "keep"
           : breakerChange === null
-            // Stryker disable next-line StringLiteral: equivalent, Rules.updateStep reads only "keep" and "change": any other word leaves and joins nothing, as "remove"
-            ? "remove"
+            ? // Stryker disable next-line StringLiteral: equivalent, Rules.updateStep reads only "keep" and "change": any other word leaves and joins nothing, as "remove"
+              "remove"
             : "change",
     },
   )

@@ -130,8 +130,8 @@ export const decide = (
   const restart = row.restart
   const schedule =
     settled.consumed && restart !== undefined && settled.scheduleError === undefined
-      // Stryker disable next-line LogicalOperator: equivalent, a consumed slot whose schedule goes on has nextSlot === slot; with no next slot the task is final
-      ? Schedule.encode(restart, { first: settled.nextSlot ?? settled.slot, plan: settled.plan })
+      ? // Stryker disable next-line LogicalOperator: equivalent, a consumed slot whose schedule goes on has nextSlot === slot; with no next slot the task is final
+        Schedule.encode(restart, { first: settled.nextSlot ?? settled.slot, plan: settled.plan })
       : undefined
   return {
     update:
