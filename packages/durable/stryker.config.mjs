@@ -39,7 +39,8 @@
 // - src/internal/leases.ts, dropLapsed's `held.size === 0` and `lapsed.length === 0` forced
 //   false: the loops over nothing do nothing; whileHeld's `held.size > 0` as true or `>= 0`:
 //   the look after it finds nothing held and does nothing; `turn < SETTLE_TURNS &&
-//   noneGoing(env)` forced false: only saves a timer.
+//   noneGoing(env)` forced false, noneGoing's `h.started && !h.finished` forced true and
+//   whileHeld's `held.size === 0` forced false: they only save a timer.
 // - src/internal/rows.ts, resume: `r.resumeFrom >= 0` as `> 0`: a resume point is a resume's
 //   `now`, and at epoch 0 no slot can have passed.
 // - src/internal/settle.ts, keptOf: `outcome.kind === "succeeded"` forced true: only a success
