@@ -125,7 +125,7 @@ describe("a run handed back (SPEC §5.5)", () => {
     const h = held()
     const change = Completion.handBack(envOf(), h, 1_800)
     const fresh = claimed({ pausedReason: "manual" })
-    const again = change.redecide?.(fresh)
+    const again = change.redecide?.(fresh, undefined)
     expect(again?.update).toStrictEqual(Rows.handBack(fresh, 1_800, true))
     expect(again?.update).toMatchObject({ state: "paused", pausedReason: "manual" })
     expect(again?.events).toBe(change.events)
