@@ -89,3 +89,35 @@ describe("SPEC §20.2 a rate waiter whose key's state was dropped still shows it
     k.checkInvariants()
   })
 })
+
+describe("SPEC §20.1 let-go places after the queue empties", () => {
+  it("one live waiter and two free places: it alone is let go, and the queue is left empty", () => {
+    const k = kernel({ groups: { g: { concurrency: 2 } } })
+    for (const id of ["r1", "r2", "w1", "w2", "w3", "w4"])
+      k.schedule({ id, job: id, schedule: once(0), group: "g" }, 0)
+    const runs = take(k, 0)
+    for (const run of runs) k.complete(run, Task.succeeded, 1, false)
+    // w1 and w2, let go, are moved away; w3 cancelled at the head: two places, one waiter (w4).
+    for (const id of ["w1", "w2"]) k.update(id, { schedule: once(50) }, 1)
+    k.cancel("w3", 1)
+    expect(k.stats().waiting.concurrency).toBe(0)
+    expect(take(k, 1).map((r) => r.job)).toEqual(["w4"])
+    k.checkInvariants()
+  })
+
+  it("a let-go waiter cancelled when nothing else waits still frees its place at the next release", () => {
+    const k = kernel({ groups: { g: { concurrency: 2 } } })
+    for (const id of ["r1", "r2", "w1"])
+      k.schedule({ id, job: id, schedule: once(0), group: "g" }, 0)
+    const [r1, r2] = take(k, 0)
+    k.complete(r1 as Kernel.Run<string>, Task.succeeded, 1, false)
+    // w1 was let go by r1's end; cancelled, its place is pruned at r2's end, not lost.
+    expect(k.cancel("w1", 1)).toBe(true)
+    for (const id of ["w2", "w3"]) k.schedule({ id, job: id, schedule: once(1), group: "g" }, 1)
+    expect(take(k, 2).map((r) => r.job)).toEqual(["w2"])
+    expect(k.info("w3")?.waiting?.cause).toBe("concurrency")
+    k.complete(r2 as Kernel.Run<string>, Task.succeeded, 3, false)
+    expect(take(k, 3).map((r) => r.job)).toEqual(["w3"])
+    k.checkInvariants()
+  })
+})
