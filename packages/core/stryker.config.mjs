@@ -108,6 +108,30 @@
 //   of the same mutators.
 // - internal/take.ts, `movedAtTake`: `case "Start"` as `case ""` (the switch then returns
 //   `undefined`, which its one caller reads as `false`, as for a start).
+// internal/limits.ts and internal/take.ts (the kernel's flow control and take), issue 29:
+// - Now disabled at their line (named above): limits' `Flow.loads` initial `[]`; `open`'s
+//   `this.timed.delete(cell)` removed (a cell left in `timed` with `opensAt` +Infinity lowers no
+//   `at`, and `open` skips it; memory only); `taken`'s `moved?.letGoBy === cell` (every mutant of
+//   that line); `settle`'s `cell.expiring = true` as `false`; `ExpiryHeap.push`'s two pushes;
+//   take's `case "Start"` as `case ""`; `started`'s trim test (its `if` now on its own line,
+//   so `- max` as `+ max` in the splice, killed, stays enabled).
+// - Newly named, disabled: a `ScopeCell`'s initial `starts` and `letGo` as `["Stryker was
+//   here"]`: a placeholder start is read as NaN, which no window comparison counts (`NaN > x`
+//   and `x + NaN > now` are false), and the first trim drops it; a placeholder let-go entry is
+//   stale (no row's `letGoBy` is the cell) and `prune` drops it at the cell's first release with
+//   a queue (the room is then short: a queue exists only once the scope was full). take.ts's
+//   `rows.load` and `Lifecycle.step(SCHEDULED, EXPIRE, …)` removed: EXPIRE has no guard and no
+//   action, so the step only confirms the edge whose target `Rules.expire()` names.
+// - Newly named, left enabled (their line holds killed mutants of the same mutator): limits'
+//   `settle`, `last !== undefined` as `true` (`undefined + n > now` is false) and `!cell.expiring`
+//   as `true` (a duplicate expiry entry, as above); `ExpiryHeap.push`'s `<=` as `<` and `pop`'s
+//   `>=` as `>` (a tie); `pop`'s `child + 1 < n` as `true`, `<= n` or `child - 1 < n` (it then
+//   reads index `n`, just popped: `undefined < x` is false); `waitingOf`'s last test, `w.cause ===
+//   "rate-limited" && …` as `true` or `false`, `!==`, or `""` for the cause (a concurrency `w`
+//   has no `until`, so it is never returned as is, and a rate `w` is returned as an equal new
+//   wait). take.ts's `plan.merged === undefined` as `false` (a Move ends on a skip or a
+//   coalesce, so `merged` is undefined only with `skipped`, where `mergeDropped(undefined,
+//   undefined)` is undefined).
 import { base } from "../testkit/stryker.base.mjs"
 
 /** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */
