@@ -108,6 +108,23 @@
 //   of the same mutators.
 // - internal/take.ts, `movedAtTake`: `case "Start"` as `case ""` (the switch then returns
 //   `undefined`, which its one caller reads as `false`, as for a start).
+// Lifecycle, Declared, Driver, Task, Retry, Results, Options, Errors, Time, Clock, MissedRun:
+// - Driver.ts (disabled): `execute`'s closing `this.flush(0)`, and `simulate`'s `drain()` after
+//   scheduling and after each `complete` (CallExpression): the next step's flush or drain, which
+//   every caller does right after its next `takeDue` and before it reports anything more, hands
+//   the same occurrences on in the same order.
+// - Driver.ts, left enabled (their lines hold killed mutants of the same mutators): in `runUntil`
+//   and `simulate`, `run.startedAt > now` as `true` or `>=` (a run starts at `max(now, slot)`, so
+//   the clock is at most set to the time it has); `clock.now() < end` as `<=` (setting the time it
+//   has); in `execute`, `record` as `true` and `r !== undefined` as `true` (`complete` gives no
+//   record only when none was asked for, that is when there is neither `onRun` nor a tick to
+//   take it); in `simulate`, `field === "until" && value < from` as `true && …` (`from < from` is
+//   false), and `options.breakers === undefined` / `options.random === undefined` as `false` (the
+//   kernel reads a missing option and one given as `undefined` alike, `?? default`).
+// - Lifecycle.ts, `compile`, left enabled: `guardName === undefined` as `false` (a machine's
+//   implementations have no guard named "undefined", so the lookup gives `undefined` alike) and
+//   `name.startsWith("schedule")` as `startsWith("")` (every name in `effectNames` starts with
+//   "schedule", so `effectNames.has` decides alone).
 import { base } from "../testkit/stryker.base.mjs"
 
 /** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */

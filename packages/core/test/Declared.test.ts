@@ -230,6 +230,13 @@ describe("decide: what counts as a change (SPEC §18.1)", () => {
     expect(Declared.decide(def({ schedule: Schedule.once(10) }), live(oneShotAt(15)))).toEqual({
       _tag: "unchanged",
     })
+    // A one-shot is never a recurring schedule, whichever side it is on.
+    expect(Declared.decide(def({ schedule: Schedule.once(10) }), live(rate))).toEqual(
+      update("schedule"),
+    )
+    expect(Declared.decide(rate, live(def({ schedule: Schedule.once(10) })))).toEqual(
+      update("schedule"),
+    )
     expect(at10.at).toBe(10)
     expect(def({ schedule: Schedule.once(10) }).at).toBeUndefined()
     expect(rate.at).toBeUndefined()
