@@ -200,9 +200,9 @@ describe("decide: what counts as a change (SPEC §18.1)", () => {
     expect(Declared.decide(same, live(def({ schedule: Schedule.custom(next) })))).toEqual({
       _tag: "unchanged",
     })
-    expect(
-      Declared.decide(same, live(def({ schedule: Schedule.custom(() => 0) }))),
-    ).toEqual(update("schedule"))
+    expect(Declared.decide(same, live(def({ schedule: Schedule.custom(() => 0) })))).toEqual(
+      update("schedule"),
+    )
     const parsed = Cron.parseUnsafe("0 9 * * *")
     const effect = def({ schedule: Schedule.cron(parsed) })
     expect(Declared.decide(effect, live(def({ schedule: Schedule.cron(parsed) })))).toEqual({

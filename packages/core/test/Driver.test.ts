@@ -209,8 +209,16 @@ describe("bad input and the order of what a driver reports (SPEC §11, §13)", (
   it("SPEC §11: a job returning null or a non-promise value succeeds; a promise fails the run", () => {
     const { driver } = setup()
     driver.scheduleUnsafe({ id: "null", job: (() => null) as never, schedule: Schedule.once(0) })
-    driver.scheduleUnsafe({ id: "obj", job: (() => ({ then: 1 })) as never, schedule: Schedule.once(0) })
-    driver.scheduleUnsafe({ id: "promise", job: (() => Promise.resolve()) as never, schedule: Schedule.once(0) })
+    driver.scheduleUnsafe({
+      id: "obj",
+      job: (() => ({ value: 1 })) as never,
+      schedule: Schedule.once(0),
+    })
+    driver.scheduleUnsafe({
+      id: "promise",
+      job: (() => Promise.resolve()) as never,
+      schedule: Schedule.once(0),
+    })
     const records = driver.tick(0)
     expect(records.map((r) => [r.id, r.outcome.kind])).toEqual([
       ["null", "succeeded"],
@@ -224,7 +232,8 @@ describe("bad input and the order of what a driver reports (SPEC §11, §13)", (
       const log: Array<string> = []
       const { clock, driver } = setup(0, {
         onRun: (r) => void log.push(`ran ${r.scheduledFor}`),
-        onOccurrence: (o) => void log.push(o.kind === "skipped" ? `skipped ${o.first}-${o.last}` : o.kind),
+        onOccurrence: (o) =>
+          void log.push(o.kind === "skipped" ? `skipped ${o.first}-${o.last}` : o.kind),
       })
       driver.scheduleUnsafe({
         job: () => void log.push("job"),
@@ -288,9 +297,7 @@ describe("simulate: its bounds and its options (SPEC §15)", () => {
 
   it("SPEC §15: the named breakers and the jitter source given are the simulation's", () => {
     const failing = { outcome: () => Task.failed("down"), until: 100 }
-    const tasks = [
-      { id: "a", schedule: Schedule.fixedRate(10), breaker: "smtp" },
-    ] as const
+    const tasks = [{ id: "a", schedule: Schedule.fixedRate(10), breaker: "smtp" }] as const
     const held = Driver.simulate(tasks, {
       ...failing,
       breakers: { smtp: { failures: 2, coolDown: 1_000 } },
