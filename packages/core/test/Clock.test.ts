@@ -98,6 +98,7 @@ describe("ManualClock: each refusal names its field, its value and the rule (SPE
       value: -1,
       message: "advance takes a non-negative integer of ms, got -1",
     })
+    expect(refusal(() => clock.advance(0.5))).toMatchObject({ field: "ms", value: 0.5 })
     // A step past 2^53-1 is the moved-to time's refusal.
     expect(refusal(() => clock.advance(Number.MAX_SAFE_INTEGER))).toMatchObject({ field: "time" })
     expect(clock.now()).toBe(100)

@@ -236,6 +236,16 @@ describe("grids at their edges (SPEC §3)", () => {
     expect(grid.atOrBefore(max)).toBe(max)
   })
 
+  it("SPEC §3: a grid spanning more than 2^53 ms still finds its latest slot at or before t", () => {
+    // t - origin is past 2^53 here, where dividing by the period rounds up to the next step.
+    const origin = -9_007_199_254_740_323
+    const t = 9_007_199_254_740_471
+    const grid = periodic(origin, 15)
+    const k = (BigInt(t) - BigInt(origin)) / 15n
+    expect(grid.atOrBefore(t)).toBe(Number(BigInt(origin) + k * 15n))
+    expect(grid.atOrBefore(t)).toBeLessThanOrEqual(t)
+  })
+
   it("SPEC §3: an Effect Cron that never matches has no slot at or before any time", () => {
     const never = MissedRun.cron(Result.getOrThrow(Cron.parse("0 0 30 2 *", "UTC")))
     expect(never.atOrBefore(at("2030-01-01T00:00:00Z"))).toBeUndefined()
