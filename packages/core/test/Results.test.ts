@@ -72,6 +72,9 @@ describe("the byte count at each UTF-8 boundary (SPEC §19.3)", () => {
       "\ud800\ue000",
       "a\ud800",
       "\ud800",
+      "\u0800\udc00",
+      "\ue000\udc00",
+      "a\udc00",
     ]
     for (const text of texts) {
       expect(Results.utf8Bytes(text), JSON.stringify(text)).toBe(Buffer.byteLength(text, "utf8"))
@@ -86,5 +89,12 @@ describe("the byte count at each UTF-8 boundary (SPEC §19.3)", () => {
     expect(Results.keepValue("t", () => 1, 10)).toMatchObject({
       error: { message: 'the result of task "t" cannot be kept: JSON cannot write a function' },
     })
+    const cyclic: Record<string, unknown> = {}
+    cyclic.self = cyclic
+    const refused = Results.keepValue("t", cyclic, 10)
+    expect(refused).toMatchObject({ kind: "refused" })
+    expect(refused?.kind === "refused" && refused.error.message).toMatch(
+      /^the result of task "t" cannot be kept: JSON cannot write it \(TypeError: /,
+    )
   })
 })
