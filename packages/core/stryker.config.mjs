@@ -125,6 +125,22 @@
 //   implementations have no guard named "undefined", so the lookup gives `undefined` alike) and
 //   `name.startsWith("schedule")` as `startsWith("")` (every name in `effectNames` starts with
 //   "schedule", so `effectNames.has` decides alone).
+// - Lifecycle.ts, `compile`: `d.target?.[0]?.key` as `d.target?.[0].key` (a transition without
+//   a target has `target` undefined, never an empty list, so the chain stops at `?.[0]` alike).
+// - Declared.ts, `sameSchedule` and `sameData`, left enabled: `b.kind === "custom"` as `true` (a
+//   schedule of another kind has no `next`, and `Object.is(fn, undefined)` is false);
+//   `typeof a !== "object" || typeof b !== "object"` weakened to `&&` or `false` (a primitive
+//   left in fails the prototype test, its prototype being neither `Object.prototype` nor null).
+// - Errors.ts, `show`: `value !== null` as `true` (`JSON.stringify(null)` is "null", as
+//   `String(null)`), and the `catch` block emptied (it falls through to the same `String(value)`).
+// - Options.ts, `millis`: `typeof ms === "number"` as `true` (an error is never `=== 0`).
+// - Results.ts, `keep`: the fast path `json.length * 3 <= limit` as `false` or `<` (the exact
+//   count that follows gives the same answer; the fast path only saves the count).
+// - MissedRun.ts: the cron grids' `catch` blocks emptied (the function then returns `undefined`,
+//   what the block returns); in `countBySteps`, `s !== undefined` as `true` (`undefined <= to` is
+//   false); in `periodic`'s `steps`, the upward correction `(k + 1) * period <= d` as `false` or
+//   `<` (IEEE division of integers rounds to nearest, so a floor below the true quotient was not
+//   found for safe inputs; the downward correction is reachable past 2^53 ms and is tested).
 import { base } from "../testkit/stryker.base.mjs"
 
 /** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */

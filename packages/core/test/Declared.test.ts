@@ -261,7 +261,10 @@ describe("decide: what counts as a change (SPEC §18.1)", () => {
     ]
     for (const [a, b] of same) expect(compare(a, b)).toEqual({ _tag: "unchanged" })
     class Box {
-      constructor(readonly a: number) {}
+      readonly a: number
+      constructor(a: number) {
+        this.a = a
+      }
     }
     const different = [
       [

@@ -179,7 +179,11 @@ describe("bad input and the order of what a driver reports (SPEC §11, §13)", (
   it("SPEC §13: a job that is not a function is refused by scheduleDeduplicated and update, changing nothing", () => {
     const { driver } = setup()
     const e = err(
-      driver.scheduleDeduplicated({ job: 5 as never, schedule: Schedule.once(0), dedup: "k" }),
+      driver.scheduleDeduplicated({
+        job: 5 as never,
+        schedule: Schedule.once(0),
+        dedup: { key: "k" },
+      }),
     )
     expect(e).toMatchObject({ _tag: "InvalidOption", field: "job", value: 5 })
     expect(driver.taskIds()).toEqual([])

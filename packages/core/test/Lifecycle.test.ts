@@ -453,7 +453,7 @@ describe("compile: what it reads from a machine's definition", () => {
 
 describe("machine: its context without input", () => {
   it("a machine started with no input allows no retries and never pauses on failures", () => {
-    const [s] = initialTransition(Lifecycle.machine)
+    const [s] = initialTransition(Lifecycle.machine, undefined as never)
     expect(s.value).toBe("scheduled")
     expect(s.context).toEqual({
       attempt: 1,
