@@ -132,6 +132,39 @@
 //   wait). take.ts's `plan.merged === undefined` as `false` (a Move ends on a skip or a
 //   coalesce, so `merged` is undefined only with `skipped`, where `mergeDropped(undefined,
 //   undefined)` is undefined).
+// Lifecycle, Declared, Driver, Task, Retry, Results, Options, Errors, Time, Clock, MissedRun:
+// - Driver.ts (disabled): `execute`'s closing `this.flush(0)`, and `simulate`'s `drain()` after
+//   scheduling and after each `complete` (CallExpression): the next step's flush or drain, which
+//   every caller does right after its next `takeDue` and before it reports anything more, hands
+//   the same occurrences on in the same order.
+// - Driver.ts, left enabled (their lines hold killed mutants of the same mutators): in `runUntil`
+//   and `simulate`, `run.startedAt > now` as `true` or `>=` (a run starts at `max(now, slot)`, so
+//   the clock is at most set to the time it has); `clock.now() < end` as `<=` (setting the time it
+//   has); in `execute`, `record` as `true` and `r !== undefined` as `true` (`complete` gives no
+//   record only when none was asked for, that is when there is neither `onRun` nor a tick to
+//   take it); in `simulate`, `field === "until" && value < from` as `true && …` (`from < from` is
+//   false), and `options.breakers === undefined` / `options.random === undefined` as `false` (the
+//   kernel reads a missing option and one given as `undefined` alike, `?? default`).
+// - Lifecycle.ts, `compile`, left enabled: `guardName === undefined` as `false` (a machine's
+//   implementations have no guard named "undefined", so the lookup gives `undefined` alike) and
+//   `name.startsWith("schedule")` as `startsWith("")` (every name in `effectNames` starts with
+//   "schedule", so `effectNames.has` decides alone).
+// - Lifecycle.ts, `compile`: `d.target?.[0]?.key` as `d.target?.[0].key` (a transition without
+//   a target has `target` undefined, never an empty list, so the chain stops at `?.[0]` alike).
+// - Declared.ts, `sameSchedule` and `sameData`, left enabled: `b.kind === "custom"` as `true` (a
+//   schedule of another kind has no `next`, and `Object.is(fn, undefined)` is false);
+//   `typeof a !== "object" || typeof b !== "object"` weakened to `&&` or `false` (a primitive
+//   left in fails the prototype test, its prototype being neither `Object.prototype` nor null).
+// - Errors.ts, `show`: `value !== null` as `true` (`JSON.stringify(null)` is "null", as
+//   `String(null)`), and the `catch` block emptied (it falls through to the same `String(value)`).
+// - Options.ts, `millis`: `typeof ms === "number"` as `true` (an error is never `=== 0`).
+// - Results.ts, `keep`: the fast path `json.length * 3 <= limit` as `false` or `<` (the exact
+//   count that follows gives the same answer; the fast path only saves the count).
+// - MissedRun.ts: the cron grids' `catch` blocks emptied (the function then returns `undefined`,
+//   what the block returns); in `countBySteps`, `s !== undefined` as `true` (`undefined <= to` is
+//   false); in `periodic`'s `steps`, the upward correction `(k + 1) * period <= d` as `false` or
+//   `<` (IEEE division of integers rounds to nearest, so a floor below the true quotient was not
+//   found for safe inputs; the downward correction is reachable past 2^53 ms and is tested).
 import { base } from "../testkit/stryker.base.mjs"
 
 /** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */

@@ -64,3 +64,47 @@ describe("getters", () => {
     expect(Clock.isManual({ now: () => 0 })).toBe(false)
   })
 })
+
+describe("ManualClock: each refusal names its field, its value and the rule (SPEC §13)", () => {
+  const refusal = (f: () => void): Errors.InvalidTime => {
+    try {
+      f()
+    } catch (error) {
+      return error as Errors.InvalidTime
+    }
+    throw new Error("expected an InvalidTime")
+  }
+
+  it("SPEC §13: a start, a time or a step that is not a safe integer; a time earlier than now", () => {
+    expect(refusal(() => new Clock.ManualClock(1.5))).toMatchObject({
+      _tag: "InvalidTime",
+      field: "start",
+      value: 1.5,
+      message: "start must be a safe integer number of epoch ms, got 1.5",
+    })
+    const clock = new Clock.ManualClock(100)
+    expect(refusal(() => clock.set(Number.NaN))).toMatchObject({
+      field: "time",
+      message: "time must be a safe integer number of epoch ms, got NaN",
+    })
+    expect(refusal(() => clock.set(99))).toMatchObject({
+      field: "time",
+      value: 99,
+      message: "the clock cannot move backwards: now is 100, got 99",
+    })
+    expect(refusal(() => clock.advance(-1))).toMatchObject({
+      _tag: "InvalidTime",
+      field: "ms",
+      value: -1,
+      message: "advance takes a non-negative integer of ms, got -1",
+    })
+    expect(refusal(() => clock.advance(0.5))).toMatchObject({ field: "ms", value: 0.5 })
+    // A step past 2^53-1 is the moved-to time's refusal.
+    expect(refusal(() => clock.advance(Number.MAX_SAFE_INTEGER))).toMatchObject({ field: "time" })
+    expect(clock.now()).toBe(100)
+    // The earliest and latest times are accepted.
+    expect(new Clock.ManualClock(Number.MIN_SAFE_INTEGER).now()).toBe(Number.MIN_SAFE_INTEGER)
+    clock.set(Number.MAX_SAFE_INTEGER)
+    expect(clock.now()).toBe(Number.MAX_SAFE_INTEGER)
+  })
+})

@@ -2,6 +2,7 @@
  * Declared tasks (SPEC §18): the decision `ensure` makes for one declared task, pure, with
  * explicit `now`.
  */
+import { Cron } from "effect"
 import { describe, expect, it } from "vitest"
 import { Declared, Errors, Kernel, Schedule } from "../src/index.ts"
 
@@ -167,5 +168,204 @@ describe("getters", () => {
     const changed = def({ ...rest, schedule: Schedule.fixedRate(1000) }, 2, { job })
     expect(Declared.decide(changed, k.definition("t", 2))).toEqual({ _tag: "unchanged" })
     expect(k.definition("nope", 0)).toBeUndefined()
+  })
+})
+
+describe("decide: what counts as a change (SPEC §18.1)", () => {
+  const rate = def({ schedule: Schedule.fixedRate(60_000) })
+  const update = (...fields: Array<string>) => ({ _tag: "update", fields })
+
+  it("SPEC §18.1: a schedule of another kind is a change, whatever its period", () => {
+    const delay = def({ schedule: Schedule.fixedDelay(60_000) })
+    const cron = def({ schedule: Schedule.cron("* * * * *") })
+    const next = () => 0
+    const custom = def({ schedule: Schedule.custom(next) })
+    const oneShot = def({ schedule: Schedule.at(10) })
+    const kinds = [rate, delay, cron, custom, oneShot]
+    for (const a of kinds) {
+      for (const b of kinds) {
+        expect(Declared.decide(a, live(b))).toEqual(
+          a === b ? { _tag: "unchanged" } : update("schedule"),
+        )
+      }
+    }
+    expect(Declared.decide(def({ schedule: Schedule.fixedDelay(30_000) }), live(delay))).toEqual(
+      update("schedule"),
+    )
+  })
+
+  it("SPEC §18.1: a custom schedule is its function, an Effect Cron is its own value", () => {
+    const next = () => 0
+    const same = def({ schedule: Schedule.custom(next) })
+    expect(Declared.decide(same, live(def({ schedule: Schedule.custom(next) })))).toEqual({
+      _tag: "unchanged",
+    })
+    expect(Declared.decide(same, live(def({ schedule: Schedule.custom(() => 0) })))).toEqual(
+      update("schedule"),
+    )
+    const parsed = Cron.parseUnsafe("0 9 * * *")
+    const effect = def({ schedule: Schedule.cron(parsed) })
+    expect(Declared.decide(effect, live(def({ schedule: Schedule.cron(parsed) })))).toEqual({
+      _tag: "unchanged",
+    })
+    // An Effect Cron against the same expression given as text: not compared field by field.
+    expect(Declared.decide(effect, live(def({ schedule: Schedule.cron("0 9 * * *") })))).toEqual(
+      update("schedule"),
+    )
+    expect(Declared.decide(def({ schedule: Schedule.cron("0 9 * * *") }), live(effect))).toEqual(
+      update("schedule"),
+    )
+  })
+
+  it("SPEC §18.1: a one-shot given as an instant matches that instant only", () => {
+    const at10 = def({ schedule: Schedule.at(10) })
+    expect(Declared.decide(at10, live(def({ schedule: Schedule.at(10) })))).toEqual({
+      _tag: "unchanged",
+    })
+    // A live one-shot, as a store gives it: its slot (a delay of 10 accepted at 0, or at 5).
+    const oneShotAt = (slot: number) => ({ ...def({ schedule: Schedule.once(10) }), at: slot })
+    expect(Declared.decide(at10, live(oneShotAt(10)))).toEqual({ _tag: "unchanged" })
+    expect(Declared.decide(at10, live(oneShotAt(15)))).toEqual(update("schedule"))
+    // A declared delay matches the live one-shot whatever its slot.
+    expect(Declared.decide(def({ schedule: Schedule.once(10) }), live(oneShotAt(15)))).toEqual({
+      _tag: "unchanged",
+    })
+    // A one-shot is never a recurring schedule, whichever side it is on.
+    expect(Declared.decide(def({ schedule: Schedule.once(10) }), live(rate))).toEqual(
+      update("schedule"),
+    )
+    expect(Declared.decide(rate, live(def({ schedule: Schedule.once(10) })))).toEqual(
+      update("schedule"),
+    )
+    expect(at10.at).toBe(10)
+    expect(def({ schedule: Schedule.once(10) }).at).toBeUndefined()
+    expect(rate.at).toBeUndefined()
+  })
+
+  it("SPEC §18.1: a store's options are compared as plain data, by value", () => {
+    const more = (value: unknown) => def({ schedule: Schedule.fixedRate(60_000) }, 0, { value })
+    const compare = (a: unknown, b: unknown) => Declared.decide(more(a), live(more(b)))
+    const same = [
+      [
+        [1, [2, "x"]],
+        [1, [2, "x"]],
+      ],
+      [new Set(["a", "b"]), new Set(["b", "a"])],
+      [
+        { a: 1, b: { c: [2] } },
+        { b: { c: [2] }, a: 1 },
+      ],
+      [Object.assign(Object.create(null), { a: 1 }), Object.assign(Object.create(null), { a: 1 })],
+      [Number.NaN, Number.NaN],
+      [null, null],
+    ]
+    for (const [a, b] of same) expect(compare(a, b)).toEqual({ _tag: "unchanged" })
+    class Box {
+      readonly a: number
+      constructor(a: number) {
+        this.a = a
+      }
+    }
+    const different = [
+      [
+        [1, 2],
+        [1, 3],
+      ],
+      [[1], [1, 2]],
+      [[1, 2], [1]],
+      [[1], { 0: 1 }],
+      [{ 0: 1, length: 1 }, [1]],
+      [new Set(["a"]), new Set(["a", "b"])],
+      [new Set(["a", "b"]), new Set(["a", "c"])],
+      [new Set(["a"]), ["a"]],
+      [{ a: 1 }, { b: 1 }],
+      [{ a: undefined }, { b: undefined }],
+      [{ a: 1 }, { a: 1, b: 2 }],
+      [{ a: 1 }, { a: 2 }],
+      [{ a: 1 }, new Box(1)],
+      [new Box(1), { a: 1 }],
+      [new Box(1), new Box(1)],
+      [{}, null],
+      [null, {}],
+      [{ a: 1 }, "x"],
+      ["1", 1],
+    ]
+    for (const [a, b] of different) expect(compare(a, b)).toEqual(update("value"))
+  })
+
+  it("SPEC §18.1: an option only one side has is a change, named in the order of its name", () => {
+    const a = def({ schedule: Schedule.fixedRate(60_000) }, 0, { b: 1, a: 1 })
+    const b = def({ schedule: Schedule.fixedRate(60_000) }, 0, { c: 1 })
+    expect(Declared.decide(a, live(b))).toEqual(update("a", "b", "c"))
+    expect(Declared.decide(b, live(a))).toEqual(update("a", "b", "c"))
+  })
+
+  it("SPEC §18.1: tags are a set: another tag, or one more, is a change", () => {
+    const tags = (...t: Array<string>) => def({ schedule: Schedule.fixedRate(60_000), tags: t })
+    expect(Declared.decide(tags("a", "b"), live(tags("b", "a")))).toEqual({ _tag: "unchanged" })
+    expect(Declared.decide(tags("a", "b"), live(tags("a", "c")))).toEqual(update("tags"))
+    expect(Declared.decide(tags("a"), live(tags("a", "b")))).toEqual(update("tags"))
+    expect(Declared.decide(tags("a", "b"), live(tags("a")))).toEqual(update("tags"))
+  })
+
+  it("SPEC §18.1: a retry policy and a breaker policy are compared by value", () => {
+    const opts = (retry: number, breaker: string | undefined) =>
+      def({
+        schedule: Schedule.fixedRate(60_000),
+        retry: { maxRetries: retry },
+        ...(breaker === undefined ? {} : { breaker }),
+      })
+    expect(Declared.decide(opts(2, "smtp"), live(opts(2, "smtp")))).toEqual({ _tag: "unchanged" })
+    expect(Declared.decide(opts(2, "smtp"), live(opts(3, "smtp")))).toEqual(update("retry"))
+    expect(Declared.decide(opts(2, undefined), live(opts(2, "smtp")))).toEqual(update("breaker"))
+  })
+})
+
+describe("the options a declaration leaves out, and its batch (SPEC §18.1, §18.2, §18.3)", () => {
+  it("SPEC §18.1: an option left out is reset to its default on the live task", () => {
+    expect(
+      Declared.changesOf({ id: "x" }, [
+        "priority",
+        "retry",
+        "missedRuns",
+        "pauseAfterConsecutiveFailures",
+        "payload",
+      ]),
+    ).toEqual({
+      priority: "normal",
+      retry: { maxRetries: 0 },
+      missedRuns: "catch-up",
+      pauseAfterConsecutiveFailures: 0,
+      payload: undefined,
+    })
+    expect(Declared.changesOf({ window: 5, tags: ["a"] }, ["window", "tags"])).toEqual({
+      window: 5,
+      tags: ["a"],
+    })
+  })
+
+  it("SPEC §18.2: a set name must be a string of 1 to 64 characters; an id a non-empty string", () => {
+    expect(Declared.checkBatch(["a"], "s".repeat(64))).toBeUndefined()
+    expect(Declared.checkBatch(["a"], undefined)).toBeUndefined()
+    for (const set of ["s".repeat(65), 7, null]) {
+      const e = Declared.checkBatch(["a"], set)
+      expect(e).toBeInstanceOf(Errors.InvalidOption)
+      expect(e).toMatchObject({ field: "set", value: set })
+      expect(e?.message).toContain("1 to 64 characters")
+    }
+    for (const id of ["", 7]) {
+      const e = Declared.checkBatch(["a", id], undefined)
+      expect(e).toMatchObject({ field: "tasks[1].id", value: id })
+      expect(e?.message).toContain("must be a non-empty string")
+    }
+    expect(Declared.checkBatch(["a", "a"], undefined)?.message).toBe(
+      'tasks[1].id "a" is declared twice in one batch',
+    )
+  })
+
+  it("SPEC §18.3: a task with no tags of its own gets the set's tag; without a set, its own", () => {
+    expect(Declared.tagsOf(undefined, "app")).toEqual(["app"])
+    expect(Declared.tagsOf(["x"], undefined)).toEqual(["x"])
+    expect(Declared.undeclared(["a", "b"], [])).toEqual(["a", "b"])
   })
 })

@@ -1,6 +1,6 @@
 import { Result } from "effect"
-import { describe, expect, it } from "vitest"
-import { Clock, Driver, Errors, Schedule, type Task } from "../src/index.ts"
+import { describe, expect, it, vi } from "vitest"
+import { Clock, Driver, Errors, Kernel, Random, Schedule, Task } from "../src/index.ts"
 import { err, noop, ok, setup, slots } from "./support.ts"
 
 describe("constructors", () => {
@@ -172,5 +172,152 @@ describe("regressions", () => {
     // The first failure is at 1, its retry due at 1: after the call's time (0), so it waits.
     expect(driver.runDue()).toBe(1)
     expect(driver.runDue()).toBe(1)
+  })
+})
+
+describe("bad input and the order of what a driver reports (SPEC §11, §13)", () => {
+  it("SPEC §13: a job that is not a function is refused by scheduleDeduplicated and update, changing nothing", () => {
+    const { driver } = setup()
+    const e = err(
+      driver.scheduleDeduplicated({
+        job: 5 as never,
+        schedule: Schedule.once(0),
+        dedup: { key: "k" },
+      }),
+    )
+    expect(e).toMatchObject({ _tag: "InvalidOption", field: "job", value: 5 })
+    expect(driver.taskIds()).toEqual([])
+    const id = driver.scheduleUnsafe({ job: noop, schedule: Schedule.once(10) })
+    const u = err(driver.update(id, { job: "nope" as never }))
+    expect(u).toMatchObject({ _tag: "InvalidOption", field: "job", value: "nope" })
+    expect(u.message).toBe('job must be a function, got "nope"')
+    expect(ok(driver.update(id, { job: noop, priority: "high" }))).toBe(true)
+    expect(driver.info(id)?.priority).toBe("high")
+    // No changes at all is the kernel's typed error, not an exception of the driver.
+    expect(() => driver.update(id, undefined as never)).not.toThrow()
+  })
+
+  it("SPEC §13: runUntil names the clock or the end it refuses", () => {
+    const real = Driver.make({ clock: Clock.system })
+    expect(() => real.runUntil(0)).toThrow(expect.objectContaining({ field: "clock" }))
+    const { driver } = setup(50)
+    expect(() => driver.runUntil(49)).toThrow(
+      expect.objectContaining({
+        field: "end",
+        value: 49,
+        message: "end must be a safe integer no earlier than now (50), got 49",
+      }),
+    )
+  })
+
+  it("SPEC §11: a job returning null or a non-promise value succeeds; a promise fails the run", () => {
+    const { driver } = setup()
+    driver.scheduleUnsafe({ id: "null", job: (() => null) as never, schedule: Schedule.once(0) })
+    driver.scheduleUnsafe({
+      id: "obj",
+      job: (() => ({ value: 1 })) as never,
+      schedule: Schedule.once(0),
+    })
+    driver.scheduleUnsafe({
+      id: "promise",
+      job: (() => Promise.resolve()) as never,
+      schedule: Schedule.once(0),
+    })
+    const records = driver.tick(0)
+    expect(records.map((r) => [r.id, r.outcome.kind])).toEqual([
+      ["null", "succeeded"],
+      ["obj", "succeeded"],
+      ["promise", "failed"],
+    ])
+  })
+
+  it("SPEC §11: slots skipped when a run is taken are reported before that run, by runDue and by tick", () => {
+    for (const step of ["runDue", "tick"] as const) {
+      const log: Array<string> = []
+      const { clock, driver } = setup(0, {
+        onRun: (r) => void log.push(`ran ${r.scheduledFor}`),
+        onOccurrence: (o) =>
+          void log.push(o.kind === "skipped" ? `skipped ${o.first}-${o.last}` : o.kind),
+      })
+      driver.scheduleUnsafe({
+        job: () => void log.push("job"),
+        schedule: Schedule.fixedRate(10),
+        window: 5,
+      })
+      clock.set(32)
+      if (step === "runDue") driver.runDue()
+      else driver.tick(32)
+      expect(log, step).toEqual(["skipped 0-20", "job", "ran 30"])
+      expect(driver.drainOccurrences()).toEqual([])
+    }
+  })
+
+  it("SPEC §11: a tick inside a job returns that job's nested runs only; the outer tick gets its own", () => {
+    const { driver } = setup()
+    let inner: Array<Task.RunRecord> | undefined
+    driver.scheduleUnsafe({
+      id: "outer",
+      job: () => {
+        inner = driver.tick(driver.clock.now())
+      },
+      schedule: Schedule.at(0),
+    })
+    driver.scheduleUnsafe({ id: "later", job: noop, schedule: Schedule.at(20) })
+    expect(driver.tick(20).map((r) => r.id)).toEqual(["outer", "later"])
+    expect(inner).toEqual([])
+  })
+
+  it("checkInvariants throws what the kernel's check throws", () => {
+    const { driver } = setup()
+    driver.checkInvariants()
+    const broken = new Errors.InvariantViolation({ message: "broken" })
+    const spy = vi.spyOn(Kernel.Kernel.prototype, "checkInvariants").mockImplementation(() => {
+      throw broken
+    })
+    try {
+      expect(() => driver.checkInvariants()).toThrow(broken)
+    } finally {
+      spy.mockRestore()
+    }
+  })
+})
+
+describe("simulate: its bounds and its options (SPEC §15)", () => {
+  it("SPEC §13: from and until must be safe integers, until no earlier than from; each is named", () => {
+    expect(Driver.simulate([], { from: 5, until: 5 })).toMatchObject({ ids: [], runs: [] })
+    expect(Driver.simulate([], { from: 5, until: 4 })).toMatchObject({
+      _tag: "InvalidTime",
+      field: "until",
+      value: 4,
+      message: "until must be a safe integer no earlier than from, got 4",
+    })
+    expect(Driver.simulate([], { from: 1.5, until: 4 })).toMatchObject({
+      _tag: "InvalidTime",
+      field: "from",
+      value: 1.5,
+      message: "from must be a safe integer, got 1.5",
+    })
+  })
+
+  it("SPEC §15: the named breakers and the jitter source given are the simulation's", () => {
+    const failing = { outcome: () => Task.failed("down"), until: 100 }
+    const tasks = [{ id: "a", schedule: Schedule.fixedRate(10), breaker: "smtp" }] as const
+    const held = Driver.simulate(tasks, {
+      ...failing,
+      breakers: { smtp: { failures: 2, coolDown: 1_000 } },
+    })
+    if ("_tag" in held) throw held
+    expect(held.runs.length).toBe(2)
+    expect(held.tasks[0]?.state).toBe("paused")
+    const jittered = (random?: Random.Random) => {
+      const sim = Driver.simulate(
+        [{ schedule: Schedule.once(0), retry: { maxRetries: 1, base: 1_000, jitter: "full" } }],
+        { ...failing, until: 2_000, ...(random === undefined ? {} : { random }) },
+      )
+      if ("_tag" in sim) throw sim
+      return sim.runs.map((r) => r.scheduledFor)
+    }
+    expect(jittered()).toEqual(jittered(Random.seeded(0)))
+    expect(jittered(Random.seeded(1))).not.toEqual(jittered(Random.seeded(0)))
   })
 })

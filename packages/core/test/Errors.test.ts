@@ -51,3 +51,34 @@ describe("errors", () => {
     expect(Errors.show(undefined)).toBe("undefined")
   })
 })
+
+describe("unknownKey and show: what a refusal says (SPEC §13)", () => {
+  it("SPEC §13: an unknown option is named with its path and value, and the known ones listed", () => {
+    const known = new Set(["a", "b"])
+    expect(Errors.unknownKey({ a: 1, b: 2 }, known)).toBeUndefined()
+    expect(Errors.unknownKey({}, known)).toBeUndefined()
+    const e = Errors.unknownKey({ a: 1, c: 3 }, known, "retry.")
+    expect(e).toBeInstanceOf(Errors.InvalidOption)
+    expect(e).toMatchObject({
+      field: "retry.c",
+      value: 3,
+      message: "retry.c is not a known option (known: a, b)",
+    })
+    expect(Errors.unknownKey({ z: 0 }, known)).toMatchObject({ field: "z", value: 0 })
+  })
+
+  it("show: null, symbols, arrays and objects whose JSON is nothing", () => {
+    expect(Errors.show(null)).toBe("null")
+    expect(Errors.show(true)).toBe("true")
+    expect(Errors.show([1, "a"])).toBe('[1,"a"]')
+    expect(Errors.show({ toJSON: () => undefined })).toBe("[object Object]")
+    expect(Errors.show(Symbol("s"))).toBe("Symbol(s)")
+    expect(Errors.show("")).toBe('""')
+  })
+
+  it("isScheduleError: a value carrying a schedule error's tag is one, whatever its class", () => {
+    expect(Errors.isScheduleError({ _tag: "InvalidOption" })).toBe(true)
+    expect(Errors.isScheduleError({})).toBe(false)
+    expect(Errors.isScheduleError(undefined)).toBe(false)
+  })
+})

@@ -380,3 +380,90 @@ describe("constructors", () => {
     )
   })
 })
+
+describe("compile: what it reads from a machine's definition", () => {
+  const context = { attempt: 1, maxRetries: 0, runNumber: 0, consecutiveFailures: 0, pauseAfter: 0 }
+  const noop = () => {}
+  /** A flat machine on the task's states, with `running` configured as given. */
+  const machineWith = (running: object, extra: object = {}) =>
+    setup({
+      types: { context: {} as Lifecycle.TaskContext, events: {} as Lifecycle.TaskEvent },
+      guards: Lifecycle.guards,
+      actions: { startRun: noop, scheduleNext: noop, scheduleLater: noop },
+    }).createMachine({
+      id: "task",
+      initial: "scheduled",
+      context,
+      states: {
+        scheduled: {},
+        running,
+        paused: {},
+        done: { type: "final" },
+        failed: { type: "final" },
+        cancelled: { type: "final" },
+        ...extra,
+      },
+    }) as unknown as typeof Lifecycle.machine
+  const edge = (table: ReadonlyArray<ReadonlyArray<Lifecycle.Edge>>, event: number) =>
+    table[Lifecycle.RUNNING * Lifecycle.events.length + event] as ReadonlyArray<Lifecycle.Edge>
+
+  it("guards and actions given as objects map as when given by name", () => {
+    const table = Lifecycle.compile(
+      machineWith({
+        on: {
+          SUCCEED: {
+            guard: { type: "hasNextSlot" },
+            target: "scheduled",
+            actions: [{ type: "startRun" }, { type: "scheduleNext" }],
+          },
+        },
+      }),
+    )
+    const [e] = edge(table, Lifecycle.SUCCEED)
+    expect(e?.guard).toBe(Lifecycle.guards.hasNextSlot)
+    expect(e?.target).toBe(Lifecycle.SCHEDULED)
+    expect(e?.ops).toEqual([Lifecycle.ops.startRun])
+    expect(e?.effect).toBe("scheduleNext")
+    // No target: the edge stays in its state; no guard: it always holds.
+    const [stay] = edge(
+      Lifecycle.compile(machineWith({ on: { PAUSE: { actions: "startRun" } } })),
+      Lifecycle.PAUSE,
+    )
+    expect(stay).toMatchObject({ guard: undefined, target: Lifecycle.RUNNING, effect: "none" })
+  })
+
+  it("refuses an effect it does not know, a state it lacks and a target outside the table", () => {
+    expect(() =>
+      Lifecycle.compile(machineWith({ on: { SUCCEED: { actions: "scheduleLater" } } })),
+    ).toThrow(/^unknown action scheduleLater$/)
+    const noPaused = setup({
+      types: { context: {} as Lifecycle.TaskContext, events: {} as Lifecycle.TaskEvent },
+    }).createMachine({
+      id: "task",
+      initial: "scheduled",
+      context,
+      states: { scheduled: {}, running: {} },
+    }) as unknown as typeof Lifecycle.machine
+    expect(() => Lifecycle.compile(noPaused)).toThrow(/^machine has no state paused$/)
+    expect(() =>
+      Lifecycle.compile(machineWith({ on: { SUCCEED: { target: "limbo" } } }, { limbo: {} })),
+    ).toThrow(/^unknown target limbo$/)
+  })
+})
+
+describe("machine: its context without input", () => {
+  it("a machine started with no input allows no retries and never pauses on failures", () => {
+    const [s] = initialTransition(Lifecycle.machine, undefined as never)
+    expect(s.value).toBe("scheduled")
+    expect(s.context).toEqual({
+      attempt: 1,
+      maxRetries: 0,
+      runNumber: 0,
+      consecutiveFailures: 0,
+      pauseAfter: 0,
+      pauseRequested: false,
+    })
+    const [t] = initialTransition(Lifecycle.machine, { maxRetries: 2, pauseAfter: 3 })
+    expect(t.context).toMatchObject({ maxRetries: 2, pauseAfter: 3 })
+  })
+})

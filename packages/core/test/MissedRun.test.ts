@@ -1,7 +1,7 @@
 import { Cron, Result } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { MissedRun } from "../src/index.ts"
+import { MissedRun, Schedule } from "../src/index.ts"
 
 const { next, periodic } = MissedRun
 
@@ -220,5 +220,48 @@ describe("combinators", () => {
       count: limit,
       exact: false,
     })
+  })
+})
+
+describe("grids at their edges (SPEC §3)", () => {
+  const at = (iso: string) => Date.parse(iso)
+
+  it("SPEC §3: a fixed-rate grid's last slot is 2^53-1 itself; none comes after it", () => {
+    const max = Number.MAX_SAFE_INTEGER
+    const grid = periodic(max - 10, 10)
+    expect(grid.after(max - 11)).toBe(max - 10)
+    expect(grid.after(max - 10)).toBe(max)
+    expect(grid.after(max - 1)).toBe(max)
+    expect(grid.after(max)).toBeUndefined()
+    expect(grid.atOrBefore(max)).toBe(max)
+  })
+
+  it("SPEC §3: a grid spanning more than 2^53 ms still finds its latest slot at or before t", () => {
+    // t - origin is past 2^53 here, where dividing by the period rounds up to the next step.
+    const origin = -9_007_199_254_740_323
+    const t = 9_007_199_254_740_471
+    const grid = periodic(origin, 15)
+    const k = (BigInt(t) - BigInt(origin)) / 15n
+    expect(grid.atOrBefore(t)).toBe(Number(BigInt(origin) + k * 15n))
+    expect(grid.atOrBefore(t)).toBeLessThanOrEqual(t)
+  })
+
+  it("SPEC §3: an Effect Cron that never matches has no slot at or before any time", () => {
+    const never = MissedRun.cron(Result.getOrThrow(Cron.parse("0 0 30 2 *", "UTC")))
+    expect(never.atOrBefore(at("2030-01-01T00:00:00Z"))).toBeUndefined()
+  })
+
+  it("SPEC §3: a parsed cron grid (the scheduler's own) steps, looks back and counts its matches", () => {
+    const parsed = Schedule.parseCron("*/15 * * * *", "UTC")
+    if (!("spec" in parsed)) throw new Error(parsed.message)
+    const grid = MissedRun.cron(parsed)
+    expect(grid.after(at("2026-01-01T10:00:00Z"))).toBe(at("2026-01-01T10:15:00Z"))
+    expect(grid.atOrBefore(at("2026-01-01T10:15:00Z"))).toBe(at("2026-01-01T10:15:00Z"))
+    expect(grid.atOrBefore(at("2026-01-01T10:14:59.999Z"))).toBe(at("2026-01-01T10:00:00Z"))
+    expect(grid.count(at("2026-01-01T10:00:00Z"), at("2026-01-01T11:00:00Z"), 100)).toBe(5)
+    expect(grid.count(at("2026-01-01T10:00:00Z"), at("2026-01-01T10:59:59.999Z"), 100)).toBe(4)
+    // Counting stops one past the limit: more than `limit` is all it says.
+    expect(grid.count(at("2026-01-01T10:00:00Z"), at("2026-01-02T10:00:00Z"), 3)).toBe(4)
+    expect(grid.countsExactly).toBe(false)
   })
 })

@@ -53,3 +53,48 @@ describe("kept results (SPEC §19.3)", () => {
     }
   })
 })
+
+describe("the byte count at each UTF-8 boundary (SPEC §19.3)", () => {
+  it("SPEC §19.3: counts as UTF-8 does at every width's first and last code unit", () => {
+    const texts = [
+      "\u007f",
+      "\u0080",
+      "\u07ff",
+      "\u0800",
+      "\ud7ff",
+      "\ud800\udc00",
+      "\udbff\udfff",
+      "\udbff",
+      "\udc00",
+      "\ue000",
+      "\uffff",
+      "\ud800\udbff",
+      "\ud800\ue000",
+      "a\ud800",
+      "\ud800",
+      "\u0800\udc00",
+      "\ue000\udc00",
+      "a\udc00",
+    ]
+    for (const text of texts) {
+      expect(Results.utf8Bytes(text), JSON.stringify(text)).toBe(Buffer.byteLength(text, "utf8"))
+    }
+  })
+
+  it("SPEC §19.3: a text of three bytes a unit at most is kept up to the limit, and no further", () => {
+    const json = JSON.stringify("€".repeat(10)) // 12 units, 32 bytes
+    expect(Results.keep("t", json, 36)).toEqual({ kind: "kept", json })
+    expect(Results.keep("t", json, 32)).toEqual({ kind: "kept", json })
+    expect(Results.keep("t", json, 31)).toMatchObject({ kind: "refused", error: { bytes: 32 } })
+    expect(Results.keepValue("t", () => 1, 10)).toMatchObject({
+      error: { message: 'the result of task "t" cannot be kept: JSON cannot write a function' },
+    })
+    const cyclic: Record<string, unknown> = {}
+    cyclic.self = cyclic
+    const refused = Results.keepValue("t", cyclic, 10)
+    expect(refused).toMatchObject({ kind: "refused" })
+    expect(refused?.kind === "refused" && refused.error.message).toMatch(
+      /^the result of task "t" cannot be kept: JSON cannot write it \(TypeError: /,
+    )
+  })
+})

@@ -145,3 +145,35 @@ describe("combinators", () => {
     )
   })
 })
+
+describe("resolve: each refusal's sentence (SPEC §13)", () => {
+  it("SPEC §13: names the field, the rule and the value given", () => {
+    const message = (policy: unknown) =>
+      (Retry.resolve(policy as never) as Errors.InvalidRetryPolicy).message
+    expect(message(null)).toBe("retry must be an object, got null")
+    expect(message(5)).toBe("retry must be an object, got 5")
+    expect(message({ maxRetries: -1 })).toBe(
+      "retry.maxRetries must be a non-negative integer, got -1",
+    )
+    expect(message({ base: -5 })).toBe("retry.base must not be negative, got -5")
+    expect(message({ factor: 0.5 })).toBe("retry.factor must be a finite number >= 1, got 0.5")
+    expect(message({ maxDelay: 1.5 })).toBe(
+      "retry.maxDelay must be a whole number of milliseconds, got 1.5",
+    )
+    expect(message({ jitter: "half" })).toBe(
+      'retry.jitter must be "none", "full" or "equal", got "half"',
+    )
+    expect(Retry.resolve({ tries: 2 } as never)).toMatchObject({
+      _tag: "InvalidOption",
+      field: "retry.tries",
+    })
+  })
+
+  it("SPEC §7: each jitter and a maxRetries of 0 are accepted as given", () => {
+    for (const jitter of ["none", "full", "equal"] as const) {
+      expect(resolved({ maxRetries: 0, jitter }).jitter).toBe(jitter)
+    }
+    expect(resolved({ maxRetries: 0 })).toEqual(Retry.none)
+    expect(resolved({ maxRetries: 0, maxDelay: 5 }).maxDelay).toBe(5)
+  })
+})

@@ -1,4 +1,4 @@
-import { Duration } from "effect"
+import { DateTime, Duration } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { Errors, Time } from "../src/index.ts"
@@ -102,5 +102,38 @@ describe("combinators", () => {
   it("toMillisWith hands the reason to the caller's error constructor", () => {
     expect(Time.toMillisWith(-3, (reason) => `bad: ${reason}`)).toBe("bad: must not be negative")
     expect(Time.toMillisWith("1 second", () => "bad")).toBe(1000)
+  })
+})
+
+describe("bounds and messages of durations and instants (SPEC §2, §13)", () => {
+  it("SPEC §2: a duration of exactly 2^53-1 ms is accepted; 1 ms more is refused", () => {
+    expect(Time.toDelay(Duration.millis(MAX))).toBe(MAX)
+    expect(Time.toDelay(BigInt(MAX) * 1_000_000n)).toBe(MAX)
+    const over = Time.toDelay(BigInt(MAX + 1) * 1_000_000n) as Errors.InvalidDelay
+    expect(over.message).toBe(`delay must be at most 2^53-1 ms, got ${MAX + 1}000000n`)
+    expect((Time.toDelay(-1) as Errors.InvalidDelay).message).toBe(
+      "delay must not be negative, got -1",
+    )
+    expect((Time.toDelay(Duration.infinity) as Errors.InvalidDelay).message).toMatch(
+      /^delay must be finite, got /,
+    )
+  })
+
+  it("SPEC §13: toInstant takes a DateTime and names its field and the rule", () => {
+    expect(Time.toInstant(DateTime.makeUnsafe(1234))).toBe(1234)
+    expect(Time.toInstant(1.5, "at")).toMatchObject({
+      field: "at",
+      value: 1.5,
+      message: "at must be a safe integer number of epoch milliseconds, got 1.5",
+    })
+    expect(Time.toInstant("5" as never)).toMatchObject({ _tag: "InvalidTime", value: "5" })
+  })
+
+  it("SPEC §13: slotAfter names the field, the value and the time it counted from", () => {
+    expect(Time.slotAfter(MAX - 10, 11, "retry.base", "11 millis")).toMatchObject({
+      field: "retry.base",
+      value: "11 millis",
+      message: `retry.base "11 millis" from now=${MAX - 10} puts the slot beyond 2^53-1 ms`,
+    })
   })
 })

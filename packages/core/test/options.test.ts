@@ -159,3 +159,45 @@ describe("bounds of size-like options (issue 28, item 4)", () => {
     expect(Schedule.preview(schedule, { from: 0, count: max })).toHaveLength(max)
   })
 })
+
+describe("integer and millis: defaults, bounds and refusals (SPEC §13, §24)", () => {
+  it("SPEC §24: integer takes its default when left out, and refuses below its minimum", () => {
+    expect(Options.integer("n", undefined, 4)).toBe(4)
+    expect(Options.integer("n", 1, 4)).toBe(1)
+    expect(Options.integer("n", 0, 4)).toMatchObject({
+      _tag: "InvalidOption",
+      field: "n",
+      value: 0,
+      message: "n must be an integer >= 1, got 0",
+    })
+    expect(Options.integer("n", 0, 4, 0)).toBe(0)
+    expect(Options.integer("n", 2.5, 4)).toBeInstanceOf(Errors.InvalidOption)
+    const bound = Options.bounds.workers
+    expect(Options.integer("workers", 2, 4, 3, bound)).toMatchObject({
+      message: `workers must be an integer from 3 to 10,000 (${bound.why}), got 2`,
+    })
+    expect(Options.integer("workers", 3, 4, 3, bound)).toBe(3)
+    expect(Options.integer("workers", 2.5, 4, 1, bound)).toBeInstanceOf(Errors.InvalidOption)
+  })
+
+  it("SPEC §24: millis: false is no limit, left out is the default, 0 only when not positive", () => {
+    expect(Options.millis("t", false, 5)).toBe(Number.POSITIVE_INFINITY)
+    expect(Options.millis("t", undefined, 5)).toBe(5)
+    expect(Options.millis("t", 0, 5)).toBe(0)
+    expect(Options.millis("t", "2 seconds", 5, true)).toBe(2_000)
+    expect(Options.millis("t", 0, 5, true)).toMatchObject({
+      _tag: "InvalidOption",
+      field: "t",
+      value: 0,
+      message: "t must be positive, got 0",
+    })
+    expect(Options.millis("t", -1, 5, true)).toMatchObject({
+      field: "t",
+      value: -1,
+      message: "t must not be negative, got -1",
+    })
+    expect(Options.invalid("f", 1, "must be odd")).toMatchObject({
+      message: "f must be odd, got 1",
+    })
+  })
+})
