@@ -34,6 +34,8 @@ describe("constructors", () => {
       expect(grid.count(15, 45, 0)).toBe(4)
       expect(grid.count(15, 15, 0)).toBe(1)
       expect(grid.count(25, 15, 0)).toBe(0)
+      // more than one period backwards: a plain difference of the slot indexes would be negative
+      expect(grid.count(45, 15, 0)).toBe(0)
       expect(grid.countsExactly).toBe(true)
     })
 
