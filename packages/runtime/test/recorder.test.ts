@@ -4,7 +4,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Metric, Option } from "effect"
 import { TestClock } from "effect/testing"
-import { Metrics, Schedule, Scheduler } from "../src/index.ts"
+import { Metrics, Schedule, Scheduler, type Task } from "../src/index.ts"
 
 /** Runs `body` with a metric registry of its own, so counts start at zero. */
 const isolated = <A, E, R>(body: Effect.Effect<A, E, R>) =>
@@ -40,5 +40,23 @@ describe("lateness counted from acceptance, past the first 64 tasks (SPEC §6.8)
         expect(lateness.sum).toBeCloseTo(0.04, 9)
       }),
     ),
+  )
+})
+
+describe("what a listener is handed is its own", () => {
+  it.effect("completed records kept by a listener do not change with later runs", () =>
+    Effect.gen(function* () {
+      const kept: Array<Task.RunRecord> = []
+      const s = yield* Scheduler.make({ listener: { completed: (record) => kept.push(record) } })
+      yield* s.schedule({ id: "a", schedule: Schedule.fixedRate(10), job: Effect.succeed("x") })
+      yield* s.schedule({ id: "b", schedule: Schedule.once(15), job: Effect.void })
+      yield* TestClock.adjust(20)
+      expect(kept.map((r) => [r.id, r.startedAt, r.outcome.kind])).toEqual([
+        ["a", 0, "succeeded"],
+        ["a", 10, "succeeded"],
+        ["b", 15, "succeeded"],
+        ["a", 20, "succeeded"],
+      ])
+    }),
   )
 })
