@@ -430,3 +430,104 @@ describe("WorkerPool, driven directly (SPEC §16)", () => {
     }),
   )
 })
+
+describe("WorkerPool, what a run is detached from", () => {
+  it.effect(
+    "a run's span is a root span even when the job's context carries the scheduling span",
+    () =>
+      Effect.gen(function* () {
+        const spans: Array<Tracer.Span> = []
+        const tracer = Tracer.make({
+          span: (options) => {
+            const span = new Tracer.NativeSpan(options)
+            spans.push(span)
+            return span
+          },
+        })
+        yield* Effect.withSpan(
+          Effect.gen(function* () {
+            // Captured inside the span: the context names it as the current parent.
+            const context = yield* here
+            const { pool } = poolOf({ spans: true })
+            pool.start("run", runInfo("run"), jobOf(Effect.void, context))
+          }),
+          "scheduling",
+        ).pipe(Effect.withTracer(tracer))
+        const run = spans.find((s) => s.name === "tickwork.run")
+        expect(run !== undefined && Option.isNone(run.parent)).toBe(true)
+      }),
+  )
+
+  it.effect("a dead run's cause names the run's span, with no stack frame inside the pool", () =>
+    Effect.gen(function* () {
+      const context = yield* here
+      const { pool, ended } = poolOf({ spans: true })
+      pool.start("dies", runInfo("dies"), jobOf(Effect.die(new Error("boom")), context))
+      const exit = ended[0]?.exit
+      const pretty = exit !== undefined && Exit.isFailure(exit) ? Cause.pretty(exit.cause) : ""
+      const frame = pretty.split("\n").find((line) => line.includes("tickwork.run"))
+      expect(frame?.trim()).toBe("at tickwork.run")
+    }),
+  )
+
+  it.effect(
+    "an interruption that arrives while a run's finalizers run waits for them, then reports the run interrupted",
+    () =>
+      Effect.gen(function* () {
+        const context = yield* here
+        const { pool, ended } = poolOf()
+        const closed: Array<number> = []
+        const job = Effect.andThen(
+          Effect.addFinalizer(() =>
+            Effect.andThen(
+              Effect.sleep(50),
+              Effect.sync(() => closed.push(50)),
+            ),
+          ),
+          Effect.succeed("done"),
+        )
+        pool.start("closing", runInfo("closing"), jobOf(job, context))
+        yield* TestClock.adjust(10)
+        pool.interruptAllUnsafe()
+        yield* TestClock.adjust(39)
+        expect([ended.length, pool.free]).toEqual([0, 1])
+        yield* TestClock.adjust(1)
+        expect(closed).toEqual([50])
+        const exit = ended[0]?.exit
+        expect(
+          exit !== undefined && Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause),
+        ).toBe(true)
+        expect(pool.free).toBe(2)
+      }),
+  )
+
+  it.effect("run annotations read outside a run name no run, and reading them does not throw", () =>
+    Effect.gen(function* () {
+      const context = yield* here
+      const { pool } = poolOf({ logAnnotations: true })
+      let annotations: Readonly<Record<string, unknown>> = {}
+      pool.start(
+        "a",
+        runInfo("a"),
+        jobOf(
+          Effect.gen(function* () {
+            annotations = yield* References.CurrentLogAnnotations
+          }),
+          context,
+        ),
+      )
+      const none = {
+        "tickwork.task": undefined,
+        "tickwork.slot": undefined,
+        "tickwork.attempt": undefined,
+      }
+      // In a fiber that is not a run (a logger writing later, from its own fiber).
+      expect({ ...annotations }).toEqual(none)
+      // Outside any fiber (a logger that formats in a timer callback).
+      const outside = yield* Effect.promise(
+        () => new Promise((resolve) => setImmediate(() => resolve({ ...annotations }))),
+      )
+      expect(outside).toEqual(none)
+    }),
+  )
+})
