@@ -190,3 +190,20 @@ describe("which records end a task's history (retention.maxFinished)", () => {
     }),
   )
 })
+
+describe("an expired one-shot's record ends its history (SPEC §3.7)", () => {
+  it.effect("past retention.maxFinished it is dropped like any finished task's", () =>
+    Effect.gen(function* () {
+      const s = yield* Scheduler.make({ workers: 1, retention: { maxFinished: 1 } })
+      // "busy" holds the only worker past "late"'s deadline (its slot + 5 ms).
+      yield* s.schedule({ id: "busy", schedule: Schedule.once(0), job: Effect.sleep(30) })
+      yield* s.schedule({ id: "late", schedule: Schedule.once(10), window: 5, job: Effect.void })
+      yield* TestClock.adjust(30)
+      expect(Option.getOrThrow(yield* s.info("late")).state).toBe("failed")
+      yield* s.schedule({ id: "done", schedule: Schedule.once(0), job: Effect.void })
+      yield* TestClock.adjust(1)
+      expect(yield* s.ledger("late")).toEqual([])
+      expect((yield* s.ledger("done")).map((o) => o.kind)).toEqual(["ran"])
+    }),
+  )
+})
