@@ -207,3 +207,16 @@ describe("an expired one-shot's record ends its history (SPEC §3.7)", () => {
     }),
   )
 })
+
+describe("the pending and in-flight gauges", () => {
+  it.effect("read 0, not NaN, before the scheduler has taken its first turn", () =>
+    isolated(
+      Effect.gen(function* () {
+        yield* Scheduler.make({ name: "fresh" })
+        const m = Metrics.forScheduler("fresh")
+        expect((yield* Metric.value(m.pending)).value).toBe(0)
+        expect((yield* Metric.value(m.running)).value).toBe(0)
+      }),
+    ),
+  )
+})
