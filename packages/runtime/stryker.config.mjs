@@ -69,7 +69,9 @@
 //   started()'s `run.scheduledFor >= this.latestAccepted` forced false or `>` (the acceptance
 //   time is then read, and a run due at or after it counts from its due time all the same);
 //   finished()'s copy test forced true or `>= 0` (a copy nobody keeps: cost only);
-//   acceptedOn()'s `at > this.latestAccepted` as `>=` (the same value is written).
+//   acceptedOn()'s `at > this.latestAccepted` as `>=` (the same value is written); occurred()'s
+//   `o.kind === "deduplicated"` forced true (a control occurrence has no `result`: the count kept
+//   under `undefined` becomes NaN, and no series is registered or moved).
 import { base } from "../testkit/stryker.base.mjs"
 
 /** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */
