@@ -45,6 +45,33 @@
 //   position is written before it is read); dropOldest's `after < 0` forced false (a dead
 //   write, as above); retire's `COUNT !== 0` forced true (dropping an empty row's history
 //   changes nothing).
+// Runtime E (WorkerPool, internal/actor, Recorder), measured 2026-12-02. Equivalent, disabled:
+// - src/WorkerPool.ts, constructor: `new Array(options.workers)` as `new Array()` for the tokens
+//   and fibers (ArrayDeclaration). A slot's entry is written before it is read, and an unwritten
+//   index of a grown array reads `undefined` as a filled one does.
+// - src/WorkerPool.ts, annotatedContext(): the cache's WeakMap `set` removed (CallExpression).
+//   Each miss builds an equal annotations object again: time and memory only.
+// - src/WorkerPool.ts, interrupt(): `others.length + (self ? 1 : 0)` as `-` (ArithmeticOperator).
+//   The count is returned only when `self` is false, where the term is 0.
+// - src/Recorder.ts, acceptedOn(): the grown size's `row + 1` as `row - 1` and `length * 2` as
+//   `length / 2` (ArithmeticOperator). A new row is at most one past the last, so each size
+//   still holds it; only how often the array grows changes.
+// - src/Recorder.ts, stream(): the release's `this.subscribers--` removed or as `++`
+//   (BlockStatement, UpdateOperator): records are then published with no reader, and the sliding
+//   PubSub keeps none for a later one (as with the publish guards above).
+// Equivalent, left enabled (their line holds killed mutants of the same mutator):
+// - src/WorkerPool.ts, annotatedContext(): `context === this.lastContext` forced false and
+//   `annotated === undefined` forced true (the cache missed: an equal object is built again).
+// - src/WorkerPool.ts, interrupt(): the loop's `k < this.tokens.length` as `<=` (one more read of
+//   an unused index: undefined, skipped); `others.length === 0` forced false (interrupting no
+//   fibers is a no-op).
+// - src/Recorder.ts: `hearsAccepted` forced true (accepted() looks for the callback itself);
+//   started()'s `run.scheduledFor >= this.latestAccepted` forced false or `>` (the acceptance
+//   time is then read, and a run due at or after it counts from its due time all the same);
+//   finished()'s copy test forced true or `>= 0` (a copy nobody keeps: cost only);
+//   acceptedOn()'s `at > this.latestAccepted` as `>=` (the same value is written); occurred()'s
+//   `o.kind === "deduplicated"` forced true (a control occurrence has no `result`: the count kept
+//   under `undefined` becomes NaN, and no series is registered or moved).
 import { base } from "../testkit/stryker.base.mjs"
 
 /** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */

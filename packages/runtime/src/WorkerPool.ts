@@ -109,7 +109,9 @@ export class WorkerPool<T> {
   constructor(options: PoolOptions<T>) {
     this.options = options
     this.workers = options.workers
+    // Stryker disable next-line ArrayDeclaration: equivalent, each slot is written before it is read
     this.tokens = new Array(options.workers).fill(undefined)
+    // Stryker disable next-line ArrayDeclaration: equivalent, each slot is written before it is read
     this.fibers = new Array(options.workers).fill(undefined)
     this.freeSlots = Array.from({ length: options.workers }, (_, k) => options.workers - 1 - k)
     this.scopes = new Array(options.workers).fill(undefined)
@@ -188,6 +190,7 @@ export class WorkerPool<T> {
         References.CurrentLogAnnotations.key,
         runAnnotations(base),
       )
+      // Stryker disable next-line CallExpression: equivalent, a miss builds an equal object again
       this.annotated.set(context, annotated)
     }
     this.lastContext = context
@@ -301,6 +304,7 @@ export class WorkerPool<T> {
         if (fiber === undefined || fiber === current) self = true
         else others.push(fiber)
       }
+      // Stryker disable next-line ArithmeticOperator: equivalent, returned only when self is false
       const count = others.length + (self ? 1 : 0)
       const rest = others.length === 0 ? Effect.void : Fiber.interruptAll(others)
       return self ? Effect.andThen(rest, Effect.interrupt) : Effect.as(rest, count)

@@ -197,3 +197,13 @@ describe("the scheduler's time is anchored to the wall clock's fraction of a ms 
     }),
   )
 })
+
+describe("timing actor: reads and turns", () => {
+  it.effect("the ledger of an id it never had is empty", () =>
+    Effect.gen(function* () {
+      const s = yield* Scheduler.make()
+      expect(yield* s.ledger("never-scheduled")).toEqual([])
+      expect(yield* s.ledger("never-scheduled", { generation: 1 })).toEqual([])
+    }),
+  )
+})
