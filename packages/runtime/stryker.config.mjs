@@ -45,7 +45,7 @@
 //   position is written before it is read); dropOldest's `after < 0` forced false (a dead
 //   write, as above); retire's `COUNT !== 0` forced true (dropping an empty row's history
 //   changes nothing).
-// Runtime E (WorkerPool, internal/actor, Recorder), measured 2026-12-02. Equivalent, disabled:
+// WorkerPool, internal/actor and Recorder, measured 2026-12-02. Equivalent, disabled:
 // - src/WorkerPool.ts, constructor: `new Array(options.workers)` as `new Array()` for the tokens
 //   and fibers (ArrayDeclaration). A slot's entry is written before it is read, and an unwritten
 //   index of a grown array reads `undefined` as a filled one does.
