@@ -208,6 +208,10 @@ describe("decide: what counts as a change (SPEC §18.1)", () => {
     expect(Declared.decide(effect, live(def({ schedule: Schedule.cron(parsed) })))).toEqual({
       _tag: "unchanged",
     })
+    // Another Effect Cron, even parsed from the same text: its own value, not compared field by
+    // field (nor by zone: both have none here).
+    const reparsed = def({ schedule: Schedule.cron(Cron.parseUnsafe("0 9 * * *")) })
+    expect(Declared.decide(effect, live(reparsed))).toEqual(update("schedule"))
     // An Effect Cron against the same expression given as text: not compared field by field.
     expect(Declared.decide(effect, live(def({ schedule: Schedule.cron("0 9 * * *") })))).toEqual(
       update("schedule"),
