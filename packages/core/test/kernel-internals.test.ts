@@ -1,0 +1,116 @@
+/**
+ * The kernel's smaller entry points and the edges of its internals (accept, run, pause, update,
+ * manual) that the SPEC tests reach only through the driver, or not at all: each test pins a
+ * behaviour a caller of `Kernel` can see.
+ */
+import { describe, expect, it } from "vitest"
+import { Errors, Kernel, Schedule, Task } from "../src/index.ts"
+
+const take = <J>(k: Kernel.Kernel<J>, now: number, limit?: number): Kernel.Run<J> => {
+  const run = limit === undefined ? k.takeDue(now) : k.takeDue(now, limit)
+  if (run === undefined) throw new Error(`nothing due at ${now}`)
+  return run
+}
+
+const failed: Task.Outcome = { kind: "failed", error: "boom" }
+
+describe("the kernel's counters and row lookups", () => {
+  it("rowOf gives a task's table row (-1 for an unknown id), below rowCapacity", () => {
+    const k = new Kernel.Kernel<string>()
+    expect(k.rowOf("nobody")).toBe(-1)
+    k.schedule({ id: "a", job: "a", schedule: Schedule.once(10) }, 0)
+    k.schedule({ id: "b", job: "b", schedule: Schedule.once(20) }, 0)
+    expect([k.rowOf("a"), k.rowOf("b")]).toEqual([0, 1])
+    expect(k.rowCapacity).toBeGreaterThan(1)
+    for (let n = 0; n < 40; n++) k.schedule({ job: `j${n}`, schedule: Schedule.once(30) }, 0)
+    expect(k.rowCapacity).toBeGreaterThanOrEqual(42)
+  })
+
+  it("scheduledCount and pendingOccurrenceCount follow pauses and drains", () => {
+    const k = new Kernel.Kernel<string>()
+    k.schedule({ id: "a", job: "a", schedule: Schedule.fixedRate(10) }, 0)
+    k.schedule({ id: "b", job: "b", schedule: Schedule.fixedRate(10) }, 0)
+    expect(k.scheduledCount).toBe(2)
+    expect(k.pendingOccurrenceCount).toBe(0)
+    k.pause("a", 1)
+    expect(k.scheduledCount).toBe(1)
+    expect(k.pendingOccurrenceCount).toBe(1)
+    expect(k.drainOccurrences()).toMatchObject([{ kind: "paused", id: "a", reason: "manual" }])
+    expect(k.pendingOccurrenceCount).toBe(0)
+  })
+})
+
+describe("Run: what a driver hands to a job", () => {
+  it("a run built without tags or manual flag is an ordinary run of a generated id", () => {
+    const run = new Kernel.Run(2, 3, undefined, "job", 10, 10, 11, 1, 1, undefined)
+    expect(run.manual).toBe(false)
+    expect(run.named).toBe(false)
+    expect(run.id).toBe("#2.3")
+    expect(run.toJSON()).toEqual({
+      id: "#2.3",
+      generation: 3,
+      slot: 10,
+      scheduledFor: 10,
+      startedAt: 11,
+      attempt: 1,
+      runNumber: 1,
+      tags: [],
+    })
+  })
+
+  it("a triggered run says it is manual in its JSON (SPEC §19.1)", () => {
+    const k = new Kernel.Kernel<string>()
+    k.schedule({ id: "t", job: "t", schedule: Schedule.fixedRate(100) }, 0)
+    expect(k.trigger("t", 5)).toBe(true)
+    const run = take(k, 5)
+    expect(run.manual).toBe(true)
+    expect(run.toJSON()).toMatchObject({ id: "t", startedAt: 5, manual: true })
+  })
+})
+
+describe("update: a changes argument that is no object (SPEC §15)", () => {
+  it.each([null, 5, "x"])("%j is refused as field changes, and nothing changes", (changes) => {
+    const k = new Kernel.Kernel<string>()
+    k.schedule({ id: "a", job: "a", schedule: Schedule.fixedRate(10) }, 0)
+    const before = k.info("a")
+    const r = k.update("a", changes as never, 1)
+    expect(r).toBeInstanceOf(Errors.InvalidOption)
+    expect(r).toMatchObject({
+      field: "changes",
+      value: changes,
+      message: `changes must be an object, got ${JSON.stringify(changes)}`,
+    })
+    expect(k.info("a")).toEqual(before)
+  })
+})
+
+describe("resume and pause of a running task (SPEC §15)", () => {
+  it("resume of a running task with nothing to withdraw is false and changes nothing", () => {
+    const k = new Kernel.Kernel<string>()
+    const t = k.schedule({ job: "plain", schedule: Schedule.once(0) }, 0) as Task.TaskId
+    const run = take(k, 0)
+    expect(k.resume(t, 1)).toBe(false)
+    expect(k.status(t)).toBe("running")
+    expect(k.complete(run, Task.succeeded, 2, true)).toMatchObject({ state: "done" })
+  })
+
+  it("a pause by hand of a run its breaker asked to pause makes the pause a manual one", () => {
+    const k = new Kernel.Kernel<string>({ breakers: { b: { failures: 1, coolDown: 10 } } })
+    k.schedule({ id: "f", job: "f", schedule: Schedule.once(0), breaker: "b" }, 0)
+    k.schedule({ id: "r", job: "r", schedule: Schedule.fixedRate(50), breaker: "b" }, 0)
+    const first = take(k, 0)
+    const second = take(k, 0)
+    const [fail, keep] = first.id === "f" ? [first, second] : [second, first]
+    k.complete(fail, failed, 1, false)
+    expect(k.info("r")?.state).toBe("running")
+    // The breaker outranks nothing: the pause by hand replaces its request (false: not a new pause).
+    expect(k.pause("r", 2)).toBe(false)
+    const record = k.complete(keep, Task.succeeded, 3, true)
+    expect(record).toMatchObject({ state: "paused", pausedReason: "manual" })
+    expect(k.info("r")).toMatchObject({ state: "paused", pausedReason: "manual" })
+    // The breaker closing later does not resume a task paused by hand.
+    expect(k.takeDue(20)).toBeUndefined()
+    expect(k.status("r")).toBe("paused")
+    k.checkInvariants()
+  })
+})
