@@ -114,3 +114,22 @@ describe("resume and pause of a running task (SPEC §15)", () => {
     k.checkInvariants()
   })
 })
+
+describe("accept: a one-shot keeps every option it was given (SPEC §18)", () => {
+  // A one-shot reads neither option, but its definition is what `Declared.decide` compares with
+  // the declared task: an option dropped here would read as a change on every deploy.
+  it("a missed-run policy alone is kept in its definition", () => {
+    const k = new Kernel.Kernel<string>()
+    const t = k.schedule({ job: "a", schedule: Schedule.once(10), missedRuns: "skip" }, 0)
+    expect(k.definition(t as string, 0)?.definition).toMatchObject({ missedRuns: "skip" })
+  })
+
+  it("a failure policy alone is kept in its definition", () => {
+    const k = new Kernel.Kernel<string>()
+    const t = k.schedule(
+      { job: "b", schedule: Schedule.once(10), pauseAfterConsecutiveFailures: 2 },
+      0,
+    )
+    expect(k.definition(t as string, 0)?.definition).toMatchObject({ pauseAfter: 2 })
+  })
+})
