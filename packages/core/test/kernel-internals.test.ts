@@ -133,3 +133,23 @@ describe("accept: a one-shot keeps every option it was given (SPEC §18)", () =>
     expect(k.definition(t as string, 0)?.definition).toMatchObject({ pauseAfter: 2 })
   })
 })
+
+describe("accept: which clock a task's times follow (SPEC §2)", () => {
+  it("a custom schedule names calendar instants: a wall-clock step does not move its slots", () => {
+    const k = new Kernel.Kernel<string>()
+    const t = k.schedule(
+      {
+        job: "custom",
+        schedule: Schedule.custom((slot, at) => (slot === undefined ? at + 5_000 : slot + 5_000)),
+      },
+      0,
+    ) as Task.TaskId
+    expect(k.info(t)?.scheduledFor).toBe(5_000)
+    k.shift(10_000)
+    expect(k.info(t)?.scheduledFor).toBe(5_000)
+    k.complete(take(k, 5_000), Task.succeeded, 5_000, false)
+    k.shift(1_000)
+    expect(k.info(t)?.scheduledFor).toBe(10_000)
+    k.checkInvariants()
+  })
+})
