@@ -153,3 +153,66 @@ describe("accept: which clock a task's times follow (SPEC §2)", () => {
     k.checkInvariants()
   })
 })
+
+describe("manual runs: what the kernel keeps and reports (SPEC §19)", () => {
+  it("a trigger at 0 starts at 0: the manual run waits for nothing (SPEC §19.1)", () => {
+    const k = new Kernel.Kernel<string>()
+    k.schedule({ id: "t", job: "t", schedule: Schedule.fixedRate(100, { delay: 100 }) }, 0)
+    expect(k.trigger("t", 0)).toBe(true)
+    expect(take(k, 0)).toMatchObject({ slot: 0, startedAt: 0, manual: true })
+  })
+
+  it("a pause by hand while a manual run runs keeps that run as the task's current one", () => {
+    const k = new Kernel.Kernel<string>()
+    k.schedule({ id: "t", job: "t", schedule: Schedule.fixedRate(100, { delay: 100 }) }, 0)
+    k.trigger("t", 10)
+    const run = take(k, 10)
+    expect(k.pause("t", 11)).toBe(true)
+    expect(k.info("t")).toMatchObject({ state: "running", scheduledFor: 10, pausedReason: "manual" })
+    expect(k.complete(run, Task.succeeded, 12, true)).toMatchObject({
+      state: "paused",
+      nextSlot: 100,
+      pausedReason: "manual",
+    })
+    expect(k.info("t")).toMatchObject({ state: "paused", scheduledFor: 100 })
+    k.checkInvariants()
+  })
+
+  it("a manual run's failure is the task's last failure; its success leaves the last one", () => {
+    const k = new Kernel.Kernel<string>()
+    k.schedule({ id: "t", job: "t", schedule: Schedule.fixedRate(100) }, 0)
+    k.complete(take(k, 0), Task.failed("first"), 1, false)
+    expect(k.info("t")?.lastFailure).toEqual(Task.failed("first"))
+    k.trigger("t", 5)
+    k.complete(take(k, 5), Task.succeeded, 6, false)
+    expect(k.info("t")?.lastFailure).toEqual(Task.failed("first"))
+    k.trigger("t", 7)
+    k.complete(take(k, 7), Task.failed("second"), 8, false)
+    expect(k.info("t")).toMatchObject({
+      lastFailure: Task.failed("second"),
+      consecutiveFailures: 1,
+      scheduledFor: 100,
+    })
+  })
+
+  it("a manual run's end applies retention by age, and gives no record unless asked", () => {
+    const k = new Kernel.Kernel<string>({ retention: { maxAgeMs: 10 } })
+    k.schedule({ id: "old", job: "old", schedule: Schedule.once(0) }, 0)
+    k.schedule({ id: "t", job: "t", schedule: Schedule.fixedRate(1_000, { delay: 1_000 }) }, 0)
+    k.complete(take(k, 0), Task.succeeded, 0, false)
+    expect(k.status("old")).toBe("done")
+    k.trigger("t", 50)
+    expect(k.complete(take(k, 50), Task.succeeded, 50, false)).toBeUndefined()
+    expect(k.status("old")).toBe("unknown")
+    expect(k.status("t")).toBe("scheduled")
+  })
+
+  it("retry by hand drops a one-shot's deadline (SPEC §19.2)", () => {
+    const k = new Kernel.Kernel<string>()
+    k.schedule({ id: "once", job: "once", schedule: Schedule.once(0), window: 5 }, 0)
+    k.complete(take(k, 0), Task.failed("no"), 0, false)
+    expect(k.info("once")).toMatchObject({ state: "failed", window: 5 })
+    expect(k.retry("once", 100)).toBe(true)
+    expect(k.info("once")).toMatchObject({ state: "scheduled", window: undefined })
+  })
+})
