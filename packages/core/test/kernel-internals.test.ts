@@ -94,6 +94,34 @@ describe("resume and pause of a running task (SPEC §15)", () => {
     expect(k.complete(run, Task.succeeded, 2, true)).toMatchObject({ state: "done" })
   })
 
+  it("resume of a running task withdraws a requested pause, and is false when none was", () => {
+    const k = new Kernel.Kernel<string>()
+    k.schedule({ id: "r", job: "r", schedule: Schedule.fixedRate(10) }, 0)
+    const run = take(k, 0)
+    expect(k.resume("r", 1)).toBe(false)
+    expect(k.info("r")?.pausedReason).toBeUndefined()
+    expect(k.pause("r", 1)).toBe(true)
+    expect(k.info("r")?.pausedReason).toBe("manual")
+    expect(k.resume("r", 2)).toBe(true)
+    expect(k.info("r")?.pausedReason).toBeUndefined()
+    expect(k.complete(run, Task.succeeded, 3, true)).toMatchObject({
+      state: "scheduled",
+      nextSlot: 10,
+    })
+    k.checkInvariants()
+  })
+
+  it.each(["done", "failed", "cancelled"] as const)("pause of a %s task is false", (final) => {
+    const k = new Kernel.Kernel<string>()
+    k.schedule({ id: "f", job: "f", schedule: Schedule.once(0) }, 0)
+    if (final === "cancelled") k.cancel("f", 0)
+    else k.complete(take(k, 0), final === "done" ? Task.succeeded : failed, 0, false)
+    const before = k.info("f")
+    expect(k.pause("f", 1)).toBe(false)
+    expect(k.info("f")).toEqual(before)
+    expect(k.stats()).toMatchObject({ paused: 0, [final]: 1 })
+  })
+
   it("a pause by hand of a run its breaker asked to pause makes the pause a manual one", () => {
     const k = new Kernel.Kernel<string>({ breakers: { b: { failures: 1, coolDown: 10 } } })
     k.schedule({ id: "f", job: "f", schedule: Schedule.once(0), breaker: "b" }, 0)
