@@ -244,3 +244,22 @@ describe("manual runs: what the kernel keeps and reports (SPEC §19)", () => {
     expect(k.info("once")).toMatchObject({ state: "scheduled", window: undefined })
   })
 })
+
+describe("retry of one slot: which slot is pending (SPEC §19.7)", () => {
+  it("a fixed-delay task resumed late has its resume time as pending slot, not its held one", () => {
+    const k = new Kernel.Kernel<string>()
+    k.schedule({ id: "d", job: "d", schedule: Schedule.fixedDelay(10) }, 0)
+    k.complete(take(k, 10), Task.failed("x"), 12, false)
+    expect(k.info("d")?.scheduledFor).toBe(22)
+    k.pause("d", 13)
+    k.resume("d", 50)
+    expect(k.info("d")).toMatchObject({ state: "scheduled", scheduledFor: 50, attempt: 1 })
+    const failedRun = { lastAttempt: 1, failed: true }
+    expect(k.retry("d", 51, { slot: 50, runs: failedRun })).toMatchObject({
+      _tag: "ManualRunRefused",
+      message: expect.stringContaining("slot 50 is its pending run"),
+    })
+    expect(k.retry("d", 51, { slot: 10, runs: failedRun })).toBe(true)
+    expect(take(k, 51)).toMatchObject({ slot: 10, attempt: 2, manual: true })
+  })
+})
