@@ -64,6 +64,7 @@ describe("Run: what a driver hands to a job", () => {
     expect(k.trigger("t", 5)).toBe(true)
     const run = take(k, 5)
     expect(run.manual).toBe(true)
+    expect(run.named).toBe(true)
     expect(run.toJSON()).toMatchObject({ id: "t", startedAt: 5, manual: true })
   })
 })
@@ -196,7 +197,11 @@ describe("manual runs: what the kernel keeps and reports (SPEC §19)", () => {
     k.trigger("t", 10)
     const run = take(k, 10)
     expect(k.pause("t", 11)).toBe(true)
-    expect(k.info("t")).toMatchObject({ state: "running", scheduledFor: 10, pausedReason: "manual" })
+    expect(k.info("t")).toMatchObject({
+      state: "running",
+      scheduledFor: 10,
+      pausedReason: "manual",
+    })
     expect(k.complete(run, Task.succeeded, 12, true)).toMatchObject({
       state: "paused",
       nextSlot: 100,
