@@ -1,0 +1,33 @@
+/**
+ * `Kernel.update` (SPEC §15) at the edges its spec tests leave: an option given as `undefined`,
+ * a missed-run policy changed alone, and a change that does not touch the schedule while a
+ * manual run waits.
+ */
+import { describe, expect, it } from "vitest"
+import { Kernel, Schedule } from "../src/index.ts"
+
+describe("update: what each change writes (SPEC §15)", () => {
+  it("a job given as undefined keeps the task's job", () => {
+    const k = new Kernel.Kernel<string>()
+    k.schedule({ id: "a", job: "a", schedule: Schedule.fixedRate(10) }, 0)
+    expect(k.update("a", { job: undefined }, 1)).toBe(true)
+    expect(k.jobOf("a")).toBe("a")
+    expect(k.update("a", { job: "b" }, 1)).toBe(true)
+    expect(k.jobOf("a")).toBe("b")
+  })
+
+  it("a missed-run policy changed alone is the task's policy from then on", () => {
+    const k = new Kernel.Kernel<string>()
+    k.schedule({ id: "a", job: "a", schedule: Schedule.fixedRate(10) }, 0)
+    expect(k.update("a", { missedRuns: "skip" }, 1)).toBe(true)
+    expect(k.definition("a", 1)?.definition).toMatchObject({ missedRuns: "skip" })
+  })
+
+  it("a change that leaves the schedule keeps a waiting manual run (SPEC §19.1)", () => {
+    const k = new Kernel.Kernel<string>()
+    k.schedule({ id: "a", job: "a", schedule: Schedule.fixedRate(100, { delay: 100 }) }, 0)
+    expect(k.trigger("a", 5)).toBe(true)
+    expect(k.update("a", { tags: ["x"] }, 6)).toBe(true)
+    expect(k.takeDue(7)).toMatchObject({ slot: 5, manual: true, tags: ["x"] })
+  })
+})
