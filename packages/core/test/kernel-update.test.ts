@@ -30,4 +30,21 @@ describe("update: what each change writes (SPEC §15)", () => {
     expect(k.update("a", { tags: ["x"] }, 6)).toBe(true)
     expect(k.takeDue(7)).toMatchObject({ slot: 5, manual: true, tags: ["x"] })
   })
+
+  it("a raise to high priority moves the task ahead of its slot's others (SPEC §4)", () => {
+    const k = new Kernel.Kernel<string>()
+    k.schedule({ id: "a", job: "a", schedule: Schedule.once(10) }, 0)
+    k.schedule({ id: "b", job: "b", schedule: Schedule.once(10) }, 0)
+    expect(k.update("b", { priority: "high" }, 1)).toBe(true)
+    expect([k.takeDue(10)?.job, k.takeDue(10)?.job]).toEqual(["b", "a"])
+  })
+
+  it("a change that leaves schedule and priority keeps the task's place among its slot's others", () => {
+    const k = new Kernel.Kernel<string>()
+    k.schedule({ id: "a", job: "a", schedule: Schedule.once(10) }, 0)
+    k.schedule({ id: "b", job: "b", schedule: Schedule.once(10) }, 0)
+    expect(k.update("a", { tags: ["x"] }, 1)).toBe(true)
+    expect([k.takeDue(10)?.job, k.takeDue(10)?.job]).toEqual(["a", "b"])
+    k.checkInvariants()
+  })
 })
