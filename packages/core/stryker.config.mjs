@@ -145,6 +145,16 @@
 //   creates holds defaults); in `resumeRow`, `r.resumeFrom >= 0` as `true` or `> 0` (as in
 //   internal/rules/settle.ts above) and `manual === undefined` or `kept === undefined` as `false`
 //   (both are undefined or neither is).
+// Equivalent, named but not disabled at their line yet (internal/update.ts, `applyUpdate`):
+// - `resolved !== undefined` or `changes.schedule !== undefined` alone as `true` in the two
+//   schedule tests (a validated change has `resolved` exactly when it has a schedule); the
+//   `step.schedule === "now" && resolved !== undefined` test as `true` on either side or `||` (the
+//   rules answer "now" only for a schedule change, which has `resolved`); `resumeFrom = -1` as `+1`
+//   (as in internal/rules/settle.ts above); `step.leave && unheldOnLeave(…)` as `||` (a task that
+//   joins without leaving had no breaker, so none holds it); `state === PAUSED` as `true` (a row
+//   has a `pausedReason` only while paused) and `state === RUNNING` as `true` (a breaker's pause
+//   request only while running); `rows.load` and `Lifecycle.step` of the withdrawn request removed
+//   (CallExpression: the step's edge is not read).
 import { base } from "../testkit/stryker.base.mjs"
 
 /** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */

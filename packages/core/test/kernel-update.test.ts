@@ -4,7 +4,7 @@
  * manual run waits.
  */
 import { describe, expect, it } from "vitest"
-import { Kernel, Schedule } from "../src/index.ts"
+import { Kernel, Schedule, Task } from "../src/index.ts"
 
 describe("update: what each change writes (SPEC §15)", () => {
   it("a job given as undefined keeps the task's job", () => {
@@ -45,6 +45,21 @@ describe("update: what each change writes (SPEC §15)", () => {
     k.schedule({ id: "b", job: "b", schedule: Schedule.once(10) }, 0)
     expect(k.update("a", { tags: ["x"] }, 1)).toBe(true)
     expect([k.takeDue(10)?.job, k.takeDue(10)?.job]).toEqual(["a", "b"])
+    k.checkInvariants()
+  })
+
+  it("leaving a breaker keeps a pause asked for by hand while the task runs (SPEC §15)", () => {
+    const k = new Kernel.Kernel<string>({ breakers: { b: { failures: 1, coolDown: 10 } } })
+    k.schedule({ id: "a", job: "a", schedule: Schedule.fixedRate(50), breaker: "b" }, 0)
+    const run = k.takeDue(0) as Kernel.Run<string>
+    expect(k.pause("a", 1)).toBe(true)
+    expect(k.update("a", { breaker: null }, 2)).toBe(true)
+    expect(k.info("a")).toMatchObject({
+      state: "running",
+      pausedReason: "manual",
+      breaker: undefined,
+    })
+    expect(k.complete(run, Task.succeeded, 3, true)).toMatchObject({ state: "paused" })
     k.checkInvariants()
   })
 })
