@@ -146,8 +146,9 @@
 //   internal/rules/settle.ts above) and `manual === undefined` or `kept === undefined` as `false`
 //   (both are undefined or neither is).
 // Equivalent, named but not disabled at their line yet (internal/update.ts, `applyUpdate`):
-// - `resolved !== undefined` or `changes.schedule !== undefined` alone as `true` in the two
-//   schedule tests (a validated change has `resolved` exactly when it has a schedule); the
+// - `resolved !== undefined` or `changes.schedule !== undefined` alone as `true`, or their `&&` as
+//   `||`, in the two schedule tests (a validated change has `resolved` exactly when it has a
+//   schedule); the
 //   `step.schedule === "now" && resolved !== undefined` test as `true` on either side or `||` (the
 //   rules answer "now" only for a schedule change, which has `resolved`); `resumeFrom = -1` as `+1`
 //   (as in internal/rules/settle.ts above); `step.leave && unheldOnLeave(…)` as `||` (a task that
