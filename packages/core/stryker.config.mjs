@@ -165,6 +165,54 @@
 //   false); in `periodic`'s `steps`, the upward correction `(k + 1) * period <= d` as `false` or
 //   `<` (IEEE division of integers rounds to nearest, so a floor below the true quotient was not
 //   found for safe inputs; the downward correction is reachable past 2^53 ms and is tested).
+// Kernel.ts and the kernel internals accept, run, update, pause, manual:
+// Equivalent, disabled at their line:
+// - Kernel.ts: `outcome`'s initial "created" (StringLiteral): `schedule` writes it before
+//   `scheduleDeduplicated` reads it, on every path that returns an id.
+// - internal/accept.ts: `acceptRow`'s default `scopes = []` (ArrayDeclaration: its one caller, the
+//   kernel, always passes them); `schedule?._tag` as `schedule._tag` (OptionalChaining: a validated
+//   task always has a schedule); `missedRuns !== "catch-up"` as `!== ""` (StringLiteral: it only
+//   creates the side object for more tasks, and a side object of defaults reads as none).
+// - internal/manual.ts: `rows.load` and `Lifecycle.step` in `triggerRow` and `retryRow` removed
+//   (CallExpression: the step's edge is not read; the caller checked the state, and the row code
+//   writes the transition itself); `extra.manual` as "trigger" or "slot" whatever the `slot`
+//   (ConditionalExpression, EqualityOperator: the kernel reads both as a manual run alike); the
+//   pending run given to `Rules.triggered` as `{}` (ObjectLiteral: a trigger's run is `now`'s, attempt
+//   1, whatever is kept); `dropManual`'s `return false`/`return true` flipped (BooleanLiteral: no
+//   caller reads its result).
+// - internal/pause.ts: `resumeRow`'s `pausedReason ?? "manual"` as `""` (StringLiteral: every entry
+//   to `paused` goes through `hold`, which sets the reason); `manual === undefined || kept ===
+//   undefined` as `&&` (LogicalOperator: `manual` is undefined exactly when `kept` is).
+// Equivalent, left enabled because their line holds killed mutants of the same mutator:
+// - internal/accept.ts: `replaced >= 0` as `true` (`rows.present(-1)` is false: the typed arrays
+//   read `undefined` at -1); the side-object test (`id !== undefined || … || dedup !== undefined`)
+//   as `true` (a side object of defaults reads as none: only memory differs); in `reusableRow`,
+//   `id === undefined` as `false` (the id map has no `undefined` key).
+// - internal/manual.ts: `restore`'s `kept === undefined` as `false` (`restore` runs only for a row
+//   with a kept run: `dropManual` checks it, and a running manual run always has one); in
+//   `endManual`, `edge.target === PAUSED` as `true` for the record's reason (the pause request is
+//   undefined unless the edge goes to `paused`); in `retryRow`, `extra.plan !== undefined` as
+//   `false` (a failed recurring task has no window: fixed rate and cron always have a next slot, a
+//   custom schedule takes none); in `retrySlot`, `i < 0` as `false` twice (the typed arrays read
+//   `undefined` at -1, and an unknown task's state is not "scheduled") and `state !== "scheduled"`
+//   as `false` (core reads the pending slot of a scheduled task only).
+// - internal/pause.ts: in `resumeTask`, `extra === undefined` as `false` (a running row with no side
+//   object has no pause request, so the RESUME step refuses it alike); in `pauseRow`, the
+//   final-state test as `false` (`Rules.pauseStep` ignores a final state; the side object it then
+//   creates holds defaults); in `resumeRow`, `r.resumeFrom >= 0` as `true` or `> 0` (as in
+//   internal/rules/settle.ts above) and `manual === undefined` or `kept === undefined` as `false`
+//   (both are undefined or neither is).
+// Equivalent, named but not disabled at their line yet (internal/update.ts, `applyUpdate`):
+// - `resolved !== undefined` or `changes.schedule !== undefined` alone as `true`, or their `&&` as
+//   `||`, in the two schedule tests (a validated change has `resolved` exactly when it has a
+//   schedule); the
+//   `step.schedule === "now" && resolved !== undefined` test as `true` on either side or `||` (the
+//   rules answer "now" only for a schedule change, which has `resolved`); `resumeFrom = -1` as `+1`
+//   (as in internal/rules/settle.ts above); `step.leave && unheldOnLeave(…)` as `||` (a task that
+//   joins without leaving had no breaker, so none holds it); `state === PAUSED` as `true` (a row
+//   has a `pausedReason` only while paused) and `state === RUNNING` as `true` (a breaker's pause
+//   request only while running); `rows.load` and `Lifecycle.step` of the withdrawn request removed
+//   (CallExpression: the step's edge is not read).
 import { base } from "../testkit/stryker.base.mjs"
 
 /** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */

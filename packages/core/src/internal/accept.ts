@@ -32,6 +32,7 @@ export const acceptRow = <J>(
   breaker: BreakerCell | Breaker.Resolved | undefined,
   replacing: number,
   now: number,
+  // Stryker disable next-line ArrayDeclaration: equivalent, the kernel always passes the scopes
   scopes: ReadonlyArray<string> = [],
   dedup?: Rules.ResolvedDedup,
 ): TaskId => {
@@ -50,6 +51,7 @@ export const acceptRow = <J>(
     plan !== undefined ||
     retry !== Retry.none ||
     pauseAfter !== 0 ||
+    // Stryker disable next-line StringLiteral: equivalent, default extras read as none (memory only)
     missedRuns !== "catch-up" ||
     tags.length !== 0 ||
     windowMs !== NO_WINDOW ||
@@ -78,6 +80,7 @@ export const acceptRow = <J>(
   rows.t.setAttempt(i, 1)
   rows.t.setRuns(i, 0)
   // `at`, cron and custom schedules name calendar instants; the rest count from a delay.
+  // Stryker disable next-line OptionalChaining: equivalent, a validated task has a schedule
   const tag = schedule?._tag
   rows.t.setAnchor(
     i,

