@@ -4,6 +4,7 @@
  * 1 March 2026 are Sundays), the errors are the exact messages a user reads, and `explain`'s
  * words are the sentences it promises.
  */
+import { Cron } from "effect"
 import { describe, expect, it } from "vitest"
 import { MissedRun, Schedule } from "../src/index.ts"
 
@@ -337,5 +338,125 @@ describe("explain: the words for each field (SPEC §22.2)", () => {
     })
     const any = Schedule.explain("0 16 */1 * sat", "UTC")
     expect(any).toEqual({ text: "at 16:00 on Saturday", notes: [] })
+  })
+})
+
+describe("cron forms read exactly, no more (SPEC §22.1)", () => {
+  it("L-n with two digits; a weekday name before L; values listed out of order", () => {
+    // 31 − 15 = 16 January, 28 − 15 = 13 February.
+    expect(days("0 0 L-15 * *", 2)).toEqual(["2026-01-16", "2026-02-13"])
+    expect(days("0 0 * * friL", 2)).toEqual(["2026-01-30", "2026-02-27"])
+    expect(slots("30,0 * * * *", "2026-01-01T00:40:00Z", 2)).toEqual([
+      "2026-01-01T01:00:00",
+      "2026-01-01T01:30:00",
+    ])
+  })
+
+  it("`?/2` in day-of-month starts with `?`: the Vixie rule reads it with the weekday", () => {
+    // Odd days that are Saturdays: 3, 17 and 31 January 2026.
+    expect(days("0 0 ?/2 * sat", 3)).toEqual(["2026-01-03", "2026-01-17", "2026-01-31"])
+  })
+
+  it("dayMatch either with one day field `*`: only the other field's days run", () => {
+    expect(days("0 0 1 * *", 2, { dayMatch: "either" })).toEqual(["2026-02-01", "2026-03-01"])
+    expect(days("0 0 * * sat", 2, { dayMatch: "either" })).toEqual(["2026-01-03", "2026-01-10"])
+  })
+
+  const refused: ReadonlyArray<readonly [string, string]> = [
+    [
+      "0 0 xL-3 * *",
+      'its day-of-month field "xL-3" is not a day, a range, `L`, `L-n`, `nW` or `LW`',
+    ],
+    [
+      "0 0 L-3x * *",
+      'its day-of-month field "L-3x" is not a day, a range, `L`, `L-n`, `nW` or `LW`',
+    ],
+    [
+      "0 0 x15W * *",
+      'its day-of-month field "x15W" is not a day, a range, `L`, `L-n`, `nW` or `LW`',
+    ],
+    [
+      "0 0 15Wx * *",
+      'its day-of-month field "15Wx" is not a day, a range, `L`, `L-n`, `nW` or `LW`',
+    ],
+    [
+      "0 0 * * 5#10",
+      'its day-of-week field "5#10" has an occurrence after `#` that is not a whole number from 1 to 5',
+    ],
+    ["5#2 * * * *", 'its minute field "5#2" is not a number'],
+    ["0 5L * * *", 'its hour field "5L" is not a number'],
+    ["0 0 * 5L *", 'its month field "5L" is not a number or a name'],
+  ]
+  it.each(refused)("%s is refused", (expression, says) => {
+    expect(message(expression)).toBe(
+      `expression ${JSON.stringify(expression)} is not a valid cron expression: ${says}`,
+    )
+  })
+
+  it("a missing time zone is an InvalidTimeZone, not the host's zone", () => {
+    expect(Schedule.parseCron("0 9 * * *", undefined as never)).toMatchObject({
+      _tag: "InvalidTimeZone",
+      field: "timeZone",
+      value: undefined,
+    })
+  })
+})
+
+describe("explain: a time of more than four combinations (SPEC §22.2)", () => {
+  it("is said field by field", () => {
+    const e = Schedule.explain("0,20,40 0,30 9 * * *", "UTC")
+    expect("text" in e && e.text).toBe("every 20 seconds of every 30 minutes of hour 9")
+  })
+})
+
+describe("the DST note of each previewed slot (SPEC §22.3, §22.4)", () => {
+  const noted = (expression: string, timeZone: string, from: string, count: number) => {
+    const r = Schedule.preview(Schedule.cron(expression, { timeZone }), {
+      from: Date.parse(from),
+      count,
+    })
+    if (!Array.isArray(r)) throw new Error(r.message)
+    return r.map((s) => [new Date(s.slot).toISOString().slice(0, 19), s.dst])
+  }
+  const GAP = { kind: "gap", shiftedBy: 3_600_000 }
+
+  it("New York's spring gap: 02:30 is shifted, 03:30 at the same instant exists and has none", () => {
+    // 8 March 2026: 02:00 EST springs to 03:00 EDT at 07:00 UTC; 03:30 EDT is 07:30 UTC.
+    expect(noted("30 2 * * *", "America/New_York", "2026-03-08T00:00:00Z", 1)).toEqual([
+      ["2026-03-08T07:30:00", GAP],
+    ])
+    expect(noted("30 3 * * *", "America/New_York", "2026-03-08T00:00:00Z", 1)).toEqual([
+      ["2026-03-08T07:30:00", undefined],
+    ])
+    expect(noted("30 2 * * *", "America/New_York", "2026-03-08T08:00:00Z", 1)).toEqual([
+      ["2026-03-09T06:30:00", undefined],
+    ])
+  })
+
+  it("New York's fall-back fold: the first occurrence, and the second only for every hour", () => {
+    // 1 November 2026: 02:00 EDT falls back to 01:00 EST at 06:00 UTC; 01:30 is 05:30 and 06:30.
+    expect(noted("30 1 * * *", "America/New_York", "2026-11-01T04:00:00Z", 2)).toEqual([
+      ["2026-11-01T05:30:00", { kind: "fold", occurrence: "first" }],
+      ["2026-11-02T06:30:00", undefined],
+    ])
+    expect(noted("30 * * * *", "America/New_York", "2026-11-01T04:00:00Z", 4)).toEqual([
+      ["2026-11-01T04:30:00", undefined],
+      ["2026-11-01T05:30:00", { kind: "fold", occurrence: "first" }],
+      ["2026-11-01T06:30:00", { kind: "fold", occurrence: "second" }],
+      ["2026-11-01T07:30:00", undefined],
+    ])
+  })
+
+  it("the note reads the slot's month and day: Berlin's gap on 29 March, L-2 of March", () => {
+    expect(noted("30 2 L-2 3 *", "Europe/Berlin", "2026-03-28T12:00:00Z", 1)).toEqual([
+      ["2026-03-29T01:30:00", GAP],
+    ])
+  })
+
+  it("an Effect Cron: a slot just after a gap that exists is not noted", () => {
+    // Berlin, 29 March 2026: 03:00 CEST (01:00 UTC) exists; the three hours before were +1 h.
+    const cron = Cron.parseUnsafe("0 3 * * *", "Europe/Berlin")
+    expect(Schedule.dstNote(cron, Date.parse("2026-03-29T01:00:00Z"))).toBeUndefined()
+    expect(Schedule.dstNote(cron, Date.parse("2026-03-29T12:00:00Z"))).toBeUndefined()
   })
 })
