@@ -460,3 +460,23 @@ describe("the DST note of each previewed slot (SPEC §22.3, §22.4)", () => {
     expect(Schedule.dstNote(cron, Date.parse("2026-03-29T12:00:00Z"))).toBeUndefined()
   })
 })
+
+describe("cron edges: a one-value range, the year's turn, L-31", () => {
+  it("a range from a value to itself is that value", () => {
+    expect(days("0 0 * * 5-5", 2)).toEqual(["2026-01-02", "2026-01-09"])
+  })
+
+  it("a daily slot crosses New Year's Eve, forwards and backwards", () => {
+    expect(slots("0 12 * * *", "2026-12-31T13:00:00Z", 1)).toEqual(["2027-01-01T12:00:00"])
+    const parsed = Schedule.parseCron("0 12 * * *", "UTC")
+    if (parsed._tag !== "ParsedCron") throw new Error(parsed.message)
+    const t = MissedRun.cron(parsed).atOrBefore(Date.parse("2027-01-01T06:00:00Z"))
+    expect(t).toBe(Date.parse("2026-12-31T12:00:00Z"))
+  })
+
+  it("L-31 is refused with its reason", () => {
+    expect(message("0 0 L-31 * *")).toBe(
+      'expression "0 0 L-31 * *" is not a valid cron expression: its day-of-month field "L-31" counts back more than 30 days from the last',
+    )
+  })
+})
