@@ -119,7 +119,10 @@
 //   `matchesLocal`'s whole-second test as `true` (every caller passes a slot, a whole second);
 //   `last`'s start `values.length + 1` (the reads past the end are `undefined`, and
 //   `undefined <= n` is false); `nextLocal`'s `year <= limit` as `<` and `prevLocal`'s
-//   `year >= limit` as `>` (every date pattern recurs well within the calendar's 400-year cycle).
+//   `year >= limit` as `>` (every date pattern recurs well within the calendar's 400-year cycle);
+//   the day loops' month wrap emptied, in `nextLocal` and `prevLocal` (month 13 or 0 is in no
+//   month field, so the month-skipping branch wraps it on the next turn); `isError`'s
+//   `x !== null` as `true` (a field value is a number or a `ParseError`, never null).
 // - internal/cronExpression.ts: `parseCron`'s `{ dayMatch: "either" }` as `{ dayMatch: "" }`
 //   (the spec reads any value but "both" as either); in `dstNote` for an Effect `Cron`,
 //   `other === here` as `false` (the twin is then the slot itself, which the next test skips),
@@ -128,7 +131,8 @@
 // - internal/cronWords.ts: `listed`'s `items[0] ?? ""` (never called with an empty list); in
 //   `evenStep`, `values[0] !== 0` as `false` (the `every` test fails at index 0 then),
 //   `k === undefined` as `false` (`size % undefined` is NaN, `!== 0`) and `size % k !== 0` as
-//   `false` (a k not dividing size makes `size / k` no whole length); the `coarser` filter's
+//   `false` (a k not dividing size makes `size / k` no whole length), and those three tests
+//   grouped as `(a || b) && c` or `a && b` (each case they let through fails a later test); the `coarser` filter's
 //   pattern without `^` or without `$` (every part is `every <unit>`, `every <k> <unit>s` or
 //   `<unit> <list>`, read alike by all three); `hitsVixieRule`'s `dom.star || dow.star` as
 //   `true` (the spec's dayMatch is "both" only when a field starts with `*` or `?`).
