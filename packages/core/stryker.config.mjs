@@ -213,6 +213,44 @@
 //   has a `pausedReason` only while paused) and `state === RUNNING` as `true` (a breaker's pause
 //   request only while running); `rows.load` and `Lifecycle.step` of the withdrawn request removed
 //   (CallExpression: the step's edge is not read).
+// Cron (internal/cron.ts, cronExpression.ts, cronWords.ts, zone.ts; issue 29). Equivalent, named but
+// not disabled: each shares its line with killed mutants of the same mutator.
+// - internal/cron.ts, `specialPart`: `push(…) > 0` as `>= 0` (`push` returns the new length, at
+//   least 1); the `n#k` pattern without `^` or without `$` (`[^#]+` before the `#` anchors it at
+//   the start, and a field holds no line break for `.*` to stop at).
+// - internal/cron.ts: `inDaysOfMonth`'s early `return false` for a field without `L`/`W` forms,
+//   skipped (the tests after it find nothing in empty lists); `dayMatches`' `dom.any && dow.any`
+//   as `false` (a `*` field holds every value, so the test it falls to is true as well);
+//   `matchesLocal`'s whole-second test as `true` (every caller passes a slot, a whole second);
+//   `last`'s start `values.length + 1` (the reads past the end are `undefined`, and
+//   `undefined <= n` is false); `nextLocal`'s `year <= limit` as `<` and `prevLocal`'s
+//   `year >= limit` as `>` (every date pattern recurs well within the calendar's 400-year cycle);
+//   the day loops' month wrap emptied, in `nextLocal` and `prevLocal` (month 13 or 0 is in no
+//   month field, so the month-skipping branch wraps it on the next turn); `isError`'s
+//   `x !== null` as `true` (a field value is a number or a `ParseError`, never null).
+// - internal/cronExpression.ts: `parseCron`'s `{ dayMatch: "either" }` as `{ dayMatch: "" }`
+//   (the spec reads any value but "both" as either); in `dstNote` for an Effect `Cron`,
+//   `other === here` as `false` (the twin is then the slot itself, which the next test skips),
+//   `twin !== slot` as `true` (a twin differs from the slot whenever the offsets differ) and
+//   `slot < twin` as `<=` (never equal there).
+// - internal/cronWords.ts: `listed`'s `items[0] ?? ""` (never called with an empty list); in
+//   `evenStep`, `values[0] !== 0` as `false` (the `every` test fails at index 0 then),
+//   `k === undefined` as `false` (`size % undefined` is NaN, `!== 0`) and `size % k !== 0` as
+//   `false` (a k not dividing size makes `size / k` no whole length), and those three tests
+//   grouped as `(a || b) && c` or `a && b` (each case they let through fails a later test); the `coarser` filter's
+//   pattern without `^` or without `$` (every part is `every <unit>`, `every <k> <unit>s` or
+//   `<unit> <list>`, read alike by all three); `hitsVixieRule`'s `dom.star || dow.star` as
+//   `true` (the spec's dayMatch is "both" only when a field starts with `*` or `?`).
+// - internal/zone.ts: the caches (`formatter`'s `f === undefined` as `true`; in
+//   `transitionsOfYear`, `byYear === undefined` as `true`, `known !== undefined` as `false`,
+//   `cache.set` and `byYear.set` removed): each recomputes the same value; `isZone`'s `catch`
+//   emptied (it returns `undefined`, which callers read as false); `naive`'s `year >= 100` as
+//   `false` or `> 100` (the 400-year shift is exact for every year Date can shift);
+//   `offsetAt`'s `m === null` as `false` and its message (en-US with an era always matches) and
+//   `m[4] === "B"` (the short era is "BC"; "B" is the narrow form); `transitionsOfYear`'s first
+//   sample `start - 1000` as `+ 1000` and `hi < end` as `true` or `<=` (they differ only for a
+//   transition in the first second of a UTC year: no zone has one from 1970 to 2040, checked
+//   against every zone the host knows).
 import { base } from "../testkit/stryker.base.mjs"
 
 /** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */
