@@ -16,7 +16,7 @@
  *
  * @since 0.1.0
  */
-import { Cron } from "effect"
+import { Cron, DateTime, Option } from "effect"
 import * as CronSpec from "./internal/cron.ts"
 
 /**
@@ -124,6 +124,19 @@ export const periodic = (origin: number, period: number): Grid => {
   }
 }
 
+const UTC = Option.some<DateTime.TimeZone>(DateTime.zoneMakeNamedUnsafe("UTC"))
+
+/**
+ * An Effect `Cron` parsed without a zone, as the same cron in UTC: `Schedule.cron` reads it in UTC
+ * (its `timeZone` says so), while Effect's own search would read it in the host's zone, so the
+ * same task would fire at other instants on another machine. The copy keeps every field of the
+ * parsed value (its day rule and lookup tables included), with only the zone set.
+ */
+const inUtc = (expression: Cron.Cron): Cron.Cron =>
+  Option.isSome(expression.tz)
+    ? expression
+    : Object.assign(Object.create(Object.getPrototypeOf(expression)), expression, { tz: UTC })
+
 /**
  * The matches of a parsed cron expression in its time zone: one parsed by
  * `Schedule.parseCron` (tickwork's DST rules, SPEC §3), or a `Cron` parsed by Effect (its own
@@ -143,10 +156,11 @@ export const cron = (expression: Cron.Cron | CronSpec.Parsed): Grid => {
       countsExactly: false,
     }
   }
+  const zoned = inUtc(expression)
   // effect's Cron throws when its search finds no match (e.g. "0 0 30 2 *"): that grid has ended.
   const after = (t: number): number | undefined => {
     try {
-      return Cron.next(expression, new Date(t)).getTime()
+      return Cron.next(zoned, new Date(t)).getTime()
     } catch {
       return undefined
     }
@@ -155,7 +169,7 @@ export const cron = (expression: Cron.Cron | CronSpec.Parsed): Grid => {
     after,
     atOrBefore: (t) => {
       try {
-        return Cron.prev(expression, new Date(t + 1)).getTime()
+        return Cron.prev(zoned, new Date(t + 1)).getTime()
       } catch {
         return undefined
       }
