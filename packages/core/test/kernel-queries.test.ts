@@ -271,3 +271,69 @@ describe("the kernel's queries: info, definition, taskIds, breaker", () => {
     expect(k.definition("o", 0)?.definition.breaker).toMatchObject({ failures: 1, coolDown: 5 })
   })
 })
+
+describe("SPEC §7 the kernel's breaker glue: holds, probes and timers", () => {
+  it("a breaker that closes while a member runs withdraws its pause request", () => {
+    const k = new Kernel.Kernel<string>({ breakers: { smtp: { failures: 1, coolDown: 10 } } })
+    k.schedule({ id: "a", job: "a", schedule: Schedule.fixedRate(100), breaker: "smtp" }, 0)
+    k.schedule({ id: "b", job: "b", schedule: Schedule.fixedRate(100), breaker: "smtp" }, 0)
+    const a = take(k, 0)
+    const b = take(k, 0)
+    expect([a.id, b.id]).toEqual(["a", "b"])
+    k.complete(b, failed, 1, false) // opens: b is held, a is asked to pause after its run
+    expect(k.info("a")).toMatchObject({ state: "running", pausedReason: "breaker" })
+    // Half-open at 11: b is the probe, at its next slot (100).
+    const probe = take(k, 100)
+    expect(probe.id).toBe("b")
+    expect(k.info("a")).toMatchObject({ state: "running", pausedReason: "breaker" })
+    k.complete(probe, Task.succeeded, 101, false) // closes: a's pause request is withdrawn
+    expect(k.breaker("smtp")).toMatchObject({ state: "closed", held: [] })
+    expect(k.info("a")?.pausedReason).toBeUndefined()
+    k.complete(a, Task.succeeded, 102, false)
+    expect(k.status("a")).toBe("scheduled")
+    k.checkInvariants()
+  })
+
+  it("a task's own open breaker leaves with it: its half-open time is no longer a slot", () => {
+    const k = new Kernel.Kernel<string>()
+    k.schedule(
+      {
+        id: "a",
+        job: "a",
+        schedule: Schedule.fixedRate(100),
+        breaker: { failures: 1, coolDown: 15 },
+      },
+      0,
+    )
+    k.complete(take(k, 0), failed, 1, false)
+    expect(k.nextSlot()).toBe(16)
+    expect(k.cancel("a", 2)).toBe(true)
+    expect(k.nextSlot()).toBeUndefined()
+    expect(k.breakers()).toEqual([])
+  })
+
+  it("a held task with a manual run waiting is the probe by that run's due time (SPEC §19.1)", () => {
+    const k = new Kernel.Kernel<string>({ breakers: { smtp: { failures: 1, coolDown: 100 } } })
+    k.schedule(
+      { id: "f", job: "f", schedule: Schedule.once(0), priority: "high", breaker: "smtp" },
+      0,
+    )
+    k.schedule(
+      { id: "x", job: "x", schedule: Schedule.fixedRate(1000, { delay: 50 }), breaker: "smtp" },
+      0,
+    )
+    k.schedule(
+      { id: "y", job: "y", schedule: Schedule.fixedRate(1000, { delay: 30 }), breaker: "smtp" },
+      0,
+    )
+    expect(k.trigger("x", 0)).toBe(true) // a manual run of x, due at 0
+    const f = take(k, 0)
+    expect(f.id).toBe("f")
+    k.complete(f, failed, 1, false) // opens: x (its manual run kept) and y are held
+    expect(k.breaker("smtp")).toMatchObject({ state: "open", held: ["x", "y"] })
+    // At half-open, x's waiting manual run (due 0) comes before y's next slot (1030).
+    const probe = take(k, 101)
+    expect(k.breaker("smtp")?.probe).toBe("x")
+    expect(probe).toMatchObject({ id: "x", manual: true })
+  })
+})
