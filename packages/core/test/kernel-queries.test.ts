@@ -337,3 +337,22 @@ describe("SPEC §7 the kernel's breaker glue: holds, probes and timers", () => {
     expect(probe).toMatchObject({ id: "x", manual: true })
   })
 })
+
+describe("SPEC §7 the kernel's breaker glue: each breaker half-opens at its own time", () => {
+  it("a breaker whose cool-down has not ended stays open while another one half-opens", () => {
+    const k = new Kernel.Kernel<string>()
+    const own = (coolDown: number) => ({ failures: 1, coolDown })
+    k.schedule({ id: "a", job: "a", schedule: Schedule.fixedRate(100), breaker: own(10) }, 0)
+    k.schedule({ id: "b", job: "b", schedule: Schedule.fixedRate(100), breaker: own(200) }, 0)
+    const a = take(k, 0)
+    const b = take(k, 0)
+    k.complete(a, failed, 1, false) // a's breaker: half-open at 11
+    k.complete(b, failed, 2, false) // b's breaker: half-open at 202
+    expect(k.nextSlot()).toBe(11)
+    expect(k.takeDue(11)).toBeUndefined() // a's probe waits for its slot (100)
+    expect(k.breaker("a")).toMatchObject({ state: "half-open", probe: "a" })
+    expect(k.breaker("b")).toMatchObject({ state: "open", halfOpenAt: 202, held: ["b"] })
+    expect(take(k, 100).id).toBe("a") // only a's probe: b is still held
+    expect(k.breaker("b")?.state).toBe("open")
+  })
+})
