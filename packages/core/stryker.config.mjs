@@ -251,6 +251,22 @@
 //   sample `start - 1000` as `+ 1000` and `hi < end` as `true` or `<=` (they differ only for a
 //   transition in the first second of a UTC year: no zone has one from 1970 to 2040, checked
 //   against every zone the host knows).
+// internal/breakers.ts, internal/queries.ts, internal/explain.ts (the breaker glue and the read-only
+// queries), issue 29:
+// - breakers.ts, `resumeAt`: the kept run given to `Rules.resumeManual` as `{}` (ObjectLiteral,
+//   disabled): only the result's `dueAt` is read, and it is the row's own due time (the waiting
+//   manual run's), whatever the kept run.
+// - breakers.ts, `opensOnFailure`: `extra(i)?.breaker` as `extra(i).breaker` (OptionalChaining,
+//   disabled) and the `cell === undefined` guard as `false` (left enabled: its line holds a killed
+//   ConditionalExpression) and its `return false` as `true` (BooleanLiteral, disabled): the kernel
+//   asks a row's breaker only when the row has one (it settles a row without a breaker with the
+//   context that has no `breakerOpens`), so the guard is never taken.
+// - breakers.ts, named, left enabled (their lines hold killed mutants of the same mutators): in
+//   `leave`, `cell.status.state === "open"` as `true` before `updateTimer` (a dropped cell that is
+//   not open lowers no half-open time); in `halfOpen`, `cell.status.state !== "open"` as `false`
+//   and in `updateTimer` `cell.status.state === "open"` as `true` (a cell that is not open has
+//   `halfOpenAt` +Infinity), and `updateTimer`'s `<` as `<=` (a tie); in `step`, `byId.get(id) ??
+//   this.rows.lookup(id)` as `&&` (the map caches exactly what `lookup` returns).
 import { base } from "../testkit/stryker.base.mjs"
 
 /** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */
