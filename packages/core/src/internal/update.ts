@@ -108,8 +108,11 @@ export const applyUpdate = <J>(
   if (step.schedule === "waits") {
     // The slot in progress (a run, or a pending retry of it) ends first.
     extra.restart = changes.schedule
+  } else if (
     // Stryker disable next-line LogicalOperator: equivalent, the rules answer "now" only for a change with `resolved`
-  } else if (step.schedule === "now" && resolved !== undefined) {
+    step.schedule === "now" &&
+    resolved !== undefined
+  ) {
     extra.restart = undefined
     extra.plan = resolved.plan
     extra.gridSlot = resolved.first
