@@ -267,6 +267,30 @@
 //   and in `updateTimer` `cell.status.state === "open"` as `true` (a cell that is not open has
 //   `halfOpenAt` +Infinity), and `updateTimer`'s `<` as `<=` (a tie); in `step`, `byId.get(id) ??
 //   this.rows.lookup(id)` as `&&` (the map caches exactly what `lookup` returns).
+// internal/update.ts (second pass), and Kernel.ts's, manual.ts's and pause.ts's open questions:
+// - Now disabled at their line (named above): update's `&&` as `||` in the two schedule tests
+//   and in `step.schedule === "now" && resolved !== undefined` (LogicalOperator), `resumeFrom =
+//   -1` as `+1` (UnaryOperator), `step.leave && unheldOnLeave(…)` as `||` (LogicalOperator), and
+//   the withdrawn request's `rows.load` and `Lifecycle.step` removed. Left enabled, their lines
+//   holding killed mutants of the same mutator: either side of those `&&` as `true`, and `state
+//   === PAUSED` and `state === RUNNING` as `true`.
+// - Newly named, disabled: update's breaker change `"remove"` as `""` (StringLiteral):
+//   `Rules.updateStep` reads that change only as `!== "keep"` and `=== "change"`, so any other
+//   string is a removal. manual.ts, `retrySlot`'s `attempt > 1 && extra !== undefined` as `||`
+//   (LogicalOperator; the invariant below).
+// - Newly named, left enabled (their lines hold killed mutants of the same mutators):
+//   manual.ts, `retrySlot`'s `attempt > 1` as `true` or `>= 1`, and `extra !== undefined` as
+//   `true`: a `scheduled` row at its first attempt with no manual run waiting has its grid slot
+//   equal to its heap slot (every writer sets both alike: accept, take's move, settle's next
+//   slot, resume, whose `slot` is its `dueAt` below a retry, a manual run's restore, an update's
+//   new schedule, `shift`, which moves both or, for a wall-clock row, neither), and a retry
+//   (attempt > 1) always has a side object. (The whole test as `true` reads the side object of
+//   a row with none, killed.) Kernel.ts, `limits.groups.size > 0` as `true` or `>= 0`: a flow
+//   object with no group and no key limit has no scope a task can join (`scopesOf` refuses a
+//   group or key then, and a task with none has no scopes), so nothing waits in it, its `at` is
+//   +Infinity, `opened` is false, and its counts are the zeros of no flow. pause.ts, `pauseRow`'s
+//   `cell.probe === i` as `true`: `PausedByHand` for a task that is not the probe gives the
+//   unchanged plan (same status and probe, no transition, none held or unheld).
 import { base } from "../testkit/stryker.base.mjs"
 
 /** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */

@@ -206,7 +206,8 @@ export const retrySlot = <J>(
     pendingSlot:
       state !== "scheduled"
         ? undefined
-        : attempt > 1 && extra !== undefined
+        : // Stryker disable next-line LogicalOperator: equivalent, a first attempt's grid slot is its heap slot
+          attempt > 1 && extra !== undefined
           ? extra.gridSlot
           : rows.t.slot(i),
     runs: slot.runs,

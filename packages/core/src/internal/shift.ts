@@ -25,10 +25,17 @@ export const shiftRows = <J>(rows: Rows<J>, delta: number): void => {
     const extra = t.extra(i)
     if (extra === undefined) continue
     extra.gridSlot += delta
+    // The pending run a manual run stands in for (SPEC §19.1) comes back after it: it moves too.
+    const kept = extra.kept
+    if (kept !== undefined) {
+      extra.kept = { ...kept, dueAt: kept.dueAt + delta, gridSlot: kept.gridSlot + delta }
+    }
     const plan = extra.plan
-    // The grid moves with its slots: the next slot is computed from the shifted grid slot.
+    // The grid moves with its slots: the next slot is computed from the shifted grid slot (the
+    // kept run's while a manual run, whose slot is off the grid, stands in for it).
     if (plan?.kind === "fixed-rate") {
-      extra.plan = { ...plan, grid: MissedRun.periodic(extra.gridSlot, plan.period) }
+      const gridSlot = extra.kept?.gridSlot ?? extra.gridSlot
+      extra.plan = { ...plan, grid: MissedRun.periodic(gridSlot, plan.period) }
     }
   }
   rows.heap.shift(delta, (i, order) => rows.isLive(i, order) && (t.anchor(i) & WALL_SLOT) === 0)

