@@ -72,6 +72,11 @@
 //   acceptedOn()'s `at > this.latestAccepted` as `>=` (the same value is written); occurred()'s
 //   `o.kind === "deduplicated"` forced true (a control occurrence has no `result`: the count kept
 //   under `undefined` becomes NaN, and no series is registered or moved).
+// Recorder (the rest of its survivors) and WorkerPool's last one, measured 2026-12-02.
+// Equivalent, left enabled (its line holds the killed forced-false mutant of the same mutator):
+// - src/Recorder.ts, acceptedOn(): `at > this.latestAccepted` forced true. Acceptance times are
+//   the scheduler's time, which never goes back in its own frame (a wall-clock step moves the
+//   times kept with it, `shift`), so each acceptance is the latest and is written either way.
 import { base } from "../testkit/stryker.base.mjs"
 
 /** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */

@@ -87,6 +87,11 @@ export class Recorder {
    * read: that read is a cache miss per run (runs visit rows in slot order), ~0.15 µs of a run.
    */
   private latestAccepted = Number.NEGATIVE_INFINITY
+  /**
+   * The sum of the scheduler's re-anchoring steps so far, ms: {@link acceptedAt} holds each time
+   * less the sum at its writing, so that a wall-clock step moves every acceptance time at once.
+   */
+  private shifted = 0
 
   constructor(options: {
     readonly ledger: Ledger.Store
@@ -123,8 +128,18 @@ export class Recorder {
       grown.set(this.acceptedAt)
       this.acceptedAt = grown
     }
-    this.acceptedAt[row] = at
+    this.acceptedAt[row] = at - this.shifted
     if (at > this.latestAccepted) this.latestAccepted = at
+  }
+
+  /**
+   * The scheduler's time moved by `delta` ms onto a stepped wall clock (SPEC §2): acceptance
+   * times move with it, so a run's lateness still counts from its acceptance (SPEC §6.8), not
+   * from before the step. O(1).
+   */
+  shift(delta: number): void {
+    this.shifted += delta
+    this.latestAccepted += delta
   }
 
   /** A task was accepted. */
@@ -143,7 +158,7 @@ export class Recorder {
     const acceptedAt =
       run.scheduledFor >= this.latestAccepted
         ? Number.NEGATIVE_INFINITY
-        : (this.acceptedAt[row] ?? Number.NEGATIVE_INFINITY)
+        : (this.acceptedAt[row] ?? Number.NEGATIVE_INFINITY) + this.shifted
     const late = Task.countedLateness(run, acceptedAt)
     if (late !== undefined) this.series.lateness.add(late / 1000)
     const f = this.listener?.started

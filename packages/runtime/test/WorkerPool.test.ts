@@ -531,3 +531,29 @@ describe("WorkerPool, what a run is detached from", () => {
     }),
   )
 })
+
+describe("WorkerPool, a run interrupting itself after start returned", () => {
+  it.effect("ends interrupted even while it masks interruption: it does not wait for itself", () =>
+    Effect.gen(function* () {
+      const context = yield* here
+      const { pool, ended } = poolOf()
+      const after: Array<string> = []
+      // The run's fiber is known to the pool by now (start returned before the sleep ended),
+      // and its own interruption, masked, could not end it: only failing in place does.
+      const job = Effect.uninterruptible(
+        Effect.sleep(10).pipe(
+          Effect.andThen(pool.interrupt((t) => t === "self")),
+          Effect.andThen(Effect.sync(() => after.push("went on"))),
+        ),
+      )
+      pool.start("self", runInfo("self"), jobOf(job, context))
+      yield* TestClock.adjust(10)
+      expect(after).toEqual([])
+      const exit = ended[0]?.exit
+      expect(
+        exit !== undefined && Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause),
+      ).toBe(true)
+      expect([pool.free, pool.running()]).toEqual([2, []])
+    }),
+  )
+})

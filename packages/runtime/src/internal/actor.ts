@@ -204,6 +204,7 @@ export class TimingActor {
     if (Math.abs(delta) <= REANCHOR_TOLERANCE_MS) return 0
     this.offset += delta
     this.kernel.shift(delta)
+    this.recorder.shift(delta)
     this.reanchors++
     return delta
   }
