@@ -1,0 +1,171 @@
+/**
+ * The timing actor's command turns, through the public Scheduler on TestClock: which run a
+ * cancel interrupts, what `cancelAll` and `update` record, which slot's runs a retry reads, the
+ * gauges a burst of schedule calls leaves, and the precise clock's anchor bound.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Metric } from "effect"
+import { TestClock } from "effect/testing"
+import { anchorOffset } from "../src/internal/actor.ts"
+import { type Ledger, Metrics, Run, Schedule, Scheduler } from "../src/index.ts"
+
+const isolated = <A, E, R>(body: Effect.Effect<A, E, R>) =>
+  Effect.provideService(body, Metric.MetricRegistry, new Map())
+
+const cancels = (ledger: ReadonlyArray<Ledger.Occurrence>) =>
+  ledger.flatMap((o) => (o.kind === "cancelled" ? [[o.from, o.interrupted] as const] : []))
+
+describe("cancel with interrupt (SPEC §8)", () => {
+  it.effect("interrupts only the cancelled task's run; an unknown id is not cancelled", () =>
+    Effect.gen(function* () {
+      const s = yield* Scheduler.make({ workers: 2 })
+      const finished: Array<string> = []
+      for (const id of ["a", "b"]) {
+        yield* s.schedule({
+          id,
+          schedule: Schedule.once(0),
+          job: Effect.andThen(
+            Effect.sleep(100),
+            Effect.sync(() => finished.push(id)),
+          ),
+        })
+      }
+      yield* TestClock.adjust(0)
+      expect(yield* s.status("a")).toBe("running")
+      expect(yield* s.status("b")).toBe("running")
+      expect(yield* s.cancel("a", { interrupt: true })).toBe(true)
+      expect(yield* s.cancel("ghost", { interrupt: true })).toBe(false)
+      yield* TestClock.adjust(200)
+      // Both runs are generation 1 of their task: the row tells them apart.
+      expect(finished).toEqual(["b"])
+      expect(cancels(yield* s.ledger("a"))).toEqual([["running", true]])
+    }),
+  )
+})
+
+describe("cancelAll (SPEC §8)", () => {
+  it.effect("reports the ids it cancelled and lets their running runs finish", () =>
+    Effect.gen(function* () {
+      const s = yield* Scheduler.make({ workers: 1 })
+      const finished: Array<string> = []
+      yield* s.schedule({
+        id: "busy",
+        tags: ["batch"],
+        schedule: Schedule.once(0),
+        job: Effect.andThen(
+          Effect.sleep(100),
+          Effect.sync(() => finished.push("busy")),
+        ),
+      })
+      yield* s.schedule({
+        id: "later",
+        tags: ["batch"],
+        schedule: Schedule.once(5_000),
+        job: Effect.void,
+      })
+      yield* TestClock.adjust(0)
+      expect([...(yield* s.cancelAll({ tag: "batch" }))].sort()).toEqual(["busy", "later"])
+      yield* TestClock.adjust(200)
+      // A bulk cancel never interrupts: the run that was going finishes.
+      expect(finished).toEqual(["busy"])
+      expect(cancels(yield* s.ledger("busy"))).toEqual([["running", false]])
+      expect(cancels(yield* s.ledger("later"))).toEqual([["scheduled", false]])
+    }),
+  )
+})
+
+describe("update is recorded (SPEC §15)", () => {
+  it.effect("a change made is an `updated` occurrence; a refused change records nothing", () =>
+    Effect.gen(function* () {
+      const s = yield* Scheduler.make()
+      yield* s.schedule({ id: "u", schedule: Schedule.fixedRate(1_000), job: Effect.void })
+      const refused = yield* Effect.flip(s.update("u", { schedule: Schedule.fixedRate(0) }))
+      expect(refused._tag).toBe("InvalidPeriod")
+      expect((yield* s.ledger("u")).filter((o) => o.kind === "updated")).toEqual([])
+      expect(yield* s.update("u", { priority: "low" })).toBe(true)
+      const updated = (yield* s.ledger("u")).filter((o) => o.kind === "updated")
+      expect(updated).toHaveLength(1)
+      expect(updated[0]).toMatchObject({ kind: "updated", id: "u", generation: 1, at: 0 })
+    }),
+  )
+})
+
+describe("ledger by generation (SPEC §27.4)", () => {
+  it.effect("the current generation's occurrences are read; a later one has none", () =>
+    Effect.gen(function* () {
+      const s = yield* Scheduler.make()
+      yield* s.schedule({ id: "g", schedule: Schedule.fixedRate(100), job: Effect.void })
+      yield* TestClock.adjust(250)
+      const current = yield* s.ledger("g")
+      expect(current.length).toBeGreaterThan(0)
+      expect(yield* s.ledger("g", { generation: 1 })).toEqual(current)
+      expect(yield* s.ledger("g", { generation: 2 })).toEqual([])
+    }),
+  )
+})
+
+describe("retry of one slot reads that slot's runs only (SPEC §19.7)", () => {
+  it.effect("a later slot's success does not stand for the failed one", () =>
+    Effect.gen(function* () {
+      const s = yield* Scheduler.make()
+      const seen: Array<[number, number]> = []
+      yield* s.schedule({
+        id: "sync",
+        schedule: Schedule.fixedRate(1_000, { delay: 1_000 }),
+        job: Effect.gen(function* () {
+          const run = yield* Run.CurrentRun
+          seen.push([run.slot, run.attempt])
+          if (run.slot === 1_000 && run.attempt < 3) return yield* Effect.fail("down")
+        }),
+      })
+      yield* TestClock.adjust(2_500)
+      yield* s.retry("sync", { slot: 1_000 })
+      yield* TestClock.adjust(0)
+      // Its second attempt failed too: the next retry is its third.
+      yield* s.retry("sync", { slot: 1_000 })
+      yield* TestClock.adjust(0)
+      expect(seen).toEqual([
+        [1_000, 1],
+        [2_000, 1],
+        [1_000, 2],
+        [1_000, 3],
+      ])
+    }),
+  )
+})
+
+describe("gauges after a burst of schedule calls", () => {
+  it.effect("pending is current once the burst's microtask ran, burst after burst", () =>
+    isolated(
+      Effect.gen(function* () {
+        const s = yield* Scheduler.make()
+        const m = Metrics.forScheduler("default")
+        // Each task is due after the first, so no call wakes the actor to refresh them.
+        yield* s.schedule({ id: "t0", schedule: Schedule.once(10_000), job: Effect.void })
+        yield* TestClock.adjust(0)
+        for (let i = 1; i <= 3; i++) {
+          yield* s.schedule({ id: `t${i}`, schedule: Schedule.once(20_000), job: Effect.void })
+        }
+        yield* Effect.promise(() => Promise.resolve())
+        expect((yield* Metric.value(m.pending)).value).toBe(4)
+        for (let i = 4; i <= 5; i++) {
+          yield* s.schedule({ id: `t${i}`, schedule: Schedule.once(20_000), job: Effect.void })
+        }
+        yield* Effect.promise(() => Promise.resolve())
+        expect((yield* Metric.value(m.pending)).value).toBe(6)
+      }),
+    ),
+  )
+})
+
+describe("anchorOffset's precise bound", () => {
+  it("takes the precise reading only inside the whole ms the wall clock read", () => {
+    const at = (precise: number) =>
+      anchorOffset({ mono: () => 250, wall: () => 10_000, preciseWall: () => precise })
+    expect(at(10_000.999)).toBe(10_000.999 - 250)
+    // One ms on is the next ms, not this one.
+    expect(at(10_001)).toBe(10_000 - 250)
+    expect(at(10_002.5)).toBe(10_000 - 250)
+    expect(at(9_999.5)).toBe(10_000 - 250)
+  })
+})
