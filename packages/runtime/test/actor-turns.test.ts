@@ -6,8 +6,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Metric } from "effect"
 import { TestClock } from "effect/testing"
-import { anchorOffset } from "../src/internal/actor.ts"
 import { type Ledger, Metrics, Run, Schedule, Scheduler } from "../src/index.ts"
+import { anchorOffset } from "../src/internal/actor.ts"
 
 const isolated = <A, E, R>(body: Effect.Effect<A, E, R>) =>
   Effect.provideService(body, Metric.MetricRegistry, new Map())
@@ -39,6 +39,28 @@ describe("cancel with interrupt (SPEC §8)", () => {
       // Both runs are generation 1 of their task: the row tells them apart.
       expect(finished).toEqual(["b"])
       expect(cancels(yield* s.ledger("a"))).toEqual([["running", true]])
+    }),
+  )
+
+  it.effect("interrupts the current generation's run, not an earlier one still going", () =>
+    Effect.gen(function* () {
+      const s = yield* Scheduler.make({ workers: 2 })
+      const finished: Array<string> = []
+      const job = (name: string) =>
+        Effect.andThen(
+          Effect.sleep(100),
+          Effect.sync(() => finished.push(name)),
+        )
+      yield* s.schedule({ id: "a", schedule: Schedule.once(0), job: job("first") })
+      yield* TestClock.adjust(0)
+      // Cancelled without interrupt: its run goes on while the id is scheduled anew.
+      expect(yield* s.cancel("a")).toBe(true)
+      yield* s.schedule({ id: "a", schedule: Schedule.once(0), job: job("second") })
+      yield* TestClock.adjust(0)
+      expect(yield* s.status("a")).toBe("running")
+      expect(yield* s.cancel("a", { interrupt: true })).toBe(true)
+      yield* TestClock.adjust(200)
+      expect(finished).toEqual(["first"])
     }),
   )
 })
