@@ -156,6 +156,23 @@ describe("retry of one slot reads that slot's runs only (SPEC §19.7)", () => {
   )
 })
 
+describe("retry of an expired slot (SPEC §19.7)", () => {
+  it.effect("an expiry is not a run of its slot: a failed one-shot's slot retry is refused", () =>
+    Effect.gen(function* () {
+      const s = yield* Scheduler.make({ workers: 1 })
+      yield* s.schedule({ id: "hog", schedule: Schedule.once(0), job: Effect.sleep(50) })
+      yield* s.schedule({ id: "late", schedule: Schedule.once(10), window: 20, job: Effect.void })
+      yield* TestClock.adjust(60)
+      expect(yield* s.status("late")).toBe("failed")
+      const refused = yield* Effect.flip(s.retry("late", { slot: 10 }))
+      expect(refused).toMatchObject({ _tag: "ManualRunRefused", slot: 10 })
+      // Refused as failed (retry it without a slot), the expiry's record read as no run.
+      expect(refused.message).toContain("it is failed; retry it without a slot")
+      expect(yield* s.status("late")).toBe("failed")
+    }),
+  )
+})
+
 describe("gauges after a burst of schedule calls", () => {
   it.effect("pending is current once the burst's microtask ran, burst after burst", () =>
     isolated(
