@@ -208,3 +208,20 @@ describe("anchorOffset's precise bound", () => {
     expect(at(9_999.5)).toBe(10_000 - 250)
   })
 })
+
+describe("lateness of a task due before it was accepted (SPEC §6.8)", () => {
+  it.effect("is measured from its acceptance, not from its past due time", () =>
+    isolated(
+      Effect.gen(function* () {
+        const s = yield* Scheduler.make()
+        const m = Metrics.forScheduler("default")
+        yield* TestClock.adjust(1_000)
+        yield* s.schedule({ id: "past", schedule: Schedule.at(0), job: Effect.void })
+        yield* TestClock.adjust(0)
+        expect((yield* s.ledger("past")).some((o) => o.kind === "ran")).toBe(true)
+        expect((yield* Metric.value(m.lateness)).count).toBe(1)
+        expect((yield* Metric.value(m.lateness)).sum).toBe(0)
+      }),
+    ),
+  )
+})
