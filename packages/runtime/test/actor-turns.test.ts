@@ -225,3 +225,38 @@ describe("lateness of a task due before it was accepted (SPEC §6.8)", () => {
     ),
   )
 })
+
+describe("pause and resume are in the ledger as soon as they return (SPEC §15)", () => {
+  it.effect("each reads back at once, in order", () =>
+    Effect.gen(function* () {
+      const s = yield* Scheduler.make()
+      yield* s.schedule({ id: "p", schedule: Schedule.fixedRate(1_000), job: Effect.void })
+      const kinds = Effect.map(s.ledger("p"), (l) => l.map((o) => o.kind))
+      expect(yield* s.pause("p")).toBe(true)
+      expect(yield* kinds).toEqual(["paused"])
+      expect(yield* s.resume("p")).toBe(true)
+      expect(yield* kinds).toEqual(["paused", "resumed"])
+    }),
+  )
+})
+
+describe("pauseAll and resumeAll are in the ledger as soon as they return (SPEC §15)", () => {
+  it.effect("each task's pause and resume reads back at once", () =>
+    Effect.gen(function* () {
+      const s = yield* Scheduler.make()
+      for (const id of ["x", "y"]) {
+        yield* s.schedule({
+          id,
+          tags: ["bulk"],
+          schedule: Schedule.fixedRate(1_000),
+          job: Effect.void,
+        })
+      }
+      const kinds = (id: string) => Effect.map(s.ledger(id), (l) => l.map((o) => o.kind))
+      expect([...(yield* s.pauseAll({ tag: "bulk" }))].sort()).toEqual(["x", "y"])
+      expect(yield* kinds("x")).toEqual(["paused"])
+      expect([...(yield* s.resumeAll({ tag: "bulk" }))].sort()).toEqual(["x", "y"])
+      expect(yield* kinds("y")).toEqual(["paused", "resumed"])
+    }),
+  )
+})
