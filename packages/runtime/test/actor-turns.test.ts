@@ -260,3 +260,26 @@ describe("pauseAll and resumeAll are in the ledger as soon as they return (SPEC 
     }),
   )
 })
+
+describe("a command that brings work forward wakes the actor (SPEC §15)", () => {
+  it.effect("a resumed task runs on its grid while the actor slept toward a later one", () =>
+    Effect.gen(function* () {
+      const s = yield* Scheduler.make()
+      const ran: Array<number> = []
+      yield* s.schedule({ id: "far", schedule: Schedule.once(60_000), job: Effect.void })
+      yield* s.schedule({
+        id: "soon",
+        tags: ["soon"],
+        schedule: Schedule.fixedRate(100, { delay: 100 }),
+        job: Effect.andThen(Run.CurrentRun, (run) => Effect.sync(() => ran.push(run.slot))),
+      })
+      yield* s.pause("soon")
+      yield* TestClock.adjust(450)
+      expect(ran).toEqual([])
+      expect([...(yield* s.resumeAll({ tag: "soon" }))]).toEqual(["soon"])
+      yield* TestClock.adjust(200)
+      expect(ran.length).toBeGreaterThan(0)
+      expect(ran.every((slot) => slot >= 450)).toBe(true)
+    }),
+  )
+})
