@@ -283,3 +283,21 @@ describe("a command that brings work forward wakes the actor (SPEC §15)", () =>
     }),
   )
 })
+
+describe("an update that brings a task's slot forward wakes the actor (SPEC §15)", () => {
+  it.effect("the new schedule's first slot runs on time", () =>
+    Effect.gen(function* () {
+      const s = yield* Scheduler.make()
+      const ran: Array<number> = []
+      yield* s.schedule({
+        id: "u",
+        schedule: Schedule.fixedRate(60_000, { delay: 60_000 }),
+        job: Effect.andThen(Run.CurrentRun, (run) => Effect.sync(() => ran.push(run.slot))),
+      })
+      yield* TestClock.adjust(0)
+      yield* s.update("u", { schedule: Schedule.fixedRate(100, { delay: 100 }) })
+      yield* TestClock.adjust(100)
+      expect(ran).toEqual([100])
+    }),
+  )
+})
