@@ -301,3 +301,27 @@ describe("an update that brings a task's slot forward wakes the actor (SPEC §15
     }),
   )
 })
+
+describe("a debounce that brings the pending run forward wakes the actor (SPEC §20.3)", () => {
+  it.effect("the replaced holder runs at its new time", () =>
+    Effect.gen(function* () {
+      const s = yield* Scheduler.make()
+      const ran: Array<string> = []
+      const dedup = { key: "k", mode: "debounce" } as const
+      for (const [name, delay] of [
+        ["slow", 60_000],
+        ["quick", 100],
+      ] as const) {
+        yield* s.scheduleDeduplicated({
+          id: "d",
+          schedule: Schedule.once(delay),
+          job: Effect.sync(() => ran.push(name)),
+          dedup,
+        })
+        yield* TestClock.adjust(0)
+      }
+      yield* TestClock.adjust(100)
+      expect(ran).toEqual(["quick"])
+    }),
+  )
+})
