@@ -318,6 +318,10 @@ describe("a debounce that brings the pending run forward wakes the actor (SPEC Â
           job: Effect.sync(() => ran.push(name)),
           dedup,
         })
+        // The replacement is on the holder's ledger as soon as the call returned.
+        if (name === "quick") {
+          expect((yield* s.ledger("d")).map((o) => o.kind)).toContain("deduplicated")
+        }
         yield* TestClock.adjust(0)
       }
       yield* TestClock.adjust(100)
