@@ -77,6 +77,20 @@
 // - src/Recorder.ts, acceptedOn(): `at > this.latestAccepted` forced true. Acceptance times are
 //   the scheduler's time, which never goes back in its own frame (a wall-clock step moves the
 //   times kept with it, `shift`), so each acceptance is the latest and is written either way.
+// internal/actor.ts, named after the partial run at 8d11657 (not disabled: each line holds killed
+// mutants of the same mutator):
+// - `anchorOffset`'s `precise >= wall` as `>`: at `precise === wall` both branches give
+//   `wall - mono`.
+// - `update`'s `info !== undefined` as `true`: after `update` returned true the task is live,
+//   so `kernel.info(id)` is defined.
+// - `drain`'s `pendingOccurrenceCount === 0` early return as `false`: draining no occurrences
+//   records nothing (a cost only).
+// - `refreshGauges`' `gaugesQueued` test as `false` and its `= true` as `false`: the gauges are
+//   refreshed on every call instead of once per burst, to the same values (a cost only).
+// - the wake-up's `wakeBefore !== -Infinity` test as `true`: waking "if before" -Infinity never
+//   wakes; it adds a `nextSlot()` read.
+// - `reserveRows` removed: the ledger grows its row table itself when a row is past it; this
+//   only sizes it ahead.
 import { base } from "../testkit/stryker.base.mjs"
 
 /** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */
