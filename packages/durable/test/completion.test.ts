@@ -4,7 +4,7 @@
  * instead when its claim was lost (SPEC §5.5, §6).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Schedule, Task } from "@tickwork/core"
+import { Task } from "@tickwork/core"
 import { Effect, Fiber, Logger, Queue } from "effect"
 import * as Completion from "../src/internal/completion.ts"
 import { counters, type Env, type Finished } from "../src/internal/env.ts"
@@ -19,42 +19,7 @@ import type {
 } from "../src/internal/model.ts"
 import * as Rows from "../src/internal/rows.ts"
 import * as Settle from "../src/internal/settle.ts"
-
-/** Slots every 1_000 ms from 0. */
-const grid = (Schedule.resolve(Schedule.fixedRate(1_000), 0) as Schedule.Resolved).plan
-
-/** A running row at slot 1_000, its second attempt and third delivery. */
-const claimed = (fields: Partial<TaskRow> = {}): TaskRow =>
-  ({
-    id: "t",
-    generation: 2,
-    handler: "h",
-    plan: grid,
-    state: "running",
-    slot: 1_000,
-    runAt: 1_000,
-    claimableAt: 9_000,
-    attempt: 2,
-    runNumber: 4,
-    consecutiveFailures: 0,
-    deliveries: 3,
-    fence: 7,
-    revision: 11,
-    leaseOwner: "p1",
-    seq: 17,
-    finishedAt: null,
-    lastError: null,
-    pausedReason: null,
-    resumeFrom: -1,
-    windowMs: null,
-    restart: undefined,
-    retry: { maxRetries: 3, base: 100, factor: 1, maxDelay: 100, jitter: "full" },
-    missedRuns: "skip",
-    pauseAfter: 0,
-    tags: [],
-    kept: undefined,
-    ...fields,
-  }) as unknown as TaskRow
+import { claimed } from "./rowFixtures.ts"
 
 const held = (fields: Partial<Held> = {}, row = claimed()): Held => ({
   key: `${row.id}@${row.fence}`,

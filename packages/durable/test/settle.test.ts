@@ -10,41 +10,7 @@ import type { KeptRun, Redecision, TaskRow } from "../src/internal/model.ts"
 import * as KeptResult from "../src/internal/result.ts"
 import * as Rows from "../src/internal/rows.ts"
 import * as Settle from "../src/internal/settle.ts"
-
-/** Slots every 1_000 ms from 0. */
-const grid = (Schedule.resolve(Schedule.fixedRate(1_000), 0) as Schedule.Resolved).plan
-
-/** A running row of a fixed-rate task at slot 1_000 (first attempt), every field distinct. */
-const running = (fields: Partial<TaskRow> = {}): TaskRow =>
-  ({
-    id: "t",
-    generation: 2,
-    handler: "h",
-    plan: grid,
-    state: "running",
-    slot: 1_000,
-    runAt: 1_000,
-    claimableAt: 9_000,
-    attempt: 1,
-    runNumber: 4,
-    consecutiveFailures: 0,
-    deliveries: 3,
-    fence: 7,
-    leaseOwner: "me",
-    seq: 17,
-    finishedAt: null,
-    lastError: "before",
-    pausedReason: null,
-    resumeFrom: -1,
-    windowMs: null,
-    restart: undefined,
-    retry: { maxRetries: 2, base: 100, factor: 1, maxDelay: 100, jitter: "none" },
-    missedRuns: "skip",
-    pauseAfter: 0,
-    tags: ["a"],
-    kept: undefined,
-    ...fields,
-  }) as unknown as TaskRow
+import { running } from "./rowFixtures.ts"
 
 /** Run 5 of the row, started at 1_010 and finished at `finishedAt`. */
 const again = (outcome: Task.Outcome, finishedAt = 1_050): Redecision => ({
