@@ -54,7 +54,7 @@ import { breakerOf, definitionOf, infoOf, statsOf, taskIdsOf } from "./internal/
 import { Extras, NO_TAGS } from "./internal/records.ts"
 import { Rows } from "./internal/rows.ts"
 import { Run } from "./internal/run.ts"
-import { shiftRows } from "./internal/shift.ts"
+import { shiftKernel } from "./internal/shift.ts"
 import { WALL_SLOT, WALL_TASK } from "./internal/table.ts"
 import { movedAtTake } from "./internal/take.ts"
 import { updateTask } from "./internal/update.ts"
@@ -622,13 +622,15 @@ export class Kernel<J> {
 
   /**
    * Re-anchors the kernel's time axis by `delta` ms after the wall clock stepped (SPEC §2): every
-   * time that counts from a delay — a `once` or grid slot, a fixed-rate grid, a pending retry —
-   * moves by `delta`, so it stays as far away as it was; an `at` instant or a cron match stays
-   * put, so it keeps its calendar meaning. A driver whose `now` jumped by `delta` with the wall
-   * clock calls this once; nothing fires early or late because of the step. O(n).
+   * time that counts from a delay — a `once` or grid slot, a fixed-rate grid, a pending retry,
+   * the run a manual run stands in for, and the windows of rate limits, breakers' cool-downs and
+   * throttles — moves by `delta`, so it stays as far away as it was; an `at` instant or a cron
+   * match stays put, so it keeps its calendar meaning. A driver whose `now` jumped by `delta`
+   * with the wall clock calls this once; nothing fires, opens or closes early or late because of
+   * the step. O(n).
    */
   shift(delta: number): void {
-    shiftRows(this.rows, delta)
+    shiftKernel(this.rows, { flow: this.flow, breakers: this.circuits, keys: this.keys }, delta)
   }
 
   // ------------------------------------------------------------------ introspection

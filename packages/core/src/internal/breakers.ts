@@ -93,6 +93,18 @@ export class Breakers<J> {
     this.step(cell, { _tag: "Joined", task: id }, now, undefined)
   }
 
+  /**
+   * Moves the open breakers' opening and half-open times by `delta` ms after the wall clock
+   * stepped (SPEC §2.6), so a cool-down still ends as long after the opening as it did. O(breakers).
+   */
+  shift(delta: number): void {
+    for (const cell of this.cells) {
+      if (cell.openedAt !== undefined) cell.openedAt += delta
+      if (cell.halfOpenAt !== Number.POSITIVE_INFINITY) cell.halfOpenAt += delta
+    }
+    this.updateTimer()
+  }
+
   /** Row `i` leaves its breaker (it is final, or changed breakers). */
   leave(i: number, cell: BreakerCell, now: number): void {
     const id = this.rows.idOf(i)

@@ -102,6 +102,15 @@ export class DedupKeys<J> {
     if (this.byKey.size >= this.sweepAt) this.sweep(now)
   }
 
+  /**
+   * Moves the holders' acceptance times by `delta` ms after the wall clock stepped (SPEC §2.6),
+   * so a throttle window still ends as long after its acceptance as it did. O(keys).
+   */
+  shift(delta: number): void {
+    for (const [key, e] of this.byKey)
+      this.byKey.set(key, { ...e, acceptedAt: e.acceptedAt + delta })
+  }
+
   /** Keys with an entry (see `Stats.dedup.tracked`). */
   get tracked(): number {
     return this.byKey.size

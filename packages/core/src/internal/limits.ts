@@ -325,6 +325,23 @@ export class Flow<J> {
     this.timed.delete(cell)
   }
 
+  /**
+   * Moves every time flow control keeps by `delta` ms after the wall clock stepped (SPEC §2.6):
+   * recent starts, window openings, key expiries and the queues' keys of delay-anchored runs
+   * (`moves`, as in the timer heap), so a window still closes as long after its starts as it
+   * did. Without it a step back held a rate-limited scope for the length of the step. O(cells +
+   * queued).
+   */
+  shift(delta: number, moves: (i: number, order: number) => boolean): void {
+    for (const cell of this.cells.values()) {
+      const starts = cell.starts
+      for (let k = 0; k < starts.length; k++) starts[k] = (starts[k] as number) + delta
+      if (cell.opensAt !== Number.POSITIVE_INFINITY) cell.opensAt += delta
+      cell.queue?.shift(delta, moves)
+    }
+    this.expiry.shift(delta)
+  }
+
   /** Drops dead queue entries (see ground rule 2); returns how many. O(queued). */
   compact(): number {
     let dropped = 0
@@ -408,6 +425,12 @@ class ExpiryHeap {
     }
     ats[k] = at
     cells[k] = cell
+  }
+
+  /** Moves every entry by `delta` ms: the order of the entries stays. */
+  shift(delta: number): void {
+    const ats = this.ats
+    for (let k = 0; k < ats.length; k++) ats[k] = (ats[k] as number) + delta
   }
 
   pop(): ScopeCell {

@@ -4,31 +4,69 @@
  */
 import * as Lifecycle from "../Lifecycle.ts"
 import * as MissedRun from "../MissedRun.ts"
+import type { Breakers } from "./breakers.ts"
+import type { DedupKeys } from "./dedup.ts"
+import type { Flow } from "./limits.ts"
 import type { Rows } from "./rows.ts"
 import { WALL_SLOT, WALL_TASK } from "./table.ts"
 
 const { SCHEDULED, RUNNING, PAUSED } = Lifecycle
 
+/** @internal The kernel's tables besides its rows that keep times. */
+export interface Timed<J> {
+  readonly flow: Flow<J> | undefined
+  readonly breakers: Breakers<J>
+  readonly keys: DedupKeys<J>
+}
+
 /**
- * @internal Moves every delay-anchored time of the live rows by `delta` ms (see `Kernel.shift`);
- * wall-anchored ones (an `at` instant, a cron match) stay. A zero or unsafe `delta` changes nothing.
+ * @internal Moves every delay-anchored time the kernel keeps by `delta` ms (see `Kernel.shift`):
+ * the live rows' slots, grids, kept runs and start bounds, and the windows of flow control,
+ * breakers and deduplication, which count elapsed time; wall-anchored ones (an `at` instant, a
+ * cron match) stay. A zero or unsafe `delta` changes nothing. O(rows + queued + keys).
  */
-export const shiftRows = <J>(rows: Rows<J>, delta: number): void => {
+export const shiftKernel = <J>(rows: Rows<J>, timed: Timed<J>, delta: number): void => {
   if (delta === 0 || !Number.isSafeInteger(delta)) return
+  shiftRows(rows, delta)
+  const t = rows.t
+  const moves = (i: number, order: number) =>
+    rows.isLive(i, order) && (t.anchor(i) & WALL_SLOT) === 0
+  rows.heap.shift(delta, moves)
+  timed.flow?.shift(delta, moves)
+  timed.breakers.shift(delta)
+  timed.keys.shift(delta)
+}
+
+const shiftRows = <J>(rows: Rows<J>, delta: number): void => {
   const t = rows.t
   for (let i = 0; i < rows.top; i++) {
     const state = t.state(i)
     if (state !== SCHEDULED && state !== RUNNING && state !== PAUSED) continue
     const anchor = t.anchor(i)
     if (state !== RUNNING && (anchor & WALL_SLOT) === 0) t.setSlot(i, t.slot(i) + delta)
-    if (anchor & WALL_TASK) continue
     const extra = t.extra(i)
     if (extra === undefined) continue
+    // A start bound and a limit's wait are instants reached by elapsed time, whatever the task.
+    if (extra.notBefore !== -1) extra.notBefore += delta
+    const w = extra.waiting
+    if (w !== undefined) {
+      extra.waiting = {
+        ...w,
+        since: w.since + delta,
+        until: w.until === undefined ? undefined : w.until + delta,
+      }
+    }
+    if (anchor & WALL_TASK) continue
     extra.gridSlot += delta
     // The pending run a manual run stands in for (SPEC §19.1) comes back after it: it moves too.
     const kept = extra.kept
     if (kept !== undefined) {
-      extra.kept = { ...kept, dueAt: kept.dueAt + delta, gridSlot: kept.gridSlot + delta }
+      extra.kept = {
+        ...kept,
+        dueAt: kept.dueAt + delta,
+        gridSlot: kept.gridSlot + delta,
+        notBefore: kept.notBefore === -1 ? -1 : kept.notBefore + delta,
+      }
     }
     const plan = extra.plan
     // The grid moves with its slots: the next slot is computed from the shifted grid slot (the
@@ -38,5 +76,4 @@ export const shiftRows = <J>(rows: Rows<J>, delta: number): void => {
       extra.plan = { ...plan, grid: MissedRun.periodic(gridSlot, plan.period) }
     }
   }
-  rows.heap.shift(delta, (i, order) => rows.isLive(i, order) && (t.anchor(i) & WALL_SLOT) === 0)
 }
