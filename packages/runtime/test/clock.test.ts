@@ -85,3 +85,26 @@ describe("the wall clock steps (SPEC §2)", () => {
     }),
   )
 })
+
+describe("the wall clock steps under flow control (SPEC §2.6, §20.2)", () => {
+  it.effect("-1 h: a rate-limited group keeps its pace, not held for the hour", () =>
+    Effect.gen(function* () {
+      const { clock, stepBy } = yield* steppingClock
+      yield* TestClock.setTime(5 * HOUR)
+      const s = yield* Scheduler.make({
+        logFailures: false,
+        limits: { groups: { api: { rate: { max: 1, per: 1_000 } } } },
+      }).pipe(Effect.provideService(Clock.Clock, clock))
+      yield* s.schedule({ id: "a", schedule: Schedule.once(0), group: "api", job: Effect.void })
+      yield* TestClock.adjust(0)
+      expect(starts(yield* s.ledger("a"))).toEqual([5 * HOUR])
+      stepBy(-HOUR)
+      // This insert wakes the actor, which re-anchors: a started at 4 h in the new frame.
+      yield* s.schedule({ id: "b", schedule: Schedule.once(0), group: "api", job: Effect.void })
+      yield* TestClock.adjust(999)
+      expect(yield* s.status("b")).toBe("scheduled") // the window is still closed
+      yield* TestClock.adjust(1)
+      expect(starts(yield* s.ledger("b"))).toEqual([4 * HOUR + 1_000])
+    }),
+  )
+})
