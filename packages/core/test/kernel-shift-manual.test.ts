@@ -34,4 +34,26 @@ describe("shift: the run a manual run stands in for (SPEC §2.6, §19.1)", () =>
     k.complete(manual, succeeded, 720, false)
     expect(k.info("d")).toMatchObject({ state: "scheduled", scheduledFor: 1200 })
   })
+
+  it("an at task's pending retry kept under a manual run moves with the step; its instant would not", () => {
+    const k = new Kernel.Kernel<string>()
+    const retry = { maxRetries: 2, base: 500 }
+    k.schedule({ id: "x", job: "x", schedule: Schedule.at(1000), retry }, 0)
+    const first = k.takeDue(1000) as Kernel.Run<string>
+    k.complete(first, { kind: "failed", error: "e" }, 1100, false) // retry due 1600
+    expect(k.trigger("x", 1200)).toBe(true)
+    const manual = k.takeDue(1200) as Kernel.Run<string>
+    k.shift(1000) // the retry is a delay: 500 ms after the failure, now 2600
+    k.complete(manual, succeeded, 2300, false)
+    expect(k.info("x")).toMatchObject({ state: "scheduled", scheduledFor: 2600, attempt: 2 })
+    expect(k.takeDue(2599)).toBeUndefined()
+
+    const y = new Kernel.Kernel<string>()
+    y.schedule({ id: "y", job: "y", schedule: Schedule.at(5000) }, 0)
+    expect(y.trigger("y", 100)).toBe(true)
+    const run = y.takeDue(100) as Kernel.Run<string>
+    y.shift(1000) // an instant on the calendar stays where it is
+    y.complete(run, succeeded, 1200, false)
+    expect(y.info("y")).toMatchObject({ state: "scheduled", scheduledFor: 5000 })
+  })
 })

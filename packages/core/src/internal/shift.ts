@@ -56,18 +56,20 @@ const shiftRows = <J>(rows: Rows<J>, delta: number): void => {
         until: w.until === undefined ? undefined : w.until + delta,
       }
     }
-    if (anchor & WALL_TASK) continue
-    extra.gridSlot += delta
-    // The pending run a manual run stands in for (SPEC §19.1) comes back after it: it moves too.
+    // The pending run a manual run stands in for (SPEC §19.1) comes back after it: it moves too,
+    // but for a calendar slot (its row's WALL_SLOT, which the manual run leaves as it was).
     const kept = extra.kept
+    const wall = (anchor & WALL_TASK) !== 0
     if (kept !== undefined) {
       extra.kept = {
         ...kept,
-        dueAt: kept.dueAt + delta,
-        gridSlot: kept.gridSlot + delta,
+        dueAt: (anchor & WALL_SLOT) === 0 ? kept.dueAt + delta : kept.dueAt,
+        gridSlot: wall ? kept.gridSlot : kept.gridSlot + delta,
         notBefore: kept.notBefore === -1 ? -1 : kept.notBefore + delta,
       }
     }
+    if (wall) continue
+    extra.gridSlot += delta
     const plan = extra.plan
     // The grid moves with its slots: the next slot is computed from the shifted grid slot (the
     // kept run's while a manual run, whose slot is off the grid, stands in for it).
