@@ -314,7 +314,9 @@
 //   test's `policy.base === undefined` and `policy.factor === undefined` as `true` or `!==` are
 //   killed by `resolve: no retries, other fields given` (test/Retry.test.ts).
 // - MissedRun.ts, `periodic`'s `steps`: the upward correction's `k++` as `k--` (UpdateOperator,
-//   disabled; no coverage): the branch named above is never taken for safe integers.
+//   no coverage, left enabled): the branch named above is never taken for safe integers. A
+//   `next-line` comment cannot reach it: it sits on the `else` of a brace-less `if`, where the
+//   comment attaches to the statement before.
 // - MissedRun.ts, `inUtc`: `{ tz: UTC }` as `{}` (ObjectLiteral) survives the mutation run only
 //   because Stryker's vitest runner uses worker threads, where `test/CronHostZone.test.ts` cannot
 //   move the process's zone and skips itself; run as `pnpm test` (forked processes), `fires at

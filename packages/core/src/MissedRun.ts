@@ -110,7 +110,6 @@ export const periodic = (origin: number, period: number): Grid => {
     const d = t - origin
     let k = Math.floor(d / period)
     if (k * period > d) k--
-    // Stryker disable next-line UpdateOperator: equivalent, the upward correction is never taken for safe integers (see stryker.config.mjs)
     else if ((k + 1) * period <= d) k++
     return k
   }
