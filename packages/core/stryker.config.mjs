@@ -151,10 +151,10 @@
 //   "schedule", so `effectNames.has` decides alone).
 // - Lifecycle.ts, `compile`: `d.target?.[0]?.key` as `d.target?.[0].key` (a transition without
 //   a target has `target` undefined, never an empty list, so the chain stops at `?.[0]` alike).
-// - Declared.ts, `sameSchedule` and `sameData`, left enabled: `b.kind === "custom"` as `true` (a
-//   schedule of another kind has no `next`, and `Object.is(fn, undefined)` is false);
-//   `typeof a !== "object" || typeof b !== "object"` weakened to `&&` or `false` (a primitive
-//   left in fails the prototype test, its prototype being neither `Object.prototype` nor null).
+// - Declared.ts, `sameSchedule`, left enabled: `b.kind === "custom"` as `true` (a schedule of
+//   another kind has no `next`, and `Object.is(fn, undefined)` is false). (`sameData`'s
+//   `typeof a !== "object" || typeof b !== "object"` weakened is not equivalent: `undefined` on
+//   one side reaches `Object.getPrototypeOf(undefined)`, which throws; see below.)
 // - Errors.ts, `show`: `value !== null` as `true` (`JSON.stringify(null)` is "null", as
 //   `String(null)`), and the `catch` block emptied (it falls through to the same `String(value)`).
 // - Options.ts, `millis`: `typeof ms === "number"` as `true` (an error is never `=== 0`).
@@ -291,6 +291,36 @@
 //   +Infinity, `opened` is false, and its counts are the zeros of no flow. pause.ts, `pauseRow`'s
 //   `cell.probe === i` as `true`: `PausedByHand` for a task that is not the probe gives the
 //   unchanged plan (same status and probe, no transition, none held or unheld).
+// Lifecycle, Declared, Clock, Errors, Options, Retry, MissedRun, measured whole (2026-12-02):
+// - Declared.ts, `sameData`: `typeof a !== "object" || typeof b !== "object"` as `&&`, or either
+//   side as `false`, named equivalent above until now, is killed by `decide: an object on one
+//   side only` (test/Declared.test.ts): a breaker policy or an object-valued store option that
+//   only one side has compared `undefined` with an object and threw.
+// - Declared.ts, `sameSchedule`: `x._tag === "ParsedCron" && y._tag === "ParsedCron"` as `||`
+//   (LogicalOperator, disabled) or either side as `true` (left enabled: the line's other
+//   ConditionalExpression mutants are killed). A cron plan holds a parsed cron, whose `timeZone`
+//   is always a zone name, or an Effect `Cron`, which has no `timeZone` (it has `tz`): with one of
+//   each, `x.timeZone === y.timeZone` is false, as `Object.is(x, y)` is.
+// - Declared.ts, `definitionOf`: `a.plan === undefined` as `true` (left enabled, its line holds
+//   killed ConditionalExpression mutants): a schedule tagged "At" always resolves to a one-shot,
+//   whose plan is undefined, so the tag decides alone.
+// - Lifecycle.ts, `compile`: `name.startsWith("schedule")` as `startsWith("")`, named above, is
+//   now disabled (StringLiteral, the only one on its line).
+// - Retry.ts, `resolve`, left enabled (their lines hold killed mutants of the same mutator):
+//   `typeof factor !== "number"` as `false` (`Number.isFinite` is false for every non-number, so
+//   the next test refuses it alike); the shared `none` returned only for an empty policy, its
+//   test as `false` (a fresh object with `none`'s values: the kernel reads `retry !== Retry.none`
+//   only to give a task a side object, and a side object of defaults reads as none). The same
+//   test's `policy.base === undefined` and `policy.factor === undefined` as `true` or `!==` are
+//   killed by `resolve: no retries, other fields given` (test/Retry.test.ts).
+// - MissedRun.ts, `periodic`'s `steps`: the upward correction's `k++` as `k--` (UpdateOperator,
+//   no coverage, left enabled): the branch named above is never taken for safe integers. A
+//   `next-line` comment cannot reach it: it sits on the `else` of a brace-less `if`, where the
+//   comment attaches to the statement before.
+// - MissedRun.ts, `inUtc`: `{ tz: UTC }` as `{}` (ObjectLiteral) survives the mutation run only
+//   because Stryker's vitest runner uses worker threads, where `test/CronHostZone.test.ts` cannot
+//   move the process's zone and skips itself; run as `pnpm test` (forked processes), `fires at
+//   its UTC times, not at the host's local times` fails with it (checked by applying it by hand).
 import { base } from "../testkit/stryker.base.mjs"
 
 /** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */

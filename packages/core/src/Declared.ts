@@ -364,6 +364,7 @@ const sameSchedule = (declared: Definition, current: Definition): boolean => {
       const x = a.cron as unknown as Record<string, unknown>
       const y = b.cron as unknown as Record<string, unknown>
       // Parsed text: its zone and fields, so equivalent expressions are one schedule.
+      // Stryker disable next-line LogicalOperator: equivalent, a parsed cron always has a zone name and an Effect Cron no `timeZone`, so one of each never compares equal
       return x._tag === "ParsedCron" && y._tag === "ParsedCron"
         ? x.timeZone === y.timeZone && sameData(x.spec, y.spec)
         : Object.is(x, y)

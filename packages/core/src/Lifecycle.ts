@@ -469,6 +469,7 @@ export const compile = (m: typeof machine = machine): ReadonlyArray<ReadonlyArra
           let effect: Effect = "none"
           const edgeOps: Array<(c: TaskContext) => void> = []
           for (const name of names) {
+            // Stryker disable next-line StringLiteral: equivalent, every name in `effectNames` starts with "schedule"
             if (name.startsWith("schedule") && effectNames.has(name)) effect = name as Effect
             else if (name in ops) edgeOps.push(ops[name as keyof typeof ops])
             else throw new Error(`unknown action ${name}`)

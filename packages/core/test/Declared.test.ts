@@ -4,7 +4,7 @@
  */
 import { Cron } from "effect"
 import { describe, expect, it } from "vitest"
-import { Declared, Errors, Kernel, Schedule } from "../src/index.ts"
+import { Breaker, Declared, Errors, Kernel, Schedule } from "../src/index.ts"
 
 const def = (
   options: Parameters<typeof Declared.definitionOf>[0],
@@ -371,5 +371,37 @@ describe("the options a declaration leaves out, and its batch (SPEC §18.1, §18
     expect(Declared.tagsOf(undefined, "app")).toEqual(["app"])
     expect(Declared.tagsOf(["x"], undefined)).toEqual(["x"])
     expect(Declared.undeclared(["a", "b"], [])).toEqual(["a", "b"])
+  })
+})
+
+describe("decide: an object on one side only (SPEC §18.1)", () => {
+  const rate = (more: Record<string, unknown> = {}, breaker?: Breaker.Resolved) =>
+    def(
+      {
+        schedule: Schedule.fixedRate(60_000),
+        ...(breaker === undefined ? {} : { breaker }),
+      },
+      0,
+      more,
+    )
+  const update = (...fields: Array<string>) => ({ _tag: "update", fields })
+
+  it("SPEC §18.1: a task's own breaker policy added or dropped is a change of `breaker`", () => {
+    const policy = Breaker.resolve({ failures: 3, coolDown: 1_000 })
+    if (!("failures" in policy)) throw new Error(policy.message)
+    expect(Declared.decide(rate({}, policy), live(rate()))).toEqual(update("breaker"))
+    expect(Declared.decide(rate(), live(rate({}, policy)))).toEqual(update("breaker"))
+    expect(Declared.decide(rate({}, policy), live(rate({}, { ...policy })))).toEqual({
+      _tag: "unchanged",
+    })
+  })
+
+  it("SPEC §18.1: a store option holding an object, declared or live only, is a change", () => {
+    const payload = { to: "ops@example.com", retries: [1, 2] }
+    expect(Declared.decide(rate({ payload }), live(rate()))).toEqual(update("payload"))
+    expect(Declared.decide(rate(), live(rate({ payload })))).toEqual(update("payload"))
+    expect(Declared.decide(rate({ payload: undefined }), live(rate({ payload })))).toEqual(
+      update("payload"),
+    )
   })
 })

@@ -177,3 +177,11 @@ describe("resolve: each refusal's sentence (SPEC §13)", () => {
     expect(resolved({ maxRetries: 0, maxDelay: 5 }).maxDelay).toBe(5)
   })
 })
+
+describe("resolve: no retries, other fields given (SPEC §7)", () => {
+  it("SPEC §7: a base or a factor given with no retries is kept as given, not dropped for the default", () => {
+    expect(resolved({ base: 500 })).toEqual({ ...Retry.none, base: 500 })
+    expect(resolved({ maxRetries: 0, factor: 3 })).toEqual({ ...Retry.none, factor: 3 })
+    expect(resolved({})).toEqual(Retry.none)
+  })
+})
