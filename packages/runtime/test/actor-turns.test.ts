@@ -329,3 +329,69 @@ describe("a debounce that brings the pending run forward wakes the actor (SPEC �
     }),
   )
 })
+
+describe("retry of a slot that ran twice at its first attempt (SPEC §19.7, §19.1)", () => {
+  // A trigger at the very ms of a grid slot runs as slot `now`, attempt 1: the slot then has
+  // two attempt-1 runs. The ledger is oldest first, so of equal attempts the later one is the
+  // slot's latest run, and it alone decides.
+  const twice = (failManual: boolean) =>
+    Effect.gen(function* () {
+      const s = yield* Scheduler.make({ workers: 1 })
+      const seen: Array<[number, number, boolean]> = []
+      // The only worker is busy until 2_000, so the trigger at 1_000 finds slot 1_000 still due.
+      yield* s.schedule({ id: "hog", schedule: Schedule.once(0), job: Effect.sleep(2_000) })
+      yield* s.schedule({
+        id: "t",
+        schedule: Schedule.fixedRate(1_000, { delay: 1_000 }),
+        job: Effect.gen(function* () {
+          const run = yield* Run.CurrentRun
+          const manual = run.manual === true
+          seen.push([run.slot, run.attempt, manual])
+          if (run.slot === 1_000 && manual === failManual) return yield* Effect.fail("down")
+        }),
+      })
+      yield* TestClock.adjust(1_000)
+      yield* s.trigger("t")
+      yield* TestClock.adjust(1_000)
+      // The manual run first, then the slot it set aside, then the grid's next slot.
+      expect(seen.slice(0, 2)).toEqual([
+        [1_000, 1, true],
+        [1_000, 1, false],
+      ])
+      return { s, seen }
+    })
+
+  it.effect("a later success stands: the slot is not retried", () =>
+    Effect.gen(function* () {
+      const { s } = yield* twice(true)
+      const refused = yield* Effect.flip(s.retry("t", { slot: 1_000 }))
+      expect(refused).toMatchObject({ _tag: "ManualRunRefused", slot: 1_000 })
+      expect(refused.message).toContain("(attempt 1) succeeded")
+    }),
+  )
+
+  it.effect("a later failure stands: the slot is retried at attempt 2", () =>
+    Effect.gen(function* () {
+      const { s, seen } = yield* twice(false)
+      yield* s.retry("t", { slot: 1_000 })
+      yield* TestClock.adjust(0)
+      expect(seen.filter(([, attempt]) => attempt === 2)).toEqual([[1_000, 2, true]])
+    }),
+  )
+})
+
+describe("a listener hears an accepted task with its info", () => {
+  it.effect("the info is the task just scheduled", () =>
+    Effect.gen(function* () {
+      const heard: Array<[string, string, string, number]> = []
+      const s = yield* Scheduler.make({
+        listener: {
+          accepted: (id, info) => heard.push([id, info.id, info.state, info.scheduledFor]),
+        },
+      })
+      yield* TestClock.adjust(50)
+      yield* s.schedule({ id: "l", schedule: Schedule.once(100), job: Effect.void })
+      expect(heard).toEqual([["l", "l", "scheduled", 150]])
+    }),
+  )
+})
