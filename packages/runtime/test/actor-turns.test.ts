@@ -395,3 +395,63 @@ describe("a listener hears an accepted task with its info", () => {
     }),
   )
 })
+
+describe("a command's breaker holds are in the ledger as soon as it returns (SPEC §7.8)", () => {
+  // `a` fails at 0 and opens db until 10_000. No command below moves the earliest slot before
+  // the one the actor sleeps toward, so the actor does not wake between a command and the read:
+  // what the ledger shows is what the command itself filed.
+  const opened = Effect.gen(function* () {
+    const s = yield* Scheduler.make({ breakers: { db: { failures: 1, coolDown: 10_000 } } })
+    yield* s.schedule({ id: "far", schedule: Schedule.once(60_000), job: Effect.void })
+    yield* s.schedule({
+      id: "a",
+      schedule: Schedule.once(0),
+      job: Effect.fail("down"),
+      breaker: "db",
+    })
+    yield* TestClock.adjust(0)
+    expect(yield* s.status("a")).toBe("failed")
+    return s
+  })
+  const held = (s: Scheduler.Scheduler, id: string) =>
+    Effect.map(s.ledger(id), (l) =>
+      l.flatMap((o) => (o.kind === "paused" ? [[o.reason, o.at] as const] : [])),
+    )
+
+  it.effect("a task scheduled into an open breaker", () =>
+    Effect.gen(function* () {
+      const s = yield* opened
+      yield* TestClock.adjust(10)
+      yield* s.schedule({
+        id: "b",
+        schedule: Schedule.fixedRate(1_000, { delay: 1_000 }),
+        job: Effect.void,
+        breaker: "db",
+      })
+      expect(yield* held(s, "b")).toEqual([["breaker", 10]])
+    }),
+  )
+
+  it.effect("a task moved into an open breaker by update", () =>
+    Effect.gen(function* () {
+      const s = yield* opened
+      yield* s.schedule({
+        id: "c",
+        schedule: Schedule.fixedRate(1_000, { delay: 1_000 }),
+        job: Effect.void,
+      })
+      yield* TestClock.adjust(10)
+      expect(yield* s.update("c", { breaker: "db" })).toBe(true)
+      expect(yield* held(s, "c")).toEqual([["breaker", 10]])
+    }),
+  )
+
+  it.effect("a failed task retried back into its open breaker", () =>
+    Effect.gen(function* () {
+      const s = yield* opened
+      yield* TestClock.adjust(10)
+      yield* s.retry("a")
+      expect(yield* held(s, "a")).toEqual([["breaker", 10]])
+    }),
+  )
+})
