@@ -455,3 +455,23 @@ describe("a command's breaker holds are in the ledger as soon as it returns (SPE
     }),
   )
 })
+
+describe("a deduplicated request is in the holder's ledger as soon as it returns (SPEC §20.3)", () => {
+  it.effect("singleton: the request that created nothing reads back at once", () =>
+    Effect.gen(function* () {
+      const s = yield* Scheduler.make()
+      const request = s.scheduleDeduplicated({
+        id: "h",
+        schedule: Schedule.once(60_000),
+        job: Effect.void,
+        dedup: { key: "k" },
+      })
+      expect(yield* request).toEqual({ id: "h", outcome: "created" })
+      yield* TestClock.adjust(10)
+      // The holder's slot does not move, so nothing wakes the actor before the read.
+      expect(yield* request).toEqual({ id: "h", outcome: "deduplicated" })
+      const deduplicated = (yield* s.ledger("h")).filter((o) => o.kind === "deduplicated")
+      expect(deduplicated).toEqual([expect.objectContaining({ key: "k", at: 10 })])
+    }),
+  )
+})
