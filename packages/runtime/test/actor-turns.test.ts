@@ -4,7 +4,7 @@
  * gauges a burst of schedule calls leaves, and the precise clock's anchor bound.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Metric } from "effect"
+import { Effect, Exit, Fiber, Metric, Scope } from "effect"
 import { TestClock } from "effect/testing"
 import { type Ledger, Metrics, Run, Schedule, Scheduler } from "../src/index.ts"
 import { anchorOffset } from "../src/internal/actor.ts"
@@ -472,6 +472,35 @@ describe("a deduplicated request is in the holder's ledger as soon as it returns
       expect(yield* request).toEqual({ id: "h", outcome: "deduplicated" })
       const deduplicated = (yield* s.ledger("h")).filter((o) => o.kind === "deduplicated")
       expect(deduplicated).toEqual([expect.objectContaining({ key: "k", at: 10 })])
+    }),
+  )
+})
+
+describe("what a run's end decides is filed even as the scheduler drains (SPEC §12, §7)", () => {
+  it.effect("the pause a last failure causes is heard before the close ends", () =>
+    Effect.gen(function* () {
+      const scope = yield* Scope.make()
+      const heard: Array<string> = []
+      const s = yield* Scheduler.make({
+        shutdown: "drain",
+        listener: {
+          completed: (r) => heard.push(`completed ${r.id} ${r.outcome.kind}`),
+          occurred: (o) => heard.push(`${o.kind} ${"id" in o ? o.id : ""}`),
+        },
+      }).pipe(Scope.provide(scope))
+      yield* s.schedule({
+        id: "flaky",
+        schedule: Schedule.fixedRate(1_000),
+        pauseAfterConsecutiveFailures: 1,
+        job: Effect.andThen(Effect.sleep(100), Effect.fail("down")),
+      })
+      yield* TestClock.adjust(10)
+      const closing = yield* Effect.forkChild(Scope.close(scope, Exit.void), {
+        startImmediately: true,
+      })
+      yield* TestClock.adjust(200)
+      yield* Fiber.join(closing)
+      expect(heard).toEqual(["completed flaky failed", "paused flaky"])
     }),
   )
 })
