@@ -504,3 +504,38 @@ describe("what a run's end decides is filed even as the scheduler drains (SPEC �
     }),
   )
 })
+
+describe("cancelling a half-open breaker's probe lets the next one go at once (SPEC §7.8, §8)", () => {
+  it.effect("the new probe's release is in its ledger as soon as the cancel returns", () =>
+    Effect.gen(function* () {
+      const s = yield* Scheduler.make({
+        workers: 2,
+        breakers: { db: { failures: 1, coolDown: 100 } },
+      })
+      yield* s.schedule({
+        id: "a",
+        schedule: Schedule.once(0),
+        job: Effect.fail("down"),
+        breaker: "db",
+      })
+      for (const id of ["p", "q"]) {
+        yield* s.schedule({
+          id,
+          schedule: Schedule.fixedRate(1_000, { delay: 50 }),
+          job: Effect.sleep(10_000),
+          breaker: "db",
+        })
+      }
+      // db opens at 0 and holds p and q; half-open at 100, p (pushed first) is let go as the
+      // probe, due at its next grid slot, 1_050.
+      yield* TestClock.adjust(150)
+      expect(yield* s.status("p")).toBe("scheduled")
+      expect(yield* s.status("q")).toBe("paused")
+      expect(yield* s.cancel("p")).toBe(true)
+      const resumed = (yield* s.ledger("q")).filter((o) => o.kind === "resumed")
+      expect(resumed).toEqual([
+        expect.objectContaining({ reason: "breaker", nextSlot: 1_050, at: 150 }),
+      ])
+    }),
+  )
+})
