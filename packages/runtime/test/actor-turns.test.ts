@@ -541,34 +541,36 @@ describe("cancelling a half-open breaker's probe lets the next one go at once (S
 })
 
 describe("retry of a slot decided by its highest attempt, not its last entry (SPEC §19.7)", () => {
-  it.effect("a trigger's attempt 1 at the slot's ms after its attempt 2 does not stand for it", () =>
-    Effect.gen(function* () {
-      const s = yield* Scheduler.make()
-      const seen: Array<[number, number, boolean]> = []
-      yield* s.schedule({
-        id: "t",
-        schedule: Schedule.fixedRate(1_000, { delay: 1_000 }),
-        // A retry due at once: slot 1_000's attempt 2 runs at 1_000 too.
-        retry: { maxRetries: 1, base: 0 },
-        job: Effect.gen(function* () {
-          const run = yield* Run.CurrentRun
-          const manual = run.manual === true
-          seen.push([run.slot, run.attempt, manual])
-          if (manual || run.attempt === 1) return yield* Effect.fail("down")
-        }),
-      })
-      yield* TestClock.adjust(1_000)
-      yield* s.trigger("t")
-      yield* TestClock.adjust(0)
-      expect(seen).toEqual([
-        [1_000, 1, false],
-        [1_000, 2, false],
-        [1_000, 1, true],
-      ])
-      // The ledger's last entry of slot 1_000 failed, but its highest attempt, 2, succeeded.
-      const refused = yield* Effect.flip(s.retry("t", { slot: 1_000 }))
-      expect(refused).toMatchObject({ _tag: "ManualRunRefused", slot: 1_000 })
-      expect(refused.message).toContain("(attempt 2) succeeded")
-    }),
+  it.effect(
+    "a trigger's attempt 1 at the slot's ms after its attempt 2 does not stand for it",
+    () =>
+      Effect.gen(function* () {
+        const s = yield* Scheduler.make()
+        const seen: Array<[number, number, boolean]> = []
+        yield* s.schedule({
+          id: "t",
+          schedule: Schedule.fixedRate(1_000, { delay: 1_000 }),
+          // A retry due at once: slot 1_000's attempt 2 runs at 1_000 too.
+          retry: { maxRetries: 1, base: 0 },
+          job: Effect.gen(function* () {
+            const run = yield* Run.CurrentRun
+            const manual = run.manual === true
+            seen.push([run.slot, run.attempt, manual])
+            if (manual || run.attempt === 1) return yield* Effect.fail("down")
+          }),
+        })
+        yield* TestClock.adjust(1_000)
+        yield* s.trigger("t")
+        yield* TestClock.adjust(0)
+        expect(seen).toEqual([
+          [1_000, 1, false],
+          [1_000, 2, false],
+          [1_000, 1, true],
+        ])
+        // The ledger's last entry of slot 1_000 failed, but its highest attempt, 2, succeeded.
+        const refused = yield* Effect.flip(s.retry("t", { slot: 1_000 }))
+        expect(refused).toMatchObject({ _tag: "ManualRunRefused", slot: 1_000 })
+        expect(refused.message).toContain("(attempt 2) succeeded")
+      }),
   )
 })
