@@ -574,3 +574,14 @@ describe("retry of a slot decided by its highest attempt, not its last entry (SP
       }),
   )
 })
+
+describe("cancel with interrupt of a task that is not running (SPEC §8)", () => {
+  it.effect("records no interruption: there was no run to interrupt", () =>
+    Effect.gen(function* () {
+      const s = yield* Scheduler.make()
+      yield* s.schedule({ id: "idle", schedule: Schedule.once(5_000), job: Effect.void })
+      expect(yield* s.cancel("idle", { interrupt: true })).toBe(true)
+      expect(cancels(yield* s.ledger("idle"))).toEqual([["scheduled", false]])
+    }),
+  )
+})
