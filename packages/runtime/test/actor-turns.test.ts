@@ -4,7 +4,7 @@
  * gauges a burst of schedule calls leaves, and the precise clock's anchor bound.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Metric, Scope } from "effect"
+import { Clock, Effect, Exit, Fiber, Logger, Metric, Scope } from "effect"
 import { TestClock } from "effect/testing"
 import { type Ledger, Metrics, Run, Schedule, Scheduler } from "../src/index.ts"
 import { anchorOffset } from "../src/internal/actor.ts"
@@ -584,4 +584,30 @@ describe("cancel with interrupt of a task that is not running (SPEC §8)", () =>
       expect(cancels(yield* s.ledger("idle"))).toEqual([["scheduled", false]])
     }),
   )
+})
+
+describe("a wall-clock step is logged (SPEC §2)", () => {
+  it.effect("once, as a warning naming the step in ms", () => {
+    const warnings: Array<string> = []
+    const logger = Logger.make((o) => {
+      if (o.logLevel === "Warn") warnings.push(String(o.message))
+    })
+    return Effect.gen(function* () {
+      const test = yield* Clock.Clock
+      let step = 0
+      // Monotonic time is TestClock's; the wall clock is TestClock's + `step`.
+      const clock: Clock.Clock = Object.create(test, {
+        currentTimeMillisUnsafe: { value: () => test.currentTimeMillisUnsafe() + step },
+        currentTimeMillis: { value: Effect.sync(() => test.currentTimeMillisUnsafe() + step) },
+      })
+      const s = yield* Scheduler.make().pipe(Effect.provideService(Clock.Clock, clock))
+      yield* s.schedule({ id: "rate", schedule: Schedule.fixedRate(1_000), job: Effect.void })
+      yield* TestClock.adjust(500)
+      step = 3_600_000
+      yield* TestClock.adjust(2_000)
+      expect(warnings.filter((w) => w.includes("wall clock"))).toEqual([
+        expect.stringContaining("stepped by 3600000 ms"),
+      ])
+    }).pipe(Effect.provide(Logger.layer([logger])))
+  })
 })
