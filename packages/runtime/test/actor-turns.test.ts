@@ -413,7 +413,7 @@ describe("a command's breaker holds are in the ledger as soon as it returns (SPE
     expect(yield* s.status("a")).toBe("failed")
     return s
   })
-  const held = (s: Scheduler.Scheduler, id: string) =>
+  const held = (s: Scheduler.SchedulerShape, id: string) =>
     Effect.map(s.ledger(id), (l) =>
       l.flatMap((o) => (o.kind === "paused" ? [[o.reason, o.at] as const] : [])),
     )
