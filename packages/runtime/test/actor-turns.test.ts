@@ -4,7 +4,7 @@
  * gauges a burst of schedule calls leaves, and the precise clock's anchor bound.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Metric } from "effect"
+import { Clock, Effect, Exit, Fiber, Logger, Metric, Scope } from "effect"
 import { TestClock } from "effect/testing"
 import { type Ledger, Metrics, Run, Schedule, Scheduler } from "../src/index.ts"
 import { anchorOffset } from "../src/internal/actor.ts"
@@ -328,4 +328,286 @@ describe("a debounce that brings the pending run forward wakes the actor (SPEC �
       expect(ran).toEqual(["quick"])
     }),
   )
+})
+
+describe("retry of a slot that ran twice at its first attempt (SPEC §19.7, §19.1)", () => {
+  // A trigger at the very ms of a grid slot runs as slot `now`, attempt 1: the slot then has
+  // two attempt-1 runs. The ledger is oldest first, so of equal attempts the later one is the
+  // slot's latest run, and it alone decides.
+  const twice = (failManual: boolean) =>
+    Effect.gen(function* () {
+      const s = yield* Scheduler.make({ workers: 1 })
+      const seen: Array<[number, number, boolean]> = []
+      // The only worker is busy until 2_000, so the trigger at 1_000 finds slot 1_000 still due.
+      yield* s.schedule({ id: "hog", schedule: Schedule.once(0), job: Effect.sleep(2_000) })
+      yield* s.schedule({
+        id: "t",
+        schedule: Schedule.fixedRate(1_000, { delay: 1_000 }),
+        job: Effect.gen(function* () {
+          const run = yield* Run.CurrentRun
+          const manual = run.manual === true
+          seen.push([run.slot, run.attempt, manual])
+          if (run.slot === 1_000 && manual === failManual) return yield* Effect.fail("down")
+        }),
+      })
+      yield* TestClock.adjust(1_000)
+      yield* s.trigger("t")
+      yield* TestClock.adjust(1_000)
+      // The manual run first, then the slot it set aside, then the grid's next slot.
+      expect(seen.slice(0, 2)).toEqual([
+        [1_000, 1, true],
+        [1_000, 1, false],
+      ])
+      return { s, seen }
+    })
+
+  it.effect("a later success stands: the slot is not retried", () =>
+    Effect.gen(function* () {
+      const { s } = yield* twice(true)
+      const refused = yield* Effect.flip(s.retry("t", { slot: 1_000 }))
+      expect(refused).toMatchObject({ _tag: "ManualRunRefused", slot: 1_000 })
+      expect(refused.message).toContain("(attempt 1) succeeded")
+    }),
+  )
+
+  it.effect("a later failure stands: the slot is retried at attempt 2", () =>
+    Effect.gen(function* () {
+      const { s, seen } = yield* twice(false)
+      yield* s.retry("t", { slot: 1_000 })
+      yield* TestClock.adjust(0)
+      expect(seen.filter(([, attempt]) => attempt === 2)).toEqual([[1_000, 2, true]])
+    }),
+  )
+})
+
+describe("a listener hears an accepted task with its info", () => {
+  it.effect("the info is the task just scheduled", () =>
+    Effect.gen(function* () {
+      const heard: Array<[string, string, string, number]> = []
+      const s = yield* Scheduler.make({
+        listener: {
+          accepted: (id, info) => heard.push([id, info.id, info.state, info.scheduledFor]),
+        },
+      })
+      yield* TestClock.adjust(50)
+      yield* s.schedule({ id: "l", schedule: Schedule.once(100), job: Effect.void })
+      expect(heard).toEqual([["l", "l", "scheduled", 150]])
+    }),
+  )
+})
+
+describe("a command's breaker holds are in the ledger as soon as it returns (SPEC §7.8)", () => {
+  // `a` fails at 0 and opens db until 10_000. No command below moves the earliest slot before
+  // the one the actor sleeps toward, so the actor does not wake between a command and the read:
+  // what the ledger shows is what the command itself filed.
+  const opened = Effect.gen(function* () {
+    const s = yield* Scheduler.make({ breakers: { db: { failures: 1, coolDown: 10_000 } } })
+    yield* s.schedule({ id: "far", schedule: Schedule.once(60_000), job: Effect.void })
+    yield* s.schedule({
+      id: "a",
+      schedule: Schedule.once(0),
+      job: Effect.fail("down"),
+      breaker: "db",
+    })
+    yield* TestClock.adjust(0)
+    expect(yield* s.status("a")).toBe("failed")
+    return s
+  })
+  const held = (s: Scheduler.SchedulerShape, id: string) =>
+    Effect.map(s.ledger(id), (l) =>
+      l.flatMap((o) => (o.kind === "paused" ? [[o.reason, o.at] as const] : [])),
+    )
+
+  it.effect("a task scheduled into an open breaker", () =>
+    Effect.gen(function* () {
+      const s = yield* opened
+      yield* TestClock.adjust(10)
+      yield* s.schedule({
+        id: "b",
+        schedule: Schedule.fixedRate(1_000, { delay: 1_000 }),
+        job: Effect.void,
+        breaker: "db",
+      })
+      expect(yield* held(s, "b")).toEqual([["breaker", 10]])
+    }),
+  )
+
+  it.effect("a task moved into an open breaker by update", () =>
+    Effect.gen(function* () {
+      const s = yield* opened
+      yield* s.schedule({
+        id: "c",
+        schedule: Schedule.fixedRate(1_000, { delay: 1_000 }),
+        job: Effect.void,
+      })
+      yield* TestClock.adjust(10)
+      expect(yield* s.update("c", { breaker: "db" })).toBe(true)
+      expect(yield* held(s, "c")).toEqual([["breaker", 10]])
+    }),
+  )
+
+  it.effect("a failed task retried back into its open breaker", () =>
+    Effect.gen(function* () {
+      const s = yield* opened
+      yield* TestClock.adjust(10)
+      yield* s.retry("a")
+      expect(yield* held(s, "a")).toEqual([["breaker", 10]])
+    }),
+  )
+})
+
+describe("a deduplicated request is in the holder's ledger as soon as it returns (SPEC §20.3)", () => {
+  it.effect("singleton: the request that created nothing reads back at once", () =>
+    Effect.gen(function* () {
+      const s = yield* Scheduler.make()
+      const request = s.scheduleDeduplicated({
+        id: "h",
+        schedule: Schedule.once(60_000),
+        job: Effect.void,
+        dedup: { key: "k" },
+      })
+      expect(yield* request).toEqual({ id: "h", outcome: "created" })
+      yield* TestClock.adjust(10)
+      // The holder's slot does not move, so nothing wakes the actor before the read.
+      expect(yield* request).toEqual({ id: "h", outcome: "deduplicated" })
+      const deduplicated = (yield* s.ledger("h")).filter((o) => o.kind === "deduplicated")
+      expect(deduplicated).toEqual([expect.objectContaining({ key: "k", at: 10 })])
+    }),
+  )
+})
+
+describe("what a run's end decides is filed even as the scheduler drains (SPEC §12, §7)", () => {
+  it.effect("the pause a last failure causes is heard before the close ends", () =>
+    Effect.gen(function* () {
+      const scope = yield* Scope.make()
+      const heard: Array<string> = []
+      const s = yield* Scheduler.make({
+        shutdown: "drain",
+        listener: {
+          completed: (r) => heard.push(`completed ${r.id} ${r.outcome.kind}`),
+          occurred: (o) => heard.push(`${o.kind} ${"id" in o ? o.id : ""}`),
+        },
+      }).pipe(Scope.provide(scope))
+      yield* s.schedule({
+        id: "flaky",
+        schedule: Schedule.fixedRate(1_000),
+        pauseAfterConsecutiveFailures: 1,
+        job: Effect.andThen(Effect.sleep(100), Effect.fail("down")),
+      })
+      yield* TestClock.adjust(10)
+      const closing = yield* Effect.forkChild(Scope.close(scope, Exit.void), {
+        startImmediately: true,
+      })
+      yield* TestClock.adjust(200)
+      yield* Fiber.join(closing)
+      expect(heard).toEqual(["completed flaky failed", "paused flaky"])
+    }),
+  )
+})
+
+describe("cancelling a half-open breaker's probe lets the next one go at once (SPEC §7.8, §8)", () => {
+  it.effect("the new probe's release is in its ledger as soon as the cancel returns", () =>
+    Effect.gen(function* () {
+      const s = yield* Scheduler.make({
+        workers: 2,
+        breakers: { db: { failures: 1, coolDown: 100 } },
+      })
+      yield* s.schedule({
+        id: "a",
+        schedule: Schedule.once(0),
+        job: Effect.fail("down"),
+        breaker: "db",
+      })
+      for (const id of ["p", "q"]) {
+        yield* s.schedule({
+          id,
+          schedule: Schedule.fixedRate(1_000, { delay: 50 }),
+          job: Effect.sleep(10_000),
+          breaker: "db",
+        })
+      }
+      // db opens at 0 and holds p and q; half-open at 100, p (pushed first) is let go as the
+      // probe, due at its next grid slot, 1_050.
+      yield* TestClock.adjust(150)
+      expect(yield* s.status("p")).toBe("scheduled")
+      expect(yield* s.status("q")).toBe("paused")
+      expect(yield* s.cancel("p")).toBe(true)
+      const resumed = (yield* s.ledger("q")).filter((o) => o.kind === "resumed")
+      expect(resumed).toEqual([
+        expect.objectContaining({ reason: "breaker", nextSlot: 1_050, at: 150 }),
+      ])
+    }),
+  )
+})
+
+describe("retry of a slot decided by its highest attempt, not its last entry (SPEC §19.7)", () => {
+  it.effect(
+    "a trigger's attempt 1 at the slot's ms after its attempt 2 does not stand for it",
+    () =>
+      Effect.gen(function* () {
+        const s = yield* Scheduler.make()
+        const seen: Array<[number, number, boolean]> = []
+        yield* s.schedule({
+          id: "t",
+          schedule: Schedule.fixedRate(1_000, { delay: 1_000 }),
+          // A retry due at once: slot 1_000's attempt 2 runs at 1_000 too.
+          retry: { maxRetries: 1, base: 0 },
+          job: Effect.gen(function* () {
+            const run = yield* Run.CurrentRun
+            const manual = run.manual === true
+            seen.push([run.slot, run.attempt, manual])
+            if (manual || run.attempt === 1) return yield* Effect.fail("down")
+          }),
+        })
+        yield* TestClock.adjust(1_000)
+        yield* s.trigger("t")
+        yield* TestClock.adjust(0)
+        expect(seen).toEqual([
+          [1_000, 1, false],
+          [1_000, 2, false],
+          [1_000, 1, true],
+        ])
+        // The ledger's last entry of slot 1_000 failed, but its highest attempt, 2, succeeded.
+        const refused = yield* Effect.flip(s.retry("t", { slot: 1_000 }))
+        expect(refused).toMatchObject({ _tag: "ManualRunRefused", slot: 1_000 })
+        expect(refused.message).toContain("(attempt 2) succeeded")
+      }),
+  )
+})
+
+describe("cancel with interrupt of a task that is not running (SPEC §8)", () => {
+  it.effect("records no interruption: there was no run to interrupt", () =>
+    Effect.gen(function* () {
+      const s = yield* Scheduler.make()
+      yield* s.schedule({ id: "idle", schedule: Schedule.once(5_000), job: Effect.void })
+      expect(yield* s.cancel("idle", { interrupt: true })).toBe(true)
+      expect(cancels(yield* s.ledger("idle"))).toEqual([["scheduled", false]])
+    }),
+  )
+})
+
+describe("a wall-clock step is logged (SPEC §2)", () => {
+  it.effect("once, as a warning naming the step in ms", () => {
+    const warnings: Array<string> = []
+    const logger = Logger.make((o) => {
+      if (o.logLevel === "Warn") warnings.push(String(o.message))
+    })
+    return Effect.gen(function* () {
+      const test = yield* Clock.Clock
+      let step = 0
+      // Monotonic time is TestClock's; the wall clock is TestClock's + `step`.
+      const clock: Clock.Clock = Object.create(test, {
+        currentTimeMillisUnsafe: { value: () => test.currentTimeMillisUnsafe() + step },
+        currentTimeMillis: { value: Effect.sync(() => test.currentTimeMillisUnsafe() + step) },
+      })
+      const s = yield* Scheduler.make().pipe(Effect.provideService(Clock.Clock, clock))
+      yield* s.schedule({ id: "rate", schedule: Schedule.fixedRate(1_000), job: Effect.void })
+      yield* TestClock.adjust(500)
+      step = 3_600_000
+      yield* TestClock.adjust(2_000)
+      expect(warnings.filter((w) => w.includes("wall clock"))).toEqual([
+        expect.stringContaining("stepped by 3600000 ms"),
+      ])
+    }).pipe(Effect.provide(Logger.layer([logger])))
+  })
 })

@@ -124,9 +124,11 @@ export class TimingActor {
    */
   readonly healthWakeup = new Wakeup()
   /** Finished runs not yet applied, in the order they ended (three parallel lists). */
+  // Stryker disable ArrayDeclaration: equivalent, index k is written by onEnd before it is read
   private readonly endedRuns: Array<Run | undefined> = []
   private readonly endedExits: Array<Exit.Exit<unknown, unknown> | undefined> = []
   private readonly endedAt: Array<number> = []
+  // Stryker restore ArrayDeclaration
   /**
    * How many of the ended* entries are waiting. The arrays are reused, never truncated:
    * `length = 0` drops their backing stores, and growing them again after every run cost
@@ -166,6 +168,7 @@ export class TimingActor {
     this.recorder = config.recorder
     this.clocks = config.clocks
     this.offset = anchorOffset(config.clocks)
+    // Stryker disable next-line StringLiteral: equivalent, any kind but "node" is Effect's timer; "node" saves a fiber race
     this.wakeup = new Wakeup({ timer: config.timerSleeps ? "node" : "effect" })
     this.pool = new WorkerPool<Run>({
       workers: config.workers,
