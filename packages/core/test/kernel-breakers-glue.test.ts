@@ -90,3 +90,25 @@ describe("SPEC §7 a shared breaker outlives a member that leaves it", () => {
     expect(k.breaker("smtp")).toMatchObject({ state: "half-open", probe: "a" })
   })
 })
+
+describe("SPEC §7 a breaker's half-open time is shown only while it is open", () => {
+  it("closed, open, half-open: halfOpenAt is given for the open state alone", () => {
+    const k = new Kernel.Kernel<string>()
+    k.schedule(
+      {
+        id: "a",
+        job: "a",
+        schedule: Schedule.fixedRate(10),
+        breaker: { failures: 1, coolDown: 100 },
+      },
+      0,
+    )
+    expect(k.breaker("a")?.halfOpenAt).toBeUndefined()
+    k.complete(take(k, 0), failed, 0, false)
+    expect(k.breaker("a")).toMatchObject({ state: "open", halfOpenAt: 100 })
+    take(k, 100)
+    const half = k.breaker("a")
+    expect(half?.state).toBe("half-open")
+    expect(half?.halfOpenAt).toBeUndefined()
+  })
+})
