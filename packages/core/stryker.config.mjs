@@ -309,10 +309,9 @@
 //   alike; with one, see the generation below). explain.ts: `extra?.gridSlot` as `extra.gridSlot`
 //   for a scheduled retry (three) and a paused task's held retry (OptionalChaining: a retry row and
 //   a paused row have a side object); `following`'s `"catch-up"` as `""` (StringLiteral: as in
-//   Schedule.ts's `preview` above). Results.ts, `utf8Bytes`: `i + 1 < text.length` as `i - 1 < …`
-//   (ArithmeticOperator: a high surrogate is then read with the unit past the end, NaN, which is
-//   not a low surrogate, so it counts 3 bytes as it should). zone.ts: the names listed above, where
-//   their line holds no killed mutant of the same mutator: `offsetAt`'s message (StringLiteral),
+//   Schedule.ts's `preview` above). zone.ts: the names listed above, where their line holds no
+//   killed mutant of the same mutator: `offsetAt`'s message (StringLiteral) and its `throw`
+//   (CallExpression, never reached),
 //   `transitionsOfYear`'s `start - 1000` as `+ 1000` (ArithmeticOperator) and `byYear.set` removed
 //   (CallExpression).
 // - Newly named, left enabled (their lines hold killed mutants of the same mutators): breakers.ts,
@@ -335,7 +334,9 @@
 //   only while the slot runs or has a retry pending, which set `after`; believed, not proven for
 //   a paused task whose held retry was dropped); `"slot" in next` as `true` (a next without `slot`
 //   is an `InvalidTime`, whose `slot` is undefined as well). Results.ts, `utf8Bytes`: `i + 1 <
-//   text.length` as `true` or `<=` (the read past the end, as above).
+//   text.length` as `true`, `<=` or `i - 1 < …`: a high surrogate is then read with the unit past
+//   the end, NaN, which is not a low surrogate, so it counts 3 bytes as it should (a disable comment
+//   is not honoured before an `else if`, where this test is).
 import { base } from "../testkit/stryker.base.mjs"
 
 /** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */

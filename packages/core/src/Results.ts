@@ -70,7 +70,6 @@ export const utf8Bytes = (text: string): number => {
     const c = text.charCodeAt(i)
     if (c < 0x80) n += 1
     else if (c < 0x800) n += 2
-    // Stryker disable next-line ArithmeticOperator: equivalent, a read past the end is NaN, not a low surrogate
     else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
       const d = text.charCodeAt(i + 1)
       if (d >= 0xdc00 && d <= 0xdfff) {
