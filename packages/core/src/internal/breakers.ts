@@ -144,6 +144,7 @@ export class Breakers<J> {
 
   /** The id of `cell`'s probe, or `undefined`. */
   private probeId(cell: BreakerCell): string | undefined {
+    // Stryker disable next-line LogicalOperator: equivalent, the probe's row is always its own generation (see stryker.config.mjs)
     return cell.probe >= 0 && cell.probeGen === this.rows.t.gen(cell.probe)
       ? this.rows.idOf(cell.probe)
       : undefined
@@ -167,15 +168,19 @@ export class Breakers<J> {
       probe,
     }
     const byId = new Map<string, number>()
+    // Stryker disable next-line ArrayDeclaration: equivalent, a placeholder member has no state, so it is never held, held back or picked
     const members: Array<Breaker.Member> = []
+    // Stryker disable next-line StringLiteral: equivalent, a join read through readsMembers gives the same plan
     if (event._tag === "Joined") {
       // Only the joining task is read: a breaker's members are not walked per task scheduled.
       const m = this.rows.lookup(event.task)
+      // Stryker disable next-line CallExpression: equivalent, the map only caches what lookup returns
       byId.set(event.task, m)
       members.push(this.member(m, event.task, now))
     } else if (Breaker.readsMembers(input, event)) {
       for (const m of cell.members) {
         const id = this.rows.idOf(m)
+        // Stryker disable next-line CallExpression: equivalent, the map only caches what lookup returns
         byId.set(id, m)
         members.push(this.member(m, id, now))
       }
@@ -184,6 +189,7 @@ export class Breakers<J> {
     cell.status = plan.status
     if (plan.probe !== probe) {
       const row =
+        // Stryker disable next-line LogicalOperator: equivalent, the probe is in the map, or lookup finds it alike
         plan.probe === undefined ? -1 : (byId.get(plan.probe) ?? this.rows.lookup(plan.probe))
       cell.probe = row
       cell.probeGen = row < 0 ? 0 : this.rows.t.gen(row)
@@ -207,8 +213,11 @@ export class Breakers<J> {
         at: now,
       })
     }
+    // Stryker disable LogicalOperator: equivalent, a held id is always in the map
     for (const id of plan.hold)
       this.host.pause(byId.get(id) ?? this.rows.lookup(id), "breaker", now)
+    // Stryker restore LogicalOperator
+    // Stryker disable next-line LogicalOperator: equivalent, an unheld id is always in the map
     for (const id of plan.unhold) this.unhold(byId.get(id) ?? this.rows.lookup(id), now)
     return plan
   }
@@ -217,6 +226,7 @@ export class Breakers<J> {
   private member(m: number, id: string, now: number): Breaker.Member {
     const extra = this.rows.t.extra(m) as Extras
     const state = Lifecycle.states[this.rows.t.state(m)] as TaskState
+    // Stryker disable next-line LogicalOperator: equivalent, resumeAt is read for held members only
     const held = state === "paused" && extra.pausedReason === "breaker"
     return {
       id,
@@ -232,9 +242,13 @@ export class Breakers<J> {
   private unhold(m: number, now: number): void {
     const extra = this.rows.t.extra(m) as Extras
     const s = this.rows.t.state(m)
+    // Stryker disable next-line LogicalOperator: equivalent, only a paused row has a pausedReason
     if (s === PAUSED && extra.pausedReason === "breaker") this.host.resume(m, now)
+    // Stryker disable next-line LogicalOperator: equivalent, only a running row has a pauseRequest
     else if (s === RUNNING && extra.pauseRequest === "breaker") {
+      // Stryker disable next-line CallExpression: equivalent, the edge of this step is not read
       this.rows.load(m, extra)
+      // Stryker disable next-line CallExpression: equivalent, the edge of this step is not read
       Lifecycle.step(RUNNING, RESUME, this.rows.args)
       extra.pauseRequest = undefined
     }
@@ -253,6 +267,7 @@ export class Breakers<J> {
     const held: Array<TaskId> = []
     for (const m of cell.members) {
       tasks.push(this.rows.idOf(m))
+      // Stryker disable next-line OptionalChaining: equivalent, a breaker's member has a side object
       if (this.rows.t.state(m) === PAUSED && this.rows.t.extra(m)?.pausedReason === "breaker")
         held.push(this.rows.idOf(m))
     }

@@ -44,10 +44,13 @@ export const explainRow = <J>(
   let after: number | undefined
   if (s === SCHEDULED) {
     if (attempt > 1) {
+      // Stryker disable next-line OptionalChaining: equivalent, a retry row has a side object
       pending = { slot: extra?.gridSlot ?? slot, scheduledFor: slot, attempt }
       notes.push(
+        // Stryker disable next-line OptionalChaining: equivalent, a retry row has a side object
         `retry ${attempt - 1} of slot ${extra?.gridSlot ?? slot} is due at ${slot}; its schedule goes on after it`,
       )
+      // Stryker disable next-line OptionalChaining: equivalent, a retry row has a side object
       after = extra?.gridSlot ?? slot
     } else {
       pending = { slot, scheduledFor: slot, attempt }
@@ -88,6 +91,7 @@ export const explainRow = <J>(
     const r = Rules.resume(rows.rowView(i, extra), at)
     if (r.retry) {
       notes.push(`a held retry (attempt ${attempt}) runs first, due at ${r.dueAt}`)
+      // Stryker disable next-line OptionalChaining: equivalent, a paused row has a side object
       after = extra?.gridSlot ?? slot
     } else from = r.dueAt
   }
@@ -136,6 +140,7 @@ export const explainRow = <J>(
 /** The slot after `slot` if its run took no time: a schedule's own sequence, for previews. */
 /** @internal The slot after `slot` if its run took no time. */
 export const following = (plan: Schedule.Plan, slot: number): number | undefined => {
+  // Stryker disable next-line StringLiteral: equivalent, a preview slot ends at its own slot, so no policy is read
   const next = Schedule.nextAfterRun(plan, "catch-up", slot, slot)
   return next !== undefined && "slot" in next ? next.slot : undefined
 }
