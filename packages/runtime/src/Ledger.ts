@@ -17,15 +17,15 @@
  *
  * @since 0.1.0
  */
+import { type Declared, type MissedRun, Results, Rules, Task } from "@tickwork/core"
 import {
-  type Declared,
-  Kernel,
-  Lifecycle,
-  type MissedRun,
-  Results,
-  Rules,
-  Task,
-} from "@tickwork/core"
+  type Columns,
+  copyPosition,
+  makeColumns,
+  OBJECT,
+  readRun,
+  writeRun,
+} from "./internal/ledgerColumns.js"
 
 /**
  * An occurrence that ran.
@@ -223,14 +223,14 @@ export class Store {
 
   // ------------------------------------------------------------ the ring, oldest record at head
   /** The ring's arrays; `ring.size` positions. */
-  private ring: Columns
+  private ring: Columns<Occurrence>
   private head = 0
   private used = 0
   /** Records held (not dropped): at most `used`. */
   private held = 0
 
   /** The arrays of the ring before its last same-size compaction, for the next one to reuse. */
-  private spare: Columns | undefined = undefined
+  private spare: Columns<Occurrence> | undefined = undefined
   /** Where each position went in a compaction, reused while the ring keeps its size. */
   private moved = new Int32Array(0)
 
@@ -268,7 +268,7 @@ export class Store {
     this.perTask = perTask
     this.finalTasks = finalTasks
     this.capacity = capacity
-    this.ring = makeColumns(Math.max(1, Math.min(capacity, initialSize)))
+    this.ring = makeColumns<Occurrence>(Math.max(1, Math.min(capacity, initialSize)))
   }
 
   /** Whether records are kept at all. */
@@ -340,17 +340,7 @@ export class Store {
     }
     if (!this.enabled || row < 0) return
     const p = this.append(row, record.generation)
-    const ring = this.ring
-    ring.how[p] = RUN
-    ring.slots[p] = record.slot
-    ring.scheduledFor[p] = record.scheduledFor
-    ring.startedAt[p] = record.startedAt
-    ring.finishedAt[p] = record.finishedAt
-    ring.nextSlots[p] = record.nextSlot ?? Number.NaN
-    ring.attempts[p] = record.attempt
-    ring.runNumbers[p] = record.runNumber
-    ring.states[p] = Lifecycle.states.indexOf(record.state)
-    ring.continuation[p] = continuations.indexOf(record.continuation)
+    writeRun(this.ring, p, record)
     if (record.continuation === "final") this.retire(row, record.generation)
   }
 
@@ -370,31 +360,7 @@ export class Store {
   /** The record at ring position `p`. */
   private read(p: number): Occurrence {
     const ring = this.ring
-    if (ring.how[p] === OBJECT) return ring.objects[p] as Occurrence
-    const row = ring.rows[p] as number
-    const generation = ring.gens[p] as number
-    const nextSlot = ring.nextSlots[p] as number
-    return Rules.record(
-      {
-        id: Kernel.formatId(row, generation),
-        generation,
-        slot: ring.slots[p] as number,
-        scheduledFor: ring.scheduledFor[p] as number,
-        startedAt: ring.startedAt[p] as number,
-        attempt: ring.attempts[p] as number,
-        runNumber: ring.runNumbers[p] as number,
-        merged: undefined,
-      },
-      Task.succeeded,
-      ring.finishedAt[p] as number,
-      {
-        state: Lifecycle.states[ring.states[p] as number] as Task.TaskState,
-        continuation: continuations[ring.continuation[p] as number] as Task.Continuation,
-        nextSlot: Number.isNaN(nextSlot) ? undefined : nextSlot,
-        dropped: undefined,
-        pausedReason: undefined,
-      },
-    )
+    return ring.how[p] === OBJECT ? (ring.objects[p] as Occurrence) : readRun(ring, p)
   }
 
   /**
@@ -534,7 +500,7 @@ export class Store {
   private rebuild(size: number): void {
     const old = this.ring
     const spare = this.spare
-    const ring = spare !== undefined && spare.size === size ? spare : makeColumns(size)
+    const ring = spare !== undefined && spare.size === size ? spare : makeColumns<Occurrence>(size)
     let moved = this.moved
     if (moved.length !== old.size) {
       moved = new Int32Array(old.size)
@@ -547,20 +513,7 @@ export class Store {
       const p = (this.head + k) % old.size
       if (old.dropped[p] === 1) continue
       moved[p] = q
-      ring.dropped[q] = 0
-      ring.rows[q] = old.rows[p] as number
-      ring.gens[q] = old.gens[p] as number
-      ring.how[q] = old.how[p] as number
-      ring.objects[q] = old.objects[p]
-      ring.slots[q] = old.slots[p] as number
-      ring.scheduledFor[q] = old.scheduledFor[p] as number
-      ring.startedAt[q] = old.startedAt[p] as number
-      ring.finishedAt[q] = old.finishedAt[p] as number
-      ring.nextSlots[q] = old.nextSlots[p] as number
-      ring.attempts[q] = old.attempts[p] as number
-      ring.runNumbers[q] = old.runNumbers[p] as number
-      ring.states[q] = old.states[p] as number
-      ring.continuation[q] = old.continuation[p] as number
+      copyPosition(old, p, ring, q)
       q++
     }
     // Links point to held records only (a dropped record is unlinked first), so every one moved.
@@ -642,58 +595,3 @@ const GEN = 0
 const OLDEST = 1
 const NEWEST = 2
 const COUNT = 3
-
-/** The ring's arrays: position `p` of each is one record. */
-interface Columns {
-  readonly size: number
-  /** 1 for a dropped record still taking its place in the ring. */
-  readonly dropped: Uint8Array
-  readonly rows: Int32Array
-  readonly gens: Float64Array
-  /** The task's previous and next record, or -1. */
-  readonly prev: Int32Array
-  readonly next: Int32Array
-  /** How a record is kept: {@link OBJECT} or {@link RUN}. */
-  readonly how: Uint8Array
-  /** The object of an {@link OBJECT} record. */
-  readonly objects: Array<Occurrence | undefined>
-  // The columns of a RUN record.
-  readonly slots: Float64Array
-  readonly scheduledFor: Float64Array
-  readonly startedAt: Float64Array
-  readonly finishedAt: Float64Array
-  /** NaN for none. */
-  readonly nextSlots: Float64Array
-  readonly attempts: Float64Array
-  readonly runNumbers: Float64Array
-  /** Index into `Lifecycle.states`, and into {@link continuations}. */
-  readonly states: Uint8Array
-  readonly continuation: Uint8Array
-}
-
-const makeColumns = (size: number): Columns => ({
-  size,
-  dropped: new Uint8Array(size),
-  rows: new Int32Array(size),
-  gens: new Float64Array(size),
-  prev: new Int32Array(size),
-  next: new Int32Array(size),
-  how: new Uint8Array(size),
-  objects: new Array(size).fill(undefined),
-  slots: new Float64Array(size),
-  scheduledFor: new Float64Array(size),
-  startedAt: new Float64Array(size),
-  finishedAt: new Float64Array(size),
-  nextSlots: new Float64Array(size),
-  attempts: new Float64Array(size),
-  runNumbers: new Float64Array(size),
-  states: new Uint8Array(size),
-  continuation: new Uint8Array(size),
-})
-
-/** A record kept as its object. */
-const OBJECT = 0
-/** A `ran` record kept as columns (see {@link Store.addRun}). */
-const RUN = 1
-
-const continuations: ReadonlyArray<Task.Continuation> = ["next", "final", "retry"]
