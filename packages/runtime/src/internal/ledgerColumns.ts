@@ -56,6 +56,7 @@ export const makeColumns = <O>(size: number): Columns<O> => ({
   prev: new Int32Array(size),
   next: new Int32Array(size),
   how: new Uint8Array(size),
+  // Stryker disable next-line ArrayDeclaration: equivalent, each position is written before it is read
   objects: new Array(size).fill(undefined),
   slots: new Float64Array(size),
   scheduledFor: new Float64Array(size),
