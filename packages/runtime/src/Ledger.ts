@@ -455,6 +455,7 @@ export class Store {
     const after = this.ring.next[p] as number
     this.drop(p)
     c[r + COUNT] = (c[r + COUNT] as number) - 1
+    // Stryker disable next-line UnaryOperator: equivalent, a row's NEWEST is read only while it holds records
     if (after < 0) c[r + NEWEST] = -1
     else this.ring.prev[after] = -1
     c[r + OLDEST] = after
@@ -514,7 +515,7 @@ export class Store {
       moved = new Int32Array(old.size)
       this.moved = moved
     }
-    // Stryker disable next-line UnaryOperator: equivalent, only held positions' entries are read
+    // Stryker disable next-line UnaryOperator,CallExpression: equivalent, only held positions' entries are read, each written first
     moved.fill(-1)
     let q = 0
     for (let k = 0; k < this.used; k++) {
