@@ -317,6 +317,7 @@ export class Store {
         return
       }
       // Not kept: the same record as a run that returned nothing (columns when it can be).
+      // Stryker disable next-line LogicalOperator: equivalent, the same record is rebuilt, and the same test follows
       if (!this.enabled || row < 0) return
       record = Rules.record(record, Task.succeeded, record.finishedAt, {
         state: record.state,
@@ -379,7 +380,6 @@ export class Store {
     }
     const data = this.rowData
     if (data[r + COUNT] !== 0 && data[r + GEN] !== (generation | 0)) {
-      // Stryker disable next-line ArithmeticOperator: equivalent, GEN is 0
       this.keepEarlier(row, (data[r + GEN] as number) >>> 0)
     }
     // Stryker disable next-line LogicalOperator: equivalent, trimEarlier checks the same bound itself
