@@ -16,33 +16,43 @@
 // - src/Recorder.ts, occurred(): `o.kind === "breaker"` compared with "" (StringLiteral, disabled).
 //   A breaker transition then goes down the task branch: it has no `id`, so `rowOf` gives -1 and
 //   the ledger keeps nothing for row -1; it is published as before and counts no metric.
-// - src/Ledger.ts, disabled: in addRun, the `record.kind !== "ran"` test (a `retried` record has
-//   a failed outcome, copied anyway, and columns rebuild the kind from the continuation); the
-//   `-1` written to an emptied row's OLDEST and NEWEST as `+1` (read only while the row holds
-//   records); `moved.fill(-1)` as `+1` (only held positions' entries are read); the reuse of a
+// - src/Ledger.ts and src/internal/ledgerColumns.ts, disabled: in addRun, the `record.kind !==
+//   "ran"` test (a `retried` record has a failed outcome, copied anyway, and columns rebuild the
+//   kind from the continuation); the `-1` written to an emptied row's OLDEST and NEWEST as `+1`,
+//   in dropHistory and in dropOldest (read only while the row holds records); `moved.fill(-1)` as
+//   `+1` or removed (only held positions' entries are read, each written first); the reuse of a
 //   spare ring forced or inverted (a spare is taken only at its own size; memory only); the
-//   `fill(0)` of a grown row array (zeros already).
-// Equivalent, but left enabled (their line holds killed mutants of the same mutator, or the
-// module has no line to spare under the 700-line limit):
+//   `fill(0)` of a grown row array (zeros already); the first ring's size `Math.max(1, …)` as
+//   `Math.min` (a ring of one position grows); append's grow size (`/ ROW` as `* ROW`, `* 2` as
+//   `/ 2`: reserveRows doubles the table itself) and reserveRows' `have * 2` as `have / 2` (the
+//   table still grows to at least what is asked); `r + GEN` as `r - GEN` where a row's first
+//   record writes its generation (GEN is 0); append's `earlierRecords > 0 && …` guard as `||`
+//   (trimEarlier checks the same bound itself), and addRun's first `!this.enabled || row < 0` as
+//   `&&` (the same record is rebuilt, and the same test follows); reserveRows' `rows <= have ||
+//   !enabled` as `&&` (a larger table only; a disabled ledger appends nothing);
+//   `old.objects.fill` removed (frees memory only); the objects column's `new Array(size)` as
+//   `new Array()` (each position is written before it is read).
+// Equivalent, but left enabled (their line holds killed mutants of the same mutator):
 // - src/Recorder.ts, occurred(): `o.kind === "breaker"` forced false (see above).
 // - src/Ledger.ts: in missed(), `nextSlot !== undefined` forced true (`undefined <= n` is false);
-//   the first ring's size `Math.max(1, …)` as `Math.min` (the ring grows); in addRun,
-//   `outcome !== Task.succeeded` forced true and the first `!this.enabled || row < 0` forced
-//   false or `&&` (the same record is rebuilt, and the same test follows), `named ||` forced
-//   true (a copy reads back as the columns do); in get(), the `row < 0`, `r >= c.length` and
-//   `COUNT === 0` tests forced false, `>` or `&&` (generations start at 1, so an unused row's
-//   GEN 0 never matches, and an emptied row's OLDEST is -1: the result is [] either way), and
-//   `r + GEN` as `r - GEN` here and in append, retire and the row's first record (GEN is 0);
-//   the grow size in append (`/ 2`, `* ROW`) and in reserveRows (`have / 2`; the table grows to
-//   at least what is asked); append's `earlierRecords > 0 && …` guard forced true, `>=` or `||`
-//   (trimEarlier checks the same bound itself); makeRoom's grow test forced true or `>=` (a
-//   larger ring instead of a compaction, memory only); the `moved` array reallocated each time;
-//   rebuild's `after < 0` forced true or `<= 0` (a task's newest record is moved after its
-//   others, so the last write is right); `old.objects.fill` removed (frees memory only);
-//   reserveRows' `rows <= have || !enabled` forced false, `<` or `&&` (a larger table only);
+//   in addRun, `outcome !== Task.succeeded` forced true and the first `!this.enabled || row < 0`
+//   forced false (whole or `row < 0`: the same record is rebuilt, and the same test follows),
+//   `named ||` forced true (a copy reads back as the columns do); in get(), the
+//   `row < 0`, `r >= c.length` and `COUNT === 0` tests forced false, `>` or `&&` (generations
+//   start at 1, so an unused row's GEN 0 never matches, and an emptied row's OLDEST is -1: the
+//   result is [] either way), and `r + GEN` as `r - GEN` there and in append's and retire's tests
+//   (GEN is 0); append's `earlierRecords > 0 && …` guard forced true or `>=` (trimEarlier checks
+//   the same bound itself); makeRoom's grow test forced true or `>=` (a larger ring instead of a
+//   compaction, memory only); rebuild's reuse of a spare forced false (fresh arrays: memory
+//   only); the `moved` array reallocated each time; rebuild's `after < 0` forced true or `<= 0`
+//   (a task's newest record is moved after its others, so the last write is right); rebuild's
+//   link loop run to `k <= used` (rebuild runs on a full ring, so the extra turn visits the head
+//   again and writes the same links) and its `dropped === 1` skip forced false (a dropped
+//   record's links are dead writes to position -1 or to a row's ends, which the row's held
+//   records, later in the ring, write again);
+//   reserveRows' `rows <= have || !enabled` forced false or `<` (a larger table only);
 //   growFinal's test as `>=` or `finalTail + finalHead` (it grows sooner) and its copy
-//   `t <= finalTail` (one unused position more); the objects column's `new Array()` (each
-//   position is written before it is read); dropOldest's `after < 0` forced false (a dead
+//   `t <= finalTail` (one unused position more); dropOldest's `after < 0` forced false (a dead
 //   write, as above); retire's `COUNT !== 0` forced true (dropping an empty row's history
 //   changes nothing).
 // WorkerPool, internal/actor and Recorder, measured 2026-12-02. Equivalent, disabled:

@@ -451,3 +451,31 @@ describe("Ledger.fromRun", () => {
     expect(Ledger.fromRun(plain)).toStrictEqual([plain])
   })
 })
+
+describe("Ledger.Store after a compaction that keeps the ring's oldest record", () => {
+  // Capacity 8 in a ring of 8, four records per task. Row 0's one record takes the ring's first
+  // position; row 1's seven drop their first three, so the full ring holds 5 of 8 and the next
+  // record compacts it, moving row 0's record (still held) to the front.
+  const fill = (): Ledger.Store => {
+    const store = new Ledger.Store(4, 10, 8, 8)
+    store.addRun(0, ranRecord(0, 1, 0), false)
+    for (let k = 0; k < 7; k++) store.addRun(1, ranRecord(1, 1, k * 10), false)
+    return store
+  }
+
+  it("holds capacity records again before it drops one, each record moved once", () => {
+    const store = fill()
+    const row2 = [0, 10, 20].map((at) => ranRecord(2, 1, at))
+    for (const r of row2) store.addRun(2, r, false)
+    // 1 + 4 + 3 = 8 records: the capacity, so none of them was dropped.
+    expect(store.get(0, 1)).toStrictEqual([ranRecord(0, 1, 0)])
+    expect(store.get(1, 1)).toStrictEqual([30, 40, 50, 60].map((at) => ranRecord(1, 1, at)))
+    expect(store.get(2, 1)).toStrictEqual(row2)
+  })
+
+  it("then drops the oldest record of all, row 0's, and nothing else", () => {
+    const store = fill()
+    for (const at of [0, 10, 20, 30]) store.addRun(2, ranRecord(2, 1, at), false)
+    expect([0, 1, 2].map((row) => store.get(row, 1).length)).toEqual([0, 4, 4])
+  })
+})
