@@ -125,3 +125,75 @@ describe("kernel options: breakers (SPEC §7, §13)", () => {
     })
   })
 })
+
+describe("retention of final tasks across the ring's growth (SPEC §14, §5)", () => {
+  /** Finishes `n` one-shots, the `m`-th at time `m`; caller ids when `named`. */
+  const finishMany = (k: Kernel.Kernel<string>, n: number, named: boolean) => {
+    const ids: Array<string> = []
+    for (let m = 0; m < n; m++) {
+      const options = { job: `j${m}`, schedule: Schedule.once(0) }
+      const id = k.schedule(named ? { ...options, id: `t${m}` } : options, m)
+      ids.push(id as string)
+      k.complete(take(k, m), Task.succeeded, m, false)
+    }
+    return ids
+  }
+
+  it.each([false, true])(
+    "the newest maxFinished final tasks are kept with their finish times (caller ids: %s)",
+    (named) => {
+      const k = new Kernel.Kernel<string>({ retention: { maxFinished: 100 } })
+      const ids = finishMany(k, 150, named)
+      expect(k.stats()).toMatchObject({ done: 100, accepted: 150, removed: 50 })
+      for (const [m, id] of ids.entries()) {
+        if (m < 50) expect(k.status(id)).toBe("unknown")
+        else expect(k.info(id)).toMatchObject({ state: "done", finishedAt: m, scheduledFor: m })
+      }
+      expect(k.taskIds()).toEqual(ids.slice(50).sort((a, b) => k.rowOf(a) - k.rowOf(b)))
+      k.checkInvariants()
+    },
+  )
+
+  it("new tasks take the evicted rows first, each with a new generation", () => {
+    const k = new Kernel.Kernel<string>({ retention: { maxFinished: 100 } })
+    const ids = finishMany(k, 150, false)
+    // Rows 0..100 were new; from the 102nd task on, each finish evicted the oldest, whose row the
+    // next task took: task m (m >= 101) has row m - 101, generation 2.
+    expect(ids.slice(99, 103)).toEqual(["#99.1", "#100.1", "#0.2", "#1.2"])
+    expect(ids[149]).toBe("#48.2")
+    const capacity = k.rowCapacity
+    // Row 49 (task 49's, evicted by the last finish) is free; then rows never used.
+    const next = k.schedule({ job: "next", schedule: Schedule.once(1_000) }, 200)
+    const fresh = k.schedule({ job: "fresh", schedule: Schedule.once(1_000) }, 200)
+    expect([next, fresh]).toEqual(["#49.2", "#101.1"])
+    expect(k.rowCapacity).toBe(capacity)
+    k.checkInvariants()
+  })
+
+  it("a caller id reused while its final task is retained: the old entry is skipped at eviction", () => {
+    const k = new Kernel.Kernel<string>({ retention: { maxFinished: 2 } })
+    k.schedule({ id: "x", job: "x1", schedule: Schedule.once(0) }, 0)
+    k.complete(take(k, 0), Task.succeeded, 0, false)
+    // "x" again: the retained done task gives up its row at once.
+    k.schedule({ id: "x", job: "x2", schedule: Schedule.once(10) }, 1)
+    expect(k.stats()).toMatchObject({ done: 0, scheduled: 1, accepted: 2, removed: 1 })
+    finishMany(k, 3, true) // t0, t1, t2 finish; only the two newest are kept
+    expect(k.stats()).toMatchObject({ done: 2, scheduled: 1, accepted: 5, removed: 2 })
+    expect(k.status("t0")).toBe("unknown")
+    expect(k.status("x")).toBe("scheduled")
+    expect(k.jobOf("x")).toBe("x2")
+    k.checkInvariants()
+  })
+
+  it("by age: a final task is kept while younger than maxAge, dropped once it is not", () => {
+    const k = new Kernel.Kernel<string>({ retention: { maxAgeMs: 10 } })
+    k.schedule({ id: "a", job: "a", schedule: Schedule.once(0) }, 0)
+    k.complete(take(k, 0), Task.succeeded, 0, false)
+    k.schedule({ id: "b", job: "b", schedule: Schedule.once(100) }, 9)
+    expect(k.status("a")).toBe("done")
+    k.schedule({ id: "c", job: "c", schedule: Schedule.once(100) }, 10)
+    expect(k.status("a")).toBe("unknown")
+    expect(k.stats()).toMatchObject({ done: 0, removed: 1 })
+    k.checkInvariants()
+  })
+})
