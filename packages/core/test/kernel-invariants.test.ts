@@ -280,3 +280,53 @@ describe("checkInvariants rejects a broken breaker (SPEC §14, §7)", () => {
     rejects(k, /breaker b has a probe while closed/)
   })
 })
+
+describe("checkInvariants on rows without a side object", () => {
+  it("a paused task whose side object is gone is reported, not a TypeError", () => {
+    const k = new Kernel.Kernel<string>()
+    k.schedule({ job: "a", schedule: Schedule.fixedRate(10) }, 0)
+    k.pause("#0.1", 1)
+    inside(k).rows.t.setExtra(0, undefined)
+    rejects(k, /paused task row 0 has no reason/)
+  })
+
+  it("an id mapped to a plain row, or a breaker listing one, is reported", () => {
+    const k = new Kernel.Kernel<string>({ breakers: { b: { failures: 1, coolDown: 10 } } })
+    k.schedule({ job: "plain", schedule: Schedule.fixedRate(10) }, 0)
+    k.schedule({ id: "m", job: "m", schedule: Schedule.fixedRate(10), breaker: "b" }, 0)
+    k.checkInvariants()
+    const { rows, circuits } = inside(k)
+    rows.ids.set("ghost", 0)
+    rejects(k, /id ghost maps to row 0 of another task/)
+    rows.ids.delete("ghost")
+    circuits.named.get("b")?.members.add(0)
+    rejects(k, /breaker b lists row 0, which is not its live task/)
+  })
+
+  it("the sum message names accepted - removed", () => {
+    const k = new Kernel.Kernel<string>({ retention: { maxFinished: 0 } })
+    k.schedule({ job: "a", schedule: Schedule.once(0) }, 0)
+    k.complete(take(k, 0), Task.succeeded, 0, false)
+    k.schedule({ job: "b", schedule: Schedule.once(5) }, 0)
+    k.schedule({ job: "c", schedule: Schedule.once(5) }, 0)
+    expect(k.stats()).toMatchObject({ accepted: 3, removed: 1, scheduled: 2 })
+    inside(k).rows.accepted += 1
+    rejects(k, /states sum to 2, accepted - removed = 3/)
+  })
+
+  it("a held task in the probe's row but of another generation is not the probe", () => {
+    const k = new Kernel.Kernel<string>({ breakers: { b: { failures: 1, coolDown: 10 } } })
+    k.schedule({ id: "f", job: "f", schedule: Schedule.once(0), breaker: "b" }, 0)
+    k.schedule({ id: "p", job: "p", schedule: Schedule.once(20), breaker: "b" }, 0)
+    k.schedule({ id: "q", job: "q", schedule: Schedule.once(40), breaker: "b" }, 0)
+    k.complete(take(k, 0), failed, 0, false)
+    expect(k.takeDue(10)).toBeUndefined()
+    const { rows, circuits } = inside(k)
+    const cell = circuits.named.get("b")
+    if (cell === undefined) throw new Error("no cell b")
+    const q = row(k, "q")
+    cell.probe = q
+    cell.probeGen = rows.t.gen(q) + 1
+    k.checkInvariants()
+  })
+})

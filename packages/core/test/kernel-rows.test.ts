@@ -197,3 +197,61 @@ describe("retention of final tasks across the ring's growth (SPEC §14, §5)", (
     k.checkInvariants()
   })
 })
+
+describe("the final ring grows while evicted rows wait for reuse (SPEC §14)", () => {
+  it("entries past the old size keep their state, finish time and row", () => {
+    const k = new Kernel.Kernel<string>({ retention: { maxFinished: 10 } })
+    // Tickets 0..39 with rows reused as they are evicted: the free cursor moves to ~30.
+    for (let m = 0; m < 40; m++) {
+      k.schedule({ id: `a${m}`, job: "a", schedule: Schedule.once(0) }, m)
+      k.complete(take(k, m), Task.succeeded, m, false)
+    }
+    // 60 tasks at once, then each finishes: no row is taken meanwhile, so the ring holds tickets
+    // from the free cursor (~30) to 99 and doubles while doing so.
+    for (let m = 0; m < 60; m++)
+      k.schedule({ id: `b${m}`, job: "b", schedule: Schedule.once(0) }, 100)
+    for (let m = 0; m < 60; m++) {
+      const run = take(k, 100 + m)
+      k.complete(run, m % 2 === 0 ? Task.succeeded : { kind: "failed", error: "x" }, 100 + m, false)
+    }
+    for (let m = 50; m < 60; m++) {
+      expect(k.info(`b${m}`)).toMatchObject({
+        state: m % 2 === 0 ? "done" : "failed",
+        finishedAt: 100 + m,
+      })
+    }
+    expect(k.status("b49")).toBe("unknown")
+    expect(k.stats()).toMatchObject({ done: 5, failed: 5, accepted: 100, removed: 90 })
+    k.checkInvariants()
+    // The free rows are handed out again, each to one task.
+    for (let m = 0; m < 90; m++)
+      k.schedule({ id: `c${m}`, job: "c", schedule: Schedule.once(5) }, 200)
+    expect(new Set(Array.from({ length: 90 }, (_, m) => k.rowOf(`c${m}`))).size).toBe(90)
+    k.checkInvariants()
+  })
+
+  it("a plain task has no breaker of its own to look up by its id", () => {
+    const k = new Kernel.Kernel<string>()
+    const id = k.schedule({ job: "a", schedule: Schedule.once(5) }, 0) as string
+    expect(k.breaker(id)).toBeUndefined()
+    expect(k.breaker("nobody")).toBeUndefined()
+  })
+
+  it("an id that only looks generated after its first character finds nothing", () => {
+    const { k } = twelve()
+    expect(k.rowOf("x0.1")).toBe(-1)
+    expect(k.rowOf("00.1")).toBe(-1)
+  })
+})
+
+describe("retention.maxFinished that is not a count (SPEC §13)", () => {
+  it.each([-1, 1.5])("%s is refused with its own message", (maxFinished) => {
+    expect(() => new Kernel.Kernel({ retention: { maxFinished } })).toThrow(
+      expect.objectContaining({
+        _tag: "InvalidOption",
+        field: "retention.maxFinished",
+        message: `retention.maxFinished must be a non-negative integer, got ${maxFinished}`,
+      }),
+    )
+  })
+})
