@@ -292,10 +292,12 @@ describe("checkInvariants on rows without a side object", () => {
 
   it("an id mapped to a plain row, or a breaker listing one, is reported", () => {
     const k = new Kernel.Kernel<string>({ breakers: { b: { failures: 1, coolDown: 10 } } })
-    k.schedule({ job: "plain", schedule: Schedule.fixedRate(10) }, 0)
+    // A one-shot with a generated id and no options has no side object.
+    k.schedule({ job: "plain", schedule: Schedule.once(10) }, 0)
     k.schedule({ id: "m", job: "m", schedule: Schedule.fixedRate(10), breaker: "b" }, 0)
     k.checkInvariants()
     const { rows, circuits } = inside(k)
+    expect(rows.t.extra(0)).toBeUndefined()
     rows.ids.set("ghost", 0)
     rejects(k, /id ghost maps to row 0 of another task/)
     rows.ids.delete("ghost")

@@ -255,3 +255,18 @@ describe("retention.maxFinished that is not a count (SPEC §13)", () => {
     )
   })
 })
+
+describe("definition of a task with a schedule change waiting for its run (SPEC §15.6, §18)", () => {
+  it("the waiting schedule is its definition: a new period, or a one-shot's time from now", () => {
+    const k = new Kernel.Kernel<string>()
+    k.schedule({ id: "r", job: "r", schedule: Schedule.fixedRate(10) }, 0)
+    take(k, 0)
+    expect(k.update("r", { schedule: Schedule.fixedRate(50) }, 1)).toBe(true)
+    expect(k.definition("r", 2)?.definition).toMatchObject({
+      plan: { kind: "fixed-rate", period: 50 },
+      at: undefined,
+    })
+    expect(k.update("r", { schedule: Schedule.once(30) }, 3)).toBe(true)
+    expect(k.definition("r", 4)?.definition).toMatchObject({ plan: undefined, at: 34 })
+  })
+})
