@@ -42,6 +42,7 @@ describe("generated ids are looked up exactly (SPEC §9)", () => {
     "#1.x",
     "#1/.1",
     "#1:.1",
+    "#:.1",
     "#1./",
     "#1.:",
     "#-1.1",
