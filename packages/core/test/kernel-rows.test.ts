@@ -16,7 +16,7 @@ const take = <J>(k: Kernel.Kernel<J>, now: number): Kernel.Run<J> => {
 const twelve = () => {
   const k = new Kernel.Kernel<string>()
   const ids = Array.from({ length: 12 }, (_, n) =>
-    k.schedule({ job: `j${n}`, schedule: Schedule.once(100) }, 0),
+    String(k.schedule({ job: `j${n}`, schedule: Schedule.once(100) }, 0)),
   )
   return { k, ids }
 }
@@ -25,7 +25,7 @@ describe("generated ids are looked up exactly (SPEC §9)", () => {
   it("each generated id finds its own row", () => {
     const { k, ids } = twelve()
     expect(ids.slice(0, 3)).toEqual(["#0.1", "#1.1", "#2.1"])
-    ids.forEach((id, n) => expect(k.rowOf(id)).toBe(n))
+    for (const [n, id] of ids.entries()) expect(k.rowOf(id)).toBe(n)
     expect(k.rowOf("#11.1")).toBe(11)
   })
 
