@@ -367,6 +367,38 @@
 //   text.length` as `true`, `<=` or `i - 1 < …`: a high surrogate is then read with the unit past
 //   the end, NaN, which is not a low surrogate, so it counts 3 bytes as it should (a disable comment
 //   is not honoured before an `else if`, where this test is).
+// Time.ts and internal/queries, rows, records, table, finalRing, invariants, kernelOptions
+// (2026-12-02, issue 29):
+// - Time.ts, `toInstant`: `typeof ms !== "number"` as `false` (`Number.isSafeInteger` is false
+//   for every non-number, so the test after it refuses the same inputs). Left enabled: the line
+//   holds killed ConditionalExpression mutants.
+// - internal/records.ts, `RowView`'s initial `missedRuns` ("catch-up" as "") and `resumeFrom`
+//   (`-1` as `+1`), disabled: `Rows.rowView` writes every field of the view before the rules
+//   read it, in both of its branches.
+// - internal/finalRing.ts, `push`'s growth test `tail - reuse > mask` as `>=` or `tail + reuse`
+//   (it grows earlier or more often: the doubling keeps every entry at its index, so only memory
+//   differs), and the `free` getter's `head - reuse` as `+` (no kernel code reads it; it is a
+//   diagnostic). Left enabled: their lines hold killed mutants of the same mutators.
+// - internal/invariants.ts: the loop bound `s < STATE_COUNT` as `<=` (both arrays read
+//   `undefined` past the last state, which compare equal); the breaker timer's `state === "open"`
+//   as `true` (a breaker that is not open has +Infinity, or the next check rejects it) and
+//   `halfOpenAt < breakerAt` as `<=` (a tie); the check that an open breaker's paused member has a
+//   reason (every mutant of that `if` and its message): it cannot fail after the earlier check
+//   that every present paused row has a reason, and a member is present (checked just before);
+//   `rows.t.extra(i)?.pausedReason` without `?.` (reached only when the row's side object names
+//   the breaker). Left enabled: their lines hold killed mutants of the same mutators.
+// - internal/kernelOptions.ts, `breakersOf`: `breakers === null` as `false` (`options.breakers ??
+//   {}` has already made `null` an empty object). Left enabled, as above.
+// - internal/table.ts, disabled: the initial `jobs` and `extras` as `["Stryker was here"]` (a
+//   row's job is written when a task takes the row, before any read; a side object is read only
+//   when the row's flag is set, which `setExtra` sets with the entry). Left enabled (their lines
+//   hold killed mutants of the same mutators), each a speed or memory choice only: `extra`'s
+//   flag test `=== 0` as `false` (the array holds `undefined` wherever the flag is 0: `setExtra`
+//   writes the entry, or the row is past the array's end), and `setExtra`'s `i < extras.length`
+//   as `true` or `<=` and `v !== undefined` as `true` (the array gets holes or trailing
+//   `undefined`s, read alike).
+// - internal/queries.ts, `breakerOf`: `i < 0 ? undefined : …` as `false` (at row -1 the table
+//   reads `extras[-1]`, which is `undefined`, as for no row). Left enabled, as above.
 import { base } from "../testkit/stryker.base.mjs"
 
 /** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */

@@ -134,10 +134,12 @@ export class RowView implements Rules.Row {
   runNumber = 0
   consecutiveFailures = 0
   retry: Retry.Resolved = Retry.none
+  // Stryker disable next-line StringLiteral: equivalent, rowView writes every field before the rules read it
   missedRuns: MissedRunPolicy = "catch-up"
   pauseAfter = 0
   windowMs = Rules.NO_WINDOW
   pauseRequest: PauseReason | undefined = undefined
   restart: Schedule.Schedule | undefined = undefined
+  // Stryker disable next-line UnaryOperator: equivalent, rowView writes every field before the rules read it
   resumeFrom = -1
 }
