@@ -399,6 +399,21 @@
 //   `undefined`s, read alike).
 // - internal/queries.ts, `breakerOf`: `i < 0 ? undefined : …` as `false` (at row -1 the table
 //   reads `extras[-1]`, which is `undefined`, as for no row). Left enabled, as above.
+// internal/shift.ts and the shift methods of internal/limits.ts, breakers.ts and dedup.ts (a
+// wall-clock step moves the windows that count elapsed time), measured 2026-12-02 against
+// kernel-shift-windows, kernel-shift-manual, Kernel, kernel-internals, Driver, s02-time and
+// s20-flow-control. Equivalent, disabled: the `-1` of the "no start bound" tests as `+1`
+// (UnaryOperator): -1 moved by the step stays below every time it is compared with, since they
+// all moved alike. Equivalent, left enabled (their line holds killed mutants of the mutator):
+// - shift.ts: the row's `notBefore !== -1` forced true, and the kept run's `=== -1` forced false
+//   (the same: "none" moves with the step, below every slot and clock reading); `i < rows.top`
+//   as `<=` (the row past the last is never live); the wait's `until` forced undefined or moved
+//   by `- delta` (a rate wait's end is read back from its scope's cell, which moved; a
+//   concurrency wait has none).
+// - limits.ts `opensAt !== +Infinity` and breakers.ts `halfOpenAt !== +Infinity` forced true
+//   (+Infinity plus a step is +Infinity).
+// Open, not equivalent: the kept run's start bound forced to -1 or inverted (`!==`): a bound
+// ahead of the clock (set by a stepping driver) is lost; no test sets one under a manual run.
 import { base } from "../testkit/stryker.base.mjs"
 
 /** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */

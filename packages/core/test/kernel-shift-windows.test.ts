@@ -175,3 +175,43 @@ describe("shift: a throttle window (SPEC §2.6, §20.3)", () => {
     })
   })
 })
+
+describe("shift: what a step leaves as it was (SPEC §2.6)", () => {
+  it("a waiter queued on a rate window before a step back is let go when the window opens in the new frame", () => {
+    const k = rated()
+    runOnce(k, "a", T)
+    k.schedule({ id: "b", job: "b", schedule: Schedule.once(1), group: "api" }, T)
+    expect(k.takeDue(T + 1)).toBeUndefined() // b waits for the window, open at T + 1000
+    k.shift(-HOUR)
+    const now = T - HOUR
+    expect(k.nextSlot()).toBe(now + 1000)
+    expect(k.takeDue(now + 999)).toBeUndefined()
+    expect(k.takeDue(now + 1000)).toMatchObject({ id: "b", startedAt: now + 1000 })
+  })
+
+  it("a breaker that never opened has no opening time; a concurrency wait has no end", () => {
+    const k = new Kernel.Kernel<string>({
+      limits: { groups: { db: { concurrency: 1 } } },
+      breakers: { smtp: { failures: 3, coolDown: 1000 } },
+    })
+    k.schedule({ id: "a", job: "a", schedule: Schedule.once(0), group: "db" }, 0)
+    k.schedule({ id: "b", job: "b", schedule: Schedule.once(0), group: "db" }, 0)
+    for (let n = 0; n < 4; n++) k.takeDue(0)
+    expect(k.status("a")).toBe("running")
+    expect(k.info("b")?.waiting?.cause).toBe("concurrency")
+    k.shift(-500)
+    expect(k.breaker("smtp")).toMatchObject({ state: "closed", openedAt: undefined })
+    expect(k.breaker("smtp")?.halfOpenAt).toBeUndefined()
+    expect(k.info("b")?.waiting).toEqual({ cause: "concurrency", scope: "group:db", since: -500 })
+  })
+
+  it("a zero or unsafe step changes nothing", () => {
+    const k = new Kernel.Kernel<string>()
+    k.schedule({ id: "d", job: "d", schedule: Schedule.once(100) }, 0)
+    for (const delta of [0, 0.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53]) {
+      k.shift(delta)
+      expect(k.info("d")?.scheduledFor).toBe(100)
+      expect(k.nextSlot()).toBe(100)
+    }
+  })
+})

@@ -47,6 +47,7 @@ const shiftRows = <J>(rows: Rows<J>, delta: number): void => {
     const extra = t.extra(i)
     if (extra === undefined) continue
     // A start bound and a limit's wait are instants reached by elapsed time, whatever the task.
+    // Stryker disable next-line UnaryOperator: equivalent, -1 (none) moved by delta stays below every time it is compared with, which all moved alike
     if (extra.notBefore !== -1) extra.notBefore += delta
     const w = extra.waiting
     if (w !== undefined) {
@@ -65,6 +66,7 @@ const shiftRows = <J>(rows: Rows<J>, delta: number): void => {
         ...kept,
         dueAt: (anchor & WALL_SLOT) === 0 ? kept.dueAt + delta : kept.dueAt,
         gridSlot: wall ? kept.gridSlot : kept.gridSlot + delta,
+        // Stryker disable next-line UnaryOperator: equivalent, as for the row's own start bound above
         notBefore: kept.notBefore === -1 ? -1 : kept.notBefore + delta,
       }
     }
