@@ -305,18 +305,26 @@ describe("generated ids of later generations are read digit by digit (SPEC §9)"
     // "/" is "0" - 1 and ";" is "0" + 11: as digits, (-1) * 10 + 11 = 1, the row's generation.
     expect(k.rowOf("#0./;")).toBe(-1)
     expect(k.rowOf("#0.1/")).toBe(-1)
+    // "'" is "0" - 9: as a digit after "1" it would spell 10 - 9 = 1.
+    expect(k.rowOf("#0.1'")).toBe(-1)
     expect(k.rowOf("#0.1")).toBe(0)
   })
 })
 
 describe("final tasks leave the table when retention evicts them (SPEC §13)", () => {
-  it("a cancelled task with a caller id is forgotten by that id, and its row serves a new task", () => {
-    const k = new Kernel.Kernel<string>({ retention: { maxFinished: 0 } })
+  it("an evicted task with a caller id is forgotten by that id, and its row serves a new task", () => {
+    const k = new Kernel.Kernel<string>({ retention: { maxFinished: 1 } })
     k.schedule({ id: "x", job: "x", schedule: Schedule.once(100), tags: ["t"] }, 0)
+    k.schedule({ id: "z", job: "z", schedule: Schedule.once(100) }, 0)
     expect(k.cancel("x", 1)).toBe(true)
-    const y = k.schedule({ job: "y", schedule: Schedule.once(100) }, 2) as string
+    expect(k.info("x")?.state).toBe("cancelled")
+    // The second final task is one too many: x, the oldest, is evicted.
+    expect(k.cancel("z", 2)).toBe(true)
     expect(k.info("x")).toBeUndefined()
-    expect(k.tasks().map((t) => t.id)).toEqual([y])
+    const y = k.schedule({ job: "y", schedule: Schedule.once(100) }, 3) as string
+    expect(k.rowOf(y)).toBe(0)
+    expect(k.info("x")).toBeUndefined()
+    expect(k.tasks().map((t) => t.id)).toEqual([y, "z"])
     expect(k.tasks({ tag: "t" })).toEqual([])
   })
 
@@ -384,17 +392,32 @@ describe("tasks(filter) matches state, kind and tag exactly (SPEC §15)", () => 
   })
 })
 
-describe("a task without a side object decides with the defaults, not the last task's (SPEC §7)", () => {
-  it("a plain one-shot that fails after a task with retries is failed, not retried", () => {
+describe("dead entries of the waiting queues count towards compaction (SPEC §14, §20.1)", () => {
+  it("the heap is compacted once more than half of the heap's and the queues' entries are dead", () => {
+    const k = new Kernel.Kernel<string>({ limits: { groups: { g: { concurrency: 1 } } } })
+    for (const id of ["run", "w0", "w1", "w2", "w3"])
+      k.schedule({ id, job: id, schedule: Schedule.once(0), group: "g" }, 0)
+    expect(take(k, 0).job).toBe("run")
+    expect(k.takeDue(0)).toBeUndefined()
+    // The heap is empty and four runs wait: two dead of four are half, the third compacts.
+    expect(k.stats()).toMatchObject({ heapEntries: 0, deadEntries: 0 })
+    k.cancel("w1", 0)
+    k.cancel("w2", 0)
+    expect(k.stats().deadEntries).toBe(2)
+    k.cancel("w3", 0)
+    expect(k.stats().deadEntries).toBe(0)
+    k.checkInvariants()
+  })
+})
+
+describe("a one-shot given a grid by an update keeps the default missed-run policy (SPEC §15.6)", () => {
+  it("catch-up: the grid slot missed by a long run still runs", () => {
     const k = new Kernel.Kernel<string>()
-    k.schedule(
-      { id: "r", job: "r", schedule: Schedule.once(0), retry: { maxRetries: 3, base: 5 } },
-      0,
-    )
-    const plain = k.schedule({ job: "p", schedule: Schedule.once(0) }, 0) as string
-    k.complete(take(k, 0), Task.failed("first"), 0, false)
-    k.complete(take(k, 0), Task.failed("second"), 0, false)
-    expect(k.info("r")?.state).toBe("scheduled")
-    expect(k.info(plain)?.state).toBe("failed")
+    const id = k.schedule({ job: "p", schedule: Schedule.once(100) }, 0) as string
+    expect(k.update(id, { schedule: Schedule.fixedRate(10) }, 0)).toBe(true)
+    // Its grid starts now: slot 0 runs until 35, past the slots 10, 20 and 30.
+    const run = take(k, 0)
+    k.complete(run, Task.succeeded, 35, false)
+    expect(k.info(id)?.scheduledFor).toBe(10)
   })
 })
