@@ -421,3 +421,13 @@ describe("a one-shot given a grid by an update keeps the default missed-run poli
     expect(k.info(id)?.scheduledFor).toBe(10)
   })
 })
+
+describe("a generated id's index past the used rows finds nothing (SPEC §9)", () => {
+  it("2^29 is refused though the table's offsets of that row wrap around to row 0's", () => {
+    const { k } = twelve()
+    // Row fields sit at `i << 3` in 32-bit words: for 2^29 that is 2^32, which wraps to 0.
+    expect(k.rowOf(`#${2 ** 29}.1`)).toBe(-1)
+    expect(k.info(`#${2 ** 29}.1`)).toBeUndefined()
+    expect(k.rowOf("#12.1")).toBe(-1)
+  })
+})
