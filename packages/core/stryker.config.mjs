@@ -414,6 +414,33 @@
 //   (+Infinity plus a step is +Infinity).
 // Open, not equivalent: the kept run's start bound forced to -1 or inverted (`!==`): a bound
 // ahead of the clock (set by a stepping driver) is lost; no test sets one under a manual run.
+// internal/rows.ts and internal/records.ts, their survivors (2026-12-02, issue 29):
+// - rows.ts, disabled: the reused `context`'s initial object and its `pauseRequested: false` (as
+//   `{}`, `true`): `load` writes all six fields before any guard or op reads one, and CANCEL, the
+//   one edge stepped without `load`, has neither; the reused `args.event` (as `{}`, type `""`): no
+//   edge stepped with `rows.args` reads its event (the guards that do, on SUCCEED and FAIL, get
+//   theirs from the rules); `load`'s defaults for a row without a side object (the block emptied,
+//   `pauseRequested` as `true`): such a row is a plain one-shot, stepped only through START,
+//   CANCEL, EXPIRE and RETRY, whose guards and ops read `attempt` and `runNumber` alone (RESUME,
+//   TRIGGER and MANUAL_END need a side object); `rowView`'s `missedRuns` and `resumeFrom` for a
+//   row without a side object (as `""`, `+1`): both are read only with a plan, which lives in the
+//   side object; `expire`'s id test with `||`: a final task evicted while not stale is its caller
+//   id's row in `ids` (a new task with that id takes the row and marks the entry stale); `expire`'s
+//   `setExtra(i, undefined)` removed: memory only, no query reads an evicted row and `accept`
+//   writes the side object when the row is reused.
+// - rows.ts, left enabled (their lines hold killed mutants of the same mutators):
+//   `lookupGenerated`'s `k >= n` as `false` or `>` (an id of "#" alone reaches `k === 1`), the
+//   first loop's `k <= n` (the NaN read past the end makes the index NaN, and `k >= n - 1`
+//   refuses), the overflow guards `i > 0xffffffff` and `g > 0xffffffff` as `false` or `>=` (an
+//   index past 2^32 - 1 is past `top`, a generation past it is no row's: both are refused later),
+//   `k >= n - 1` as `false`, `>` or `n + 1` (no generation digits leave `g` 0, and no row has
+//   generation 0), `i >= this.top` as `i > this.top` (row `top` was never used: its generation is
+//   0; as `false` it is killed by an index of 2^29, whose table offsets wrap to row 0's); `expire`'s `id !== undefined` and `ids.get(id) === i` as `true`
+//   (as the `||` above); `forEachMatch`'s `filter.state === undefined` as `false` (`indexOf` of
+//   `undefined` is -1 as well).
+// - records.ts, disabled: `Extras`'s initial `resumeFrom` (`-1` as `+1`): settle reads it only as
+//   `>= 0`, and then the grid slot at or before 0 is never past the task's slot; `letGoOrder` and
+//   `letGoIndex` (as `+1`): written with `letGoBy`, read only while `letGoBy` is set.
 import { base } from "../testkit/stryker.base.mjs"
 
 /** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */

@@ -271,3 +271,163 @@ describe("definition of a task with a schedule change waiting for its run (SPEC 
     expect(k.definition("r", 4)?.definition).toMatchObject({ plan: undefined, at: 34 })
   })
 })
+
+/** A kernel keeping no final task, whose row 0 has held `g` tasks: the next one there is `#0.<g+1>`. */
+const rowZeroAtGeneration = (g: number) => {
+  const k = new Kernel.Kernel<string>({ retention: { maxFinished: 0 } })
+  for (let n = 1; n < g; n++) {
+    const id = k.schedule({ job: "old", schedule: Schedule.once(100) }, 0) as string
+    k.cancel(id, 0)
+  }
+  const id = k.schedule({ job: "new", schedule: Schedule.once(100) }, 0) as string
+  return { k, id }
+}
+
+describe("generated ids of later generations are read digit by digit (SPEC §9)", () => {
+  it("generation 10 is found by its decimal id and by no lookalike", () => {
+    const { k, id } = rowZeroAtGeneration(10)
+    expect(id).toBe("#0.10")
+    expect(k.rowOf("#0.10")).toBe(0)
+    expect(k.info("#0.10")?.id).toBe("#0.10")
+    // ":" is the code unit after "9": read as a digit it would spell 10.
+    expect(k.rowOf("#0.:")).toBe(-1)
+    expect(k.rowOf("#0.1")).toBe(-1)
+    expect(k.rowOf("#0.100")).toBe(-1)
+  })
+
+  it("generation 9 and 19 are found: 9 is a digit", () => {
+    expect(rowZeroAtGeneration(9).k.rowOf("#0.9")).toBe(0)
+    expect(rowZeroAtGeneration(19).k.rowOf("#0.19")).toBe(0)
+  })
+
+  it("code units below '0' in the generation are refused, whatever they would add up to", () => {
+    const { k } = twelve()
+    // "/" is "0" - 1 and ";" is "0" + 11: as digits, (-1) * 10 + 11 = 1, the row's generation.
+    expect(k.rowOf("#0./;")).toBe(-1)
+    expect(k.rowOf("#0.1/")).toBe(-1)
+    // "'" is "0" - 9: as a digit after "1" it would spell 10 - 9 = 1.
+    expect(k.rowOf("#0.1'")).toBe(-1)
+    expect(k.rowOf("#0.1")).toBe(0)
+  })
+})
+
+describe("final tasks leave the table when retention evicts them (SPEC §13)", () => {
+  it("an evicted task with a caller id is forgotten by that id, and its row serves a new task", () => {
+    const k = new Kernel.Kernel<string>({ retention: { maxFinished: 1 } })
+    k.schedule({ id: "x", job: "x", schedule: Schedule.once(100), tags: ["t"] }, 0)
+    k.schedule({ id: "z", job: "z", schedule: Schedule.once(100) }, 0)
+    expect(k.cancel("x", 1)).toBe(true)
+    expect(k.info("x")?.state).toBe("cancelled")
+    // The second final task is one too many: x, the oldest, is evicted.
+    expect(k.cancel("z", 2)).toBe(true)
+    expect(k.info("x")).toBeUndefined()
+    const y = k.schedule({ job: "y", schedule: Schedule.once(100) }, 3) as string
+    expect(k.rowOf(y)).toBe(0)
+    expect(k.info("x")).toBeUndefined()
+    expect(k.tasks().map((t) => t.id)).toEqual([y, "z"])
+    expect(k.tasks({ tag: "t" })).toEqual([])
+  })
+
+  it("cancelled tasks count towards retention.maxFinished, the oldest going first", () => {
+    const k = new Kernel.Kernel<string>({ retention: { maxFinished: 1 } })
+    k.schedule({ id: "a", job: "a", schedule: Schedule.once(100) }, 0)
+    k.schedule({ id: "b", job: "b", schedule: Schedule.once(100) }, 0)
+    k.cancel("a", 1)
+    k.cancel("b", 2)
+    expect(k.info("a")).toBeUndefined()
+    expect(k.info("b")?.state).toBe("cancelled")
+    expect(k.tasks().map((t) => t.id)).toEqual(["b"])
+  })
+
+  it("a live task stays found however many final tasks were evicted before its row", () => {
+    const k = new Kernel.Kernel<string>({ retention: { maxFinished: 0 } })
+    // The first push of a high-priority task has the smallest order key there is, 0.
+    const a = k.schedule({ job: "a", schedule: Schedule.once(100), priority: "high" }, 0) as string
+    for (let n = 0; n < 3; n++)
+      k.cancel(k.schedule({ job: "b", schedule: Schedule.once(100) }, 0) as string, 0)
+    expect(k.info(a)?.state).toBe("scheduled")
+    expect(k.tasks().map((t) => t.id)).toEqual([a])
+  })
+})
+
+describe("tasks(filter) matches state, kind and tag exactly (SPEC §15)", () => {
+  const mixed = () => {
+    const k = new Kernel.Kernel<string>()
+    const plain = k.schedule({ job: "p", schedule: Schedule.once(100) }, 0) as string
+    k.schedule({ id: "named", job: "n", schedule: Schedule.once(100) }, 0)
+    k.schedule({ id: "rate", job: "r", schedule: Schedule.fixedRate(10), tags: ["t"] }, 0)
+    k.pause("rate", 0)
+    return { k, plain }
+  }
+
+  it("every task, once each, and no unused row", () => {
+    const { k, plain } = mixed()
+    expect(k.tasks().map((t) => t.id)).toEqual([plain, "named", "rate"])
+  })
+
+  it("by state: the first state of the lifecycle is a filter too", () => {
+    const { k, plain } = mixed()
+    expect(k.tasks({ state: "scheduled" }).map((t) => t.id)).toEqual([plain, "named"])
+    expect(k.tasks({ state: "paused" }).map((t) => t.id)).toEqual(["rate"])
+  })
+
+  it("by a state that is not one matches nothing", () => {
+    const { k } = mixed()
+    expect(k.tasks({ state: "sleeping" as never })).toEqual([])
+  })
+
+  it("by kind: a task without a plan is a one-shot, with or without a side object", () => {
+    const { k, plain } = mixed()
+    expect(k.tasks({ kind: "once" }).map((t) => t.id)).toEqual([plain, "named"])
+    expect(k.tasks({ kind: "fixed-rate" }).map((t) => t.id)).toEqual(["rate"])
+    expect(k.tasks({ kind: "cron" })).toEqual([])
+    expect(k.pauseAll({ kind: "once" }, 1)).toEqual([plain, "named"])
+    expect(k.tasks({ state: "scheduled" })).toEqual([])
+  })
+
+  it("by kind and tag together", () => {
+    const { k } = mixed()
+    expect(k.tasks({ kind: "fixed-rate", tag: "t" }).map((t) => t.id)).toEqual(["rate"])
+    expect(k.tasks({ kind: "once", tag: "t" })).toEqual([])
+  })
+})
+
+describe("dead entries of the waiting queues count towards compaction (SPEC §14, §20.1)", () => {
+  it("the heap is compacted once more than half of the heap's and the queues' entries are dead", () => {
+    const k = new Kernel.Kernel<string>({ limits: { groups: { g: { concurrency: 1 } } } })
+    for (const id of ["run", "w0", "w1", "w2", "w3"])
+      k.schedule({ id, job: id, schedule: Schedule.once(0), group: "g" }, 0)
+    expect(take(k, 0).job).toBe("run")
+    expect(k.takeDue(0)).toBeUndefined()
+    // The heap is empty and four runs wait: two dead of four are half, the third compacts.
+    expect(k.stats()).toMatchObject({ heapEntries: 0, deadEntries: 0 })
+    k.cancel("w1", 0)
+    k.cancel("w2", 0)
+    expect(k.stats().deadEntries).toBe(2)
+    k.cancel("w3", 0)
+    expect(k.stats().deadEntries).toBe(0)
+    k.checkInvariants()
+  })
+})
+
+describe("a one-shot given a grid by an update keeps the default missed-run policy (SPEC §15.6)", () => {
+  it("catch-up: the grid slot missed by a long run still runs", () => {
+    const k = new Kernel.Kernel<string>()
+    const id = k.schedule({ job: "p", schedule: Schedule.once(100) }, 0) as string
+    expect(k.update(id, { schedule: Schedule.fixedRate(10) }, 0)).toBe(true)
+    // Its grid starts now: slot 0 runs until 35, past the slots 10, 20 and 30.
+    const run = take(k, 0)
+    k.complete(run, Task.succeeded, 35, false)
+    expect(k.info(id)?.scheduledFor).toBe(10)
+  })
+})
+
+describe("a generated id's index past the used rows finds nothing (SPEC §9)", () => {
+  it("2^29 is refused though the table's offsets of that row wrap around to row 0's", () => {
+    const { k } = twelve()
+    // Row fields sit at `i << 3` in 32-bit words: for 2^29 that is 2^32, which wraps to 0.
+    expect(k.rowOf(`#${2 ** 29}.1`)).toBe(-1)
+    expect(k.info(`#${2 ** 29}.1`)).toBeUndefined()
+    expect(k.rowOf("#12.1")).toBe(-1)
+  })
+})

@@ -47,6 +47,7 @@ export class Extras {
    * Set when a held retry of a grid task resumed: grid slots before it were recorded as skipped,
    * so the slot after the retry is the first grid slot at or after it. Epoch ms, or -1.
    */
+  // Stryker disable next-line UnaryOperator: equivalent, settle reads it as `>= 0` only, and grid slots at or before 0 are never past a task's slot
   resumeFrom = -1
   /**
    * The earliest start of its next run, epoch ms, or -1: set when a breaker's half-open time,
@@ -77,8 +78,10 @@ export class Extras {
    * (internal/limits), until it is taken: valid only while its heap entry `letGoOrder` is live.
    */
   letGoBy: object | undefined = undefined
+  // Stryker disable next-line UnaryOperator: equivalent, written with `letGoBy` and read only while `letGoBy` is set
   letGoOrder = -1
   /** Its place in that cell's list of runs let go. */
+  // Stryker disable next-line UnaryOperator: equivalent, written with `letGoBy` and read only while `letGoBy` is set
   letGoIndex = -1
 }
 

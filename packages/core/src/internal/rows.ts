@@ -67,16 +67,19 @@ export class Rows<J> {
   pendingOccurrences: Array<Occurrence> = []
 
   /** Reused arguments for guards and ops; valid only within one synchronous step. */
+  // Stryker disable next-line ObjectLiteral: equivalent, `load` writes every field before a guard or op reads one
   readonly context: Lifecycle.TaskContext = {
     attempt: 1,
     maxRetries: 0,
     runNumber: 0,
     consecutiveFailures: 0,
     pauseAfter: 0,
+    // Stryker disable next-line BooleanLiteral: equivalent, `load` writes every field before a guard or op reads one
     pauseRequested: false,
   }
   readonly args: { context: Lifecycle.TaskContext; event: Lifecycle.TaskEvent } = {
     context: this.context,
+    // Stryker disable next-line ObjectLiteral,StringLiteral: equivalent, no edge stepped with these arguments reads its event
     event: { type: "CANCEL" },
   }
   /** Reused row view handed to the rules; valid only within one synchronous step. */
@@ -139,10 +142,12 @@ export class Rows<J> {
     const ctx = this.context
     ctx.attempt = this.t.attempt(i)
     ctx.runNumber = this.t.runs(i)
+    // Stryker disable next-line BlockStatement: equivalent, a row without a side object takes no edge whose guard reads these
     if (extra === undefined) {
       ctx.maxRetries = 0
       ctx.consecutiveFailures = 0
       ctx.pauseAfter = 0
+      // Stryker disable next-line BooleanLiteral: equivalent, a row without a side object takes no edge whose guard reads it
       ctx.pauseRequested = false
     } else {
       ctx.maxRetries = extra.retry.maxRetries
@@ -211,7 +216,9 @@ export class Rows<J> {
         if ((flags & HAS_EXTRA) !== 0) {
           const i = ring.oldestRow()
           const id = (this.t.extra(i) as Extras).id
+          // Stryker disable next-line LogicalOperator: equivalent, a row evicted unstale is its caller id's row in `ids` (taking the id marks it stale)
           if (id !== undefined && this.ids.get(id) === i) this.ids.delete(id)
+          // Stryker disable next-line CallExpression: equivalent but for memory, no query reads an evicted row and `accept` rewrites it
           this.t.setExtra(i, undefined)
         }
       }
@@ -273,11 +280,13 @@ export class Rows<J> {
       v.slot = slot
       v.consecutiveFailures = 0
       v.retry = Retry.none
+      // Stryker disable next-line StringLiteral: equivalent, the policy is read only with a plan
       v.missedRuns = "catch-up"
       v.pauseAfter = 0
       v.windowMs = NO_WINDOW
       v.pauseRequest = undefined
       v.restart = undefined
+      // Stryker disable next-line UnaryOperator: equivalent, `resumeFrom` is read only with a plan
       v.resumeFrom = -1
     } else {
       v.plan = extra.plan
