@@ -409,7 +409,7 @@
 //   (the same: "none" moves with the step, below every slot and clock reading); `i < rows.top`
 //   as `<=` (the row past the last is never live); the wait's `until` forced undefined or moved
 //   by `- delta` (a rate wait's end is read back from its scope's cell, which moved; a
-//   concurrency wait has none).
+//   concurrency wait has none); `delta === 0` forced false (a step of 0 moves nothing).
 // - limits.ts `opensAt !== +Infinity` and breakers.ts `halfOpenAt !== +Infinity` forced true
 //   (+Infinity plus a step is +Infinity).
 // Open, not equivalent: the kept run's start bound forced to -1 or inverted (`!==`): a bound
