@@ -14,27 +14,18 @@ const take = <J>(k: Kernel.Kernel<J>, now: number): Kernel.Run<J> => {
 
 const failed: Task.Outcome = { kind: "failed", error: "boom" }
 
+/** A fixed-rate task every 10 ms at 0, with its own breaker: open after one failed slot. */
+const rated = (k: Kernel.Kernel<string>, id: string, coolDown: number) =>
+  k.schedule(
+    { id, job: id, schedule: Schedule.fixedRate(10), breaker: { failures: 1, coolDown } },
+    0,
+  )
+
 describe("SPEC §7 several breakers: each half-open at its own time", () => {
   it("the earlier cool-down's end lets its probe through and leaves the later breaker open", () => {
     const k = new Kernel.Kernel<string>()
-    k.schedule(
-      {
-        id: "a",
-        job: "a",
-        schedule: Schedule.fixedRate(10),
-        breaker: { failures: 1, coolDown: 100 },
-      },
-      0,
-    )
-    k.schedule(
-      {
-        id: "b",
-        job: "b",
-        schedule: Schedule.fixedRate(10),
-        breaker: { failures: 1, coolDown: 300 },
-      },
-      0,
-    )
+    rated(k, "a", 100)
+    rated(k, "b", 300)
     k.complete(take(k, 0), failed, 0, false) // a opens, half-open at 100
     k.complete(take(k, 0), failed, 0, false) // b opens, half-open at 300
     expect(k.nextSlot()).toBe(100)
@@ -49,15 +40,7 @@ describe("SPEC §7 several breakers: each half-open at its own time", () => {
 
   it("the wake-up is the earliest open breaker's half-open time, whatever breakers were made after it", () => {
     const k = new Kernel.Kernel<string>()
-    k.schedule(
-      {
-        id: "a",
-        job: "a",
-        schedule: Schedule.fixedRate(10),
-        breaker: { failures: 1, coolDown: 100 },
-      },
-      0,
-    )
+    rated(k, "a", 100)
     k.complete(take(k, 0), failed, 0, false) // a opens, half-open at 100
     // A later task with a closed breaker of its own, due well after it.
     k.schedule(
@@ -94,15 +77,7 @@ describe("SPEC §7 a shared breaker outlives a member that leaves it", () => {
 describe("SPEC §7 a breaker's half-open time is shown only while it is open", () => {
   it("closed, open, half-open: halfOpenAt is given for the open state alone", () => {
     const k = new Kernel.Kernel<string>()
-    k.schedule(
-      {
-        id: "a",
-        job: "a",
-        schedule: Schedule.fixedRate(10),
-        breaker: { failures: 1, coolDown: 100 },
-      },
-      0,
-    )
+    rated(k, "a", 100)
     expect(k.breaker("a")?.halfOpenAt).toBeUndefined()
     k.complete(take(k, 0), failed, 0, false)
     expect(k.breaker("a")).toMatchObject({ state: "open", halfOpenAt: 100 })
