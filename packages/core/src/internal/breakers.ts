@@ -94,8 +94,9 @@ export class Breakers<J> {
   }
 
   /**
-   * Moves the open breakers' opening and half-open times by `delta` ms after the wall clock
-   * stepped (SPEC §2.6), so a cool-down still ends as long after the opening as it did. O(breakers).
+   * Moves every breaker's last opening time and an open one's half-open time by `delta` ms after
+   * the wall clock stepped (SPEC §2.6), so a cool-down still ends as long after the opening as it
+   * did. O(breakers).
    */
   shift(delta: number): void {
     for (const cell of this.cells) {
