@@ -26,6 +26,26 @@ const again = (outcome: Task.Outcome, finishedAt = 1_050): Redecision => ({
 
 const half = { next: () => 0.5 }
 
+/** The run record of `running`'s succeeded run, ended at 1,050, its task next due at `nextRunAt`. */
+const succeededRun = (nextRunAt: number) => ({
+  taskId: "t",
+  generation: 2,
+  slot: 1_000,
+  attempt: 1,
+  runAt: 1_000,
+  startedAt: 1_010,
+  finishedAt: 1_050,
+  outcome: "succeeded",
+  error: null,
+  fence: 7,
+  owner: "p1",
+  delivery: 3,
+  state: "scheduled",
+  nextRunAt,
+  result: null,
+  resultError: null,
+})
+
 describe("a run's outcome as the ledger keeps it (SPEC §6.3)", () => {
   it("a success is no error; each other outcome says what it was", () => {
     expect(Settle.renderOutcome(Task.succeeded)).toBeNull()
@@ -89,24 +109,7 @@ describe("a slot's run decided (load row → Rules.settle → row update)", () =
     expect(got.continuation).toBe("next")
     expect(got.events).toEqual([])
     expect(got.slot).toStrictEqual({ ended: true, failed: false })
-    expect(got.run).toStrictEqual({
-      taskId: "t",
-      generation: 2,
-      slot: 1_000,
-      attempt: 1,
-      runAt: 1_000,
-      startedAt: 1_010,
-      finishedAt: 1_050,
-      outcome: "succeeded",
-      error: null,
-      fence: 7,
-      owner: "p1",
-      delivery: 3,
-      state: "scheduled",
-      nextRunAt: 2_000,
-      result: null,
-      resultError: null,
-    })
+    expect(got.run).toStrictEqual(succeededRun(2_000))
   })
 
   it("a failure with retries left: a retry of the same slot, not an ended slot", () => {
@@ -233,25 +236,7 @@ describe("a manual run's end (SPEC §19.1)", () => {
     expect(got.continuation).toBe("next")
     expect(got.events).toEqual([])
     expect(got.slot).toBeUndefined()
-    expect(got.run).toStrictEqual({
-      taskId: "t",
-      generation: 2,
-      slot: 1_000,
-      attempt: 1,
-      runAt: 1_000,
-      startedAt: 1_010,
-      finishedAt: 1_050,
-      outcome: "succeeded",
-      error: null,
-      fence: 7,
-      owner: "p1",
-      delivery: 3,
-      state: "scheduled",
-      nextRunAt: 3_100,
-      result: null,
-      resultError: null,
-      manual: true,
-    })
+    expect(got.run).toStrictEqual({ ...succeededRun(3_100), manual: true })
   })
 
   it("paused when a pause was asked for while it ran; a failure is its last error", () => {
